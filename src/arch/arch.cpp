@@ -1,0 +1,21 @@
+#include "arch/arch.hpp"
+
+#include "arch/i386/registers.hpp"
+#include "arch/x86_64/registers.hpp"
+
+namespace framewalk::arch {
+
+const ArchInfo* arch_for_machine(uint16_t elf_machine) {
+  switch (elf_machine) {
+    case 62: return &x86_64::kArchInfo;
+    case 3: return &i386::kArchInfo;
+    default: return nullptr;
+  }
+}
+
+const char* dwarf_register_name(const ArchInfo* arch, unsigned reg) {
+  if (!arch || reg >= arch->dwarf_register_count) return nullptr;
+  return arch->dwarf_register_names[reg];
+}
+
+}  // namespace framewalk::arch

@@ -1,0 +1,26 @@
+// Per-architecture facts the machine-independent layers need, selected by
+// ELF e_machine. Each architecture lives in arch/<name>/ with the same files.
+#pragma once
+
+#include <cstdint>
+
+namespace framewalk::arch {
+
+struct ArchInfo {
+  const char* name;
+  uint16_t elf_machine;
+  // DWARF register names as binutils' readelf spells them (null entries: no name).
+  const char* const* dwarf_register_names;
+  unsigned dwarf_register_count;
+  uint16_t stack_pointer;   // DWARF number
+  uint16_t frame_pointer;
+  uint16_t return_address;  // the CIE's usual RA column
+};
+
+// Null for machines framewalk does not know.
+const ArchInfo* arch_for_machine(uint16_t elf_machine);
+
+// A register's name, or nullptr when the architecture has none for it.
+const char* dwarf_register_name(const ArchInfo* arch, unsigned reg);
+
+}  // namespace framewalk::arch

@@ -1,0 +1,36 @@
+// A read-only file image: either an mmap of a file or an owned buffer (for the
+// vDSO, core segments and decompressed data). Shared so that views stay valid.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/byte_reader.hpp"
+#include "base/result.hpp"
+
+namespace framewalk {
+
+class FileImage {
+ public:
+  // Maps `path` read-only. On failure, the error's offset is the errno value.
+  static Result<std::shared_ptr<const FileImage>> map(const std::string& path);
+  static std::shared_ptr<const FileImage> from_buffer(std::vector<uint8_t> buffer);
+
+  FileImage(const FileImage&) = delete;
+  FileImage& operator=(const FileImage&) = delete;
+  ~FileImage();
+
+  Bytes bytes() const { return {data_, size_}; }
+  size_t size() const { return size_; }
+
+ private:
+  FileImage() = default;
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+  bool mapped_ = false;
+  std::vector<uint8_t> owned_;
+};
+
+}  // namespace framewalk

@@ -1,0 +1,48 @@
+#include "base/result.hpp"
+
+namespace framewalk {
+
+const char* to_string(ErrorCode code) noexcept {
+  switch (code) {
+    case ErrorCode::kTruncated: return "truncated data";
+    case ErrorCode::kLeb128TooLong: return "LEB128 value too long";
+    case ErrorCode::kBadPointerEncoding: return "unknown pointer encoding";
+    case ErrorCode::kPointerEncodingNoBase: return "pointer encoding needs a base address that is not known";
+    case ErrorCode::kIndirectPointer: return "indirect pointer cannot be read";
+    case ErrorCode::kBadLength: return "length runs past the end of the section";
+    case ErrorCode::kBadCiePointer: return "CIE pointer does not point to a CIE";
+    case ErrorCode::kBadCieVersion: return "unsupported CIE version";
+    case ErrorCode::kBadAugmentation: return "unknown augmentation";
+    case ErrorCode::kBadAddressSize: return "bad address size";
+    case ErrorCode::kBadSegmentSize: return "bad segment selector size";
+    case ErrorCode::kUnknownCfaOpcode: return "unknown call frame instruction";
+    case ErrorCode::kBadRegister: return "register number out of range";
+    case ErrorCode::kTooManyRules: return "too many register rules in one row";
+    case ErrorCode::kRememberStackOverflow: return "DW_CFA_remember_state nested too deeply";
+    case ErrorCode::kRestoreWithoutRemember: return "DW_CFA_restore_state without DW_CFA_remember_state";
+    case ErrorCode::kLocationWentBackwards: return "location moved outside the FDE";
+    case ErrorCode::kCfaNotRegisterRule: return "CFA offset changed while the CFA is an expression";
+    case ErrorCode::kExprStackUnderflow: return "DWARF expression stack underflow";
+    case ErrorCode::kExprStackOverflow: return "DWARF expression stack overflow";
+    case ErrorCode::kExprTooManySteps: return "DWARF expression ran too many steps";
+    case ErrorCode::kExprUnknownOpcode: return "unknown DWARF expression operator";
+    case ErrorCode::kExprBadBranch: return "DWARF expression branch outside the expression";
+    case ErrorCode::kExprDivideByZero: return "DWARF expression divides by zero";
+    case ErrorCode::kExprUnsupported: return "DWARF expression operator not allowed in CFI";
+    case ErrorCode::kExprNeedsMemory: return "DWARF expression reads memory but none was given";
+    case ErrorCode::kExprNeedsRegister: return "DWARF expression reads a register whose value is not known";
+    case ErrorCode::kExprEmptyStack: return "DWARF expression left an empty stack";
+    case ErrorCode::kMemoryUnreadable: return "memory unreadable";
+    case ErrorCode::kBadElf: return "not a valid ELF file";
+    case ErrorCode::kUnsupportedElf: return "unsupported ELF file";
+    case ErrorCode::kSectionOutOfFile: return "section lies outside the file";
+    case ErrorCode::kDecompressFailed: return "decompression failed";
+    case ErrorCode::kIoError: return "I/O error";
+    case ErrorCode::kNotFound: return "not found";
+    case ErrorCode::kBadEhFrameHdr: return "bad .eh_frame_hdr";
+    case ErrorCode::kUnsortedTable: return ".eh_frame_hdr table is not sorted";
+  }
+  return "unknown error";
+}
+
+}  // namespace framewalk

@@ -1,0 +1,131 @@
+// Errors as values: every parser returns Result<T>, never throws or aborts on input.
+#pragma once
+
+#include <cstdint>
+#include <new>
+#include <type_traits>
+#include <utility>
+
+namespace framewalk {
+
+enum class ErrorCode : uint16_t {
+  kTruncated,              // a read ran past the end of its buffer
+  kLeb128TooLong,          // a LEB128 longer than the cap (or its value overflows 64 bits)
+  kBadPointerEncoding,     // unknown DW_EH_PE_* value
+  kPointerEncodingNoBase,  // relative encoding whose base address is not known
+  kIndirectPointer,        // DW_EH_PE_indirect needs memory we were not given
+  kBadLength,              // a length field points past the end of its section
+  kBadCiePointer,          // an FDE's CIE pointer does not lead to a CIE
+  kBadCieVersion,
+  kBadAugmentation,        // an augmentation string we cannot parse past
+  kBadAddressSize,
+  kBadSegmentSize,
+  kUnknownCfaOpcode,
+  kBadRegister,            // register number beyond what the model can hold
+  kTooManyRules,           // more register rules in one row than the row can hold
+  kRememberStackOverflow,
+  kRestoreWithoutRemember,
+  kLocationWentBackwards,  // DW_CFA_set_loc / advance moved below the FDE start
+  kCfaNotRegisterRule,     // def_cfa_offset while the CFA is an expression
+  kExprStackUnderflow,
+  kExprStackOverflow,
+  kExprTooManySteps,
+  kExprUnknownOpcode,
+  kExprBadBranch,          // skip/bra target outside the expression
+  kExprDivideByZero,
+  kExprUnsupported,        // an operator valid in DWARF but not allowed in CFI
+  kExprNeedsMemory,        // deref without a memory reader
+  kExprNeedsRegister,      // register value the caller does not know
+  kExprEmptyStack,         // the expression ended with nothing on the stack
+  kMemoryUnreadable,
+  kBadElf,                 // not an ELF file or inconsistent header
+  kUnsupportedElf,
+  kSectionOutOfFile,       // a section or segment lies outside the file
+  kDecompressFailed,
+  kIoError,
+  kNotFound,
+  kBadEhFrameHdr,
+  kUnsortedTable,
+};
+
+const char* to_string(ErrorCode code) noexcept;
+
+// An error names what went wrong and where: `offset` is relative to the buffer
+// the failing reader was given (a section offset for section parsers).
+struct Error {
+  ErrorCode code;
+  uint64_t offset = 0;
+};
+
+// A minimal expected<T, Error>: GCC 12 / Clang 14 in C++20 mode lack std::expected.
+template <typename T>
+class [[nodiscard]] Result {
+ public:
+  Result(const T& value) : ok_(true) { new (&value_) T(value); }              // NOLINT
+  Result(T&& value) : ok_(true) { new (&value_) T(std::move(value)); }        // NOLINT
+  Result(Error error) : ok_(false) { new (&error_) Error(error); }            // NOLINT
+  Result(const Result& o) : ok_(o.ok_) {
+    if (ok_) new (&value_) T(o.value_); else new (&error_) Error(o.error_);
+  }
+  Result(Result&& o) noexcept : ok_(o.ok_) {
+    if (ok_) new (&value_) T(std::move(o.value_)); else new (&error_) Error(o.error_);
+  }
+  Result& operator=(Result o) noexcept {
+    this->~Result();
+    new (this) Result(std::move(o));
+    return *this;
+  }
+  ~Result() {
+    if (ok_) value_.~T();
+  }
+
+  bool ok() const { return ok_; }
+  explicit operator bool() const { return ok_; }
+  T& value() & { return value_; }
+  const T& value() const& { return value_; }
+  T&& value() && { return std::move(value_); }
+  T& operator*() & { return value_; }
+  const T& operator*() const& { return value_; }
+  T* operator->() { return &value_; }
+  const T* operator->() const { return &value_; }
+  const Error& error() const { return error_; }
+
+ private:
+  bool ok_;
+  union {
+    T value_;
+    Error error_;
+  };
+};
+
+template <>
+class [[nodiscard]] Result<void> {
+ public:
+  Result() = default;
+  Result(Error error) : ok_(false), error_(error) {}  // NOLINT
+  bool ok() const { return ok_; }
+  explicit operator bool() const { return ok_; }
+  const Error& error() const { return error_; }
+
+ private:
+  bool ok_ = true;
+  Error error_{};
+};
+
+inline Result<void> ok() { return {}; }
+
+}  // namespace framewalk
+
+// Propagate an error to the caller; bind the value otherwise.
+#define FW_CONCAT_INNER(a, b) a##b
+#define FW_CONCAT(a, b) FW_CONCAT_INNER(a, b)
+#define FW_TRY_IMPL(tmp, decl, expr) \
+  auto tmp = (expr);                 \
+  if (!tmp.ok()) return tmp.error(); \
+  decl = std::move(tmp.value())
+#define FW_TRY(decl, expr) FW_TRY_IMPL(FW_CONCAT(fw_try_, __COUNTER__), decl, expr)
+#define FW_CHECK(expr)                                  \
+  do {                                                  \
+    auto fw_check_ = (expr);                            \
+    if (!fw_check_.ok()) return fw_check_.error();      \
+  } while (0)

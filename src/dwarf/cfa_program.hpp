@@ -1,0 +1,100 @@
+// Executes CIE and FDE call frame instructions into UnwindRows.
+#pragma once
+
+#include <cstdint>
+
+#include "dwarf/cfa_instructions.hpp"
+#include "dwarf/cfi_section.hpp"
+#include "model/unwind_row.hpp"
+
+namespace framewalk::dwarf {
+
+struct CfaLimits {
+  static constexpr int kMaxRememberDepth = 8;
+  int max_remember_depth = kMaxRememberDepth;  // clamped to kMaxRememberDepth
+};
+
+// Runs a CIE's initial instructions. The result is the state every FDE of the
+// CIE starts from.
+Result<UnwindRow> run_cie(const CfiSection& section, const Cie& cie, const CfaLimits& limits = {});
+
+// Runs call frame instructions from `start` (whose pc_begin is the first
+// location) and calls `on_row(const UnwindRow&, bool last)` for every row, in
+// order: at each location change (rows may be empty when an advance is zero)
+// and once at the end for the last row, which reaches `pc_end`. `restore_base`
+// is the CIE's row for DW_CFA_restore (null inside a CIE). `on_row` returns
+// false to stop early.
+template <typename OnRow>
+Result<void> run_instructions(const CfiSection& section, const Cie& cie, Bytes instructions,
+                              uint64_t instructions_offset, const UnwindRow& start,
+                              const UnwindRow* restore_base, uint64_t pc_end, OnRow&& on_row,
+                              const CfaLimits& limits = {});
+
+// An FDE's rows, starting from its CIE's row `initial`.
+template <typename OnRow>
+Result<void> run_fde(const CfiSection& section, const Cie& cie, const Fde& fde,
+                     const UnwindRow& initial, OnRow&& on_row, const CfaLimits& limits = {}) {
+  UnwindRow start = initial;
+  start.pc_begin = fde.pc_begin;
+  return run_instructions(section, cie, fde.instructions, fde.instructions_offset, start, &initial,
+                          fde.pc_end(), std::forward<OnRow>(on_row), limits);
+}
+
+// The row in force at `pc` (which must lie inside the FDE).
+Result<UnwindRow> row_for_pc(const CfiSection& section, const Cie& cie, const Fde& fde, uint64_t pc,
+                             const CfaLimits& limits = {});
+
+// ---- implementation -------------------------------------------------------
+
+namespace detail {
+
+struct ProgramState {
+  UnwindRow row;
+  const UnwindRow* initial = nullptr;  // the CIE's row, for DW_CFA_restore
+  UnwindRow* remembered = nullptr;     // caller-provided stack of max_remember_depth rows
+  int remembered_count = 0;
+  int max_remember = 0;
+};
+
+// Applies one non-location instruction to the state. Location instructions
+// (advance/set_loc) are handled by the caller and return their new location
+// through `*new_location`.
+Result<void> apply_instruction(ProgramState& state, const CfaInstruction& insn, const Cie& cie,
+                               uint64_t location, bool* moves, uint64_t* new_location);
+
+DecodeContext decode_context(const CfiSection& section, const Cie& cie);
+
+}  // namespace detail
+
+template <typename OnRow>
+Result<void> run_instructions(const CfiSection& section, const Cie& cie, Bytes instructions,
+                              uint64_t instructions_offset, const UnwindRow& start,
+                              const UnwindRow* restore_base, uint64_t pc_end, OnRow&& on_row,
+                              const CfaLimits& limits) {
+  // Raw storage: rows are only constructed when DW_CFA_remember_state needs them.
+  alignas(UnwindRow) unsigned char remembered[CfaLimits::kMaxRememberDepth * sizeof(UnwindRow)];
+  detail::ProgramState state;
+  state.row = start;
+  state.initial = restore_base;
+  state.remembered = reinterpret_cast<UnwindRow*>(remembered);
+  state.max_remember = limits.max_remember_depth < CfaLimits::kMaxRememberDepth
+                           ? limits.max_remember_depth : CfaLimits::kMaxRememberDepth;
+  const DecodeContext ctx = detail::decode_context(section, cie);
+  ByteReader r(instructions, section.info().endian, instructions_offset);
+  while (!r.at_end()) {
+    FW_TRY(CfaInstruction insn, decode_cfa_instruction(r, ctx));
+    bool moves = false;
+    uint64_t next_location = 0;
+    FW_CHECK(detail::apply_instruction(state, insn, cie, state.row.pc_begin, &moves, &next_location));
+    if (moves) {
+      state.row.pc_end = next_location;
+      if (!on_row(static_cast<const UnwindRow&>(state.row), false)) return ok();
+      state.row.pc_begin = next_location;
+    }
+  }
+  state.row.pc_end = pc_end;
+  on_row(static_cast<const UnwindRow&>(state.row), true);
+  return ok();
+}
+
+}  // namespace framewalk::dwarf

@@ -1,0 +1,368 @@
+#include "elf/elf_file.hpp"
+
+#include <lzma.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace framewalk::elf {
+
+namespace {
+
+// Decompressed sections larger than this are refused: a hostile header must not
+// make us allocate without bound. Real sections are far smaller.
+constexpr uint64_t kMaxDecompressedSize = uint64_t{1} << 31;
+
+constexpr uint32_t kElfCompressZlib = 1;
+constexpr uint32_t kElfCompressZstd = 2;
+
+}  // namespace
+
+Result<std::shared_ptr<ElfFile>> ElfFile::open(const std::string& path) {
+  FW_TRY(auto image, FileImage::map(path));
+  return parse(std::move(image), path);
+}
+
+Result<std::shared_ptr<ElfFile>> ElfFile::parse(std::shared_ptr<const FileImage> image,
+                                                std::string name) {
+  std::shared_ptr<ElfFile> file(new ElfFile());
+  file->image_ = std::move(image);
+  file->name_ = std::move(name);
+  FW_CHECK(file->parse_headers());
+  return file;
+}
+
+Result<void> ElfFile::parse_headers() {
+  const Bytes bytes = image_->bytes();
+  if (bytes.size() < 16 || std::memcmp(bytes.data(), "\x7f" "ELF", 4) != 0)
+    return Error{ErrorCode::kBadElf, 0};
+  const uint8_t elf_class = bytes[4];
+  const uint8_t data = bytes[5];
+  if (elf_class != 1 && elf_class != 2) return Error{ErrorCode::kBadElf, 4};
+  if (data != 1 && data != 2) return Error{ErrorCode::kBadElf, 5};
+  is_64_ = elf_class == 2;
+  endian_ = data == 1 ? Endian::kLittle : Endian::kBig;
+
+  ByteReader r(bytes, endian_);
+  FW_CHECK(r.seek(16));
+  FW_TRY(type_, r.u16());
+  FW_TRY(machine_, r.u16());
+  FW_TRY(uint32_t version, r.u32());
+  (void)version;
+  const unsigned asz = address_size();
+  FW_TRY(entry_, r.address(asz));
+  FW_TRY(uint64_t phoff, r.address(asz));
+  FW_TRY(uint64_t shoff, r.address(asz));
+  FW_TRY(uint32_t flags, r.u32());
+  (void)flags;
+  FW_TRY(uint16_t ehsize, r.u16());
+  (void)ehsize;
+  FW_TRY(uint16_t phentsize, r.u16());
+  FW_TRY(uint16_t phnum16, r.u16());
+  FW_TRY(uint16_t shentsize, r.u16());
+  FW_TRY(uint16_t shnum16, r.u16());
+  FW_TRY(uint16_t shstrndx16, r.u16());
+
+  const unsigned want_sh = is_64_ ? 64 : 40;
+  const unsigned want_ph = is_64_ ? 56 : 32;
+  uint64_t shnum = shnum16;
+  uint32_t shstrndx = shstrndx16;
+  uint64_t phnum = phnum16;
+
+  auto read_section_header = [&](uint64_t index, Section& s) -> Result<void> {
+    const uint64_t off = shoff + index * shentsize;
+    if (off > bytes.size() || shentsize > bytes.size() - off) return Error{ErrorCode::kSectionOutOfFile, off};
+    ByteReader sr(bytes.subspan(off, shentsize), endian_, off);
+    FW_CHECK(sr.skip(4));  // sh_name: resolved once the string table is known
+    FW_TRY(s.type, sr.u32());
+    FW_TRY(s.flags, sr.address(asz));
+    FW_TRY(s.address, sr.address(asz));
+    FW_TRY(s.offset, sr.address(asz));
+    FW_TRY(s.size, sr.address(asz));
+    FW_TRY(s.link, sr.u32());
+    uint32_t info;
+    FW_TRY(info, sr.u32());
+    uint64_t align;
+    FW_TRY(align, sr.address(asz));
+    (void)align;
+    FW_TRY(s.entsize, sr.address(asz));
+    s.index = static_cast<uint32_t>(index);
+    s.info = info;
+    return ok();
+  };
+
+  if (shoff != 0) {
+    if (shentsize != want_sh) return Error{ErrorCode::kBadElf, is_64_ ? 58u : 46u};
+    if (shnum == 0 || shstrndx == 0xffff) {
+      // Extended numbering: the real values live in section header 0.
+      Section s0;
+      FW_CHECK(read_section_header(0, s0));
+      if (shnum == 0) shnum = s0.size;
+      if (shstrndx == 0xffff) shstrndx = s0.link;
+    }
+    if (shoff > bytes.size() || shnum > (bytes.size() - shoff) / shentsize)
+      return Error{ErrorCode::kSectionOutOfFile, shoff};
+    sections_.resize(shnum);
+    std::vector<uint32_t> name_offsets(shnum);
+    for (uint64_t i = 0; i < shnum; ++i) {
+      const uint64_t off = shoff + i * shentsize;
+      ByteReader sr(bytes.subspan(off, shentsize), endian_, off);
+      FW_TRY(name_offsets[i], sr.u32());
+      FW_CHECK(read_section_header(i, sections_[i]));
+    }
+    if (shstrndx < shnum) {
+      const Section& strtab = sections_[shstrndx];
+      if (strtab.type != kShtNobits && strtab.offset <= bytes.size() &&
+          strtab.size <= bytes.size() - strtab.offset) {
+        const char* base = reinterpret_cast<const char*>(bytes.data() + strtab.offset);
+        for (uint64_t i = 0; i < shnum; ++i) {
+          const uint32_t no = name_offsets[i];
+          if (no >= strtab.size) continue;
+          const size_t max = static_cast<size_t>(strtab.size - no);
+          sections_[i].name = std::string_view(base + no, strnlen(base + no, max));
+        }
+      }
+    }
+  }
+
+  if (phoff != 0 && phnum != 0) {
+    if (phentsize != want_ph) return Error{ErrorCode::kBadElf, is_64_ ? 54u : 42u};
+    if (phnum == 0xffff && !sections_.empty()) phnum = sections_[0].info;
+    if (phoff > bytes.size() || phnum > (bytes.size() - phoff) / phentsize)
+      return Error{ErrorCode::kSectionOutOfFile, phoff};
+    segments_.resize(phnum);
+    for (uint64_t i = 0; i < phnum; ++i) {
+      const uint64_t off = phoff + i * phentsize;
+      ByteReader pr(bytes.subspan(off, phentsize), endian_, off);
+      Segment& p = segments_[i];
+      FW_TRY(p.type, pr.u32());
+      if (is_64_) {
+        FW_TRY(p.flags, pr.u32());
+        FW_TRY(p.offset, pr.u64());
+        FW_TRY(p.vaddr, pr.u64());
+        FW_TRY(uint64_t paddr, pr.u64());
+        (void)paddr;
+        FW_TRY(p.filesz, pr.u64());
+        FW_TRY(p.memsz, pr.u64());
+        FW_TRY(p.align, pr.u64());
+      } else {
+        FW_TRY(uint32_t o, pr.u32());
+        FW_TRY(uint32_t v, pr.u32());
+        FW_TRY(uint32_t pa, pr.u32());
+        (void)pa;
+        FW_TRY(uint32_t fs, pr.u32());
+        FW_TRY(uint32_t ms, pr.u32());
+        FW_TRY(p.flags, pr.u32());
+        FW_TRY(uint32_t al, pr.u32());
+        p.offset = o; p.vaddr = v; p.filesz = fs; p.memsz = ms; p.align = al;
+      }
+    }
+  }
+  return ok();
+}
+
+const Section* ElfFile::section_by_name(std::string_view name) const {
+  for (const Section& s : sections_)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+const Section* ElfFile::section_by_address(uint64_t address) const {
+  const Section* best = nullptr;
+  for (const Section& s : sections_) {
+    if (!(s.flags & kShfAlloc)) continue;
+    if (address >= s.address && address - s.address < s.size) {
+      if (!best || s.size < best->size) best = &s;
+    }
+  }
+  return best;
+}
+
+uint64_t ElfFile::first_load_vaddr() const {
+  for (const Segment& p : segments_)
+    if (p.type == kPtLoad) return p.vaddr - p.offset;
+  return 0;
+}
+
+Result<Bytes> ElfFile::section_data(const Section& s) const {
+  const Bytes bytes = image_->bytes();
+  if (s.type == kShtNobits) return Bytes{};
+  if (s.offset > bytes.size() || s.size > bytes.size() - s.offset)
+    return Error{ErrorCode::kSectionOutOfFile, s.offset};
+  Bytes raw = bytes.subspan(s.offset, s.size);
+  const bool gnu_z = s.name.size() > 8 && s.name.substr(0, 8) == ".zdebug_";
+  if (!(s.flags & kShfCompressed) && !gnu_z) return raw;
+
+  std::lock_guard<std::mutex> lock(decompressed_mutex_);
+  if (auto it = decompressed_.find(s.index); it != decompressed_.end())
+    return Bytes{it->second};
+  std::vector<uint8_t> out;
+  if (s.flags & kShfCompressed) {
+    ByteReader r(raw, endian_, s.offset);
+    FW_TRY(uint32_t ch_type, r.u32());
+    uint64_t ch_size;
+    if (is_64_) {
+      FW_TRY(uint32_t reserved, r.u32());
+      (void)reserved;
+      FW_TRY(ch_size, r.u64());
+      FW_TRY(uint64_t align, r.u64());
+      (void)align;
+    } else {
+      FW_TRY(uint32_t sz, r.u32());
+      ch_size = sz;
+      FW_TRY(uint32_t align, r.u32());
+      (void)align;
+    }
+    const Bytes payload = raw.subspan(r.offset());
+    if (ch_type == kElfCompressZlib) {
+      FW_TRY(out, decompress_zlib(payload, ch_size));
+    } else if (ch_type == kElfCompressZstd) {
+      FW_TRY(out, decompress_zstd(payload, ch_size));
+    } else {
+      return Error{ErrorCode::kDecompressFailed, s.offset};
+    }
+  } else {
+    // Legacy .zdebug_*: "ZLIB" + 8-byte big-endian size + zlib stream.
+    if (raw.size() < 12 || std::memcmp(raw.data(), "ZLIB", 4) != 0)
+      return Error{ErrorCode::kDecompressFailed, s.offset};
+    uint64_t size = 0;
+    for (int i = 4; i < 12; ++i) size = (size << 8) | raw[i];
+    FW_TRY(out, decompress_zlib(raw.subspan(12), size));
+  }
+  auto [it, inserted] = decompressed_.emplace(s.index, std::move(out));
+  return Bytes{it->second};
+}
+
+std::vector<Note> ElfFile::notes() const {
+  std::vector<Note> out;
+  auto parse_notes = [&](Bytes data) {
+    ByteReader r(data, endian_);
+    while (r.remaining() >= 12) {
+      auto namesz = r.u32(), descsz = r.u32(), type = r.u32();
+      if (!namesz || !descsz || !type) return;
+      const uint64_t name_padded = (uint64_t{*namesz} + 3) & ~uint64_t{3};
+      const uint64_t desc_padded = (uint64_t{*descsz} + 3) & ~uint64_t{3};
+      auto name = r.bytes(*namesz);
+      if (!name) return;
+      if (!r.skip(name_padded - *namesz)) return;
+      auto desc = r.bytes(*descsz);
+      if (!desc) return;
+      (void)r.skip(std::min<uint64_t>(desc_padded - *descsz, r.remaining()));
+      std::string_view n(reinterpret_cast<const char*>(name->data()), name->size());
+      if (!n.empty() && n.back() == '\0') n.remove_suffix(1);
+      out.push_back(Note{*type, n, *desc});
+    }
+  };
+  bool from_sections = false;
+  for (const Section& s : sections_) {
+    if (s.type != 7 /* SHT_NOTE */) continue;
+    from_sections = true;
+    if (auto d = section_data(s)) parse_notes(*d);
+  }
+  if (!from_sections) {
+    const Bytes bytes = image_->bytes();
+    for (const Segment& p : segments_) {
+      if (p.type != kPtNote) continue;
+      if (p.offset > bytes.size() || p.filesz > bytes.size() - p.offset) continue;
+      parse_notes(bytes.subspan(p.offset, p.filesz));
+    }
+  }
+  return out;
+}
+
+std::optional<std::vector<uint8_t>> ElfFile::build_id() const {
+  for (const Note& n : notes())
+    if (n.type == 3 /* NT_GNU_BUILD_ID */ && n.name == "GNU")
+      return std::vector<uint8_t>(n.desc.begin(), n.desc.end());
+  return std::nullopt;
+}
+
+std::optional<std::pair<std::string, uint32_t>> ElfFile::debuglink() const {
+  const Section* s = section_by_name(".gnu_debuglink");
+  if (!s) return std::nullopt;
+  auto data = section_data(*s);
+  if (!data) return std::nullopt;
+  ByteReader r(*data, endian_);
+  auto name = r.cstring();
+  if (!name) return std::nullopt;
+  const size_t aligned = (r.offset() + 3) & ~size_t{3};
+  if (!r.seek(aligned)) return std::nullopt;
+  auto crc = r.u32();
+  if (!crc) return std::nullopt;
+  return std::make_pair(std::string(*name), *crc);
+}
+
+Result<std::shared_ptr<ElfFile>> ElfFile::gnu_debugdata() const {
+  const Section* s = section_by_name(".gnu_debugdata");
+  if (!s) return Error{ErrorCode::kNotFound, 0};
+  FW_TRY(Bytes data, section_data(*s));
+  auto decompressed = decompress_xz(data, kMaxDecompressedSize);
+  if (!decompressed) return Error{decompressed.error().code, s->offset};
+  return ElfFile::parse(FileImage::from_buffer(std::move(*decompressed)),
+                        name_ + "[.gnu_debugdata]");
+}
+
+Result<std::vector<uint8_t>> decompress_zlib(Bytes input, uint64_t expected_size) {
+  if (expected_size > kMaxDecompressedSize) return Error{ErrorCode::kDecompressFailed, 0};
+  std::vector<uint8_t> out(expected_size);
+  z_stream zs{};
+  if (inflateInit(&zs) != Z_OK) return Error{ErrorCode::kDecompressFailed, 0};
+  zs.next_in = const_cast<Bytef*>(input.data());
+  zs.avail_in = static_cast<uInt>(std::min<size_t>(input.size(), UINT32_MAX));
+  zs.next_out = out.data();
+  zs.avail_out = static_cast<uInt>(out.size());
+  const int rc = inflate(&zs, Z_FINISH);
+  const uint64_t produced = zs.total_out;
+  inflateEnd(&zs);
+  if (rc != Z_STREAM_END || produced != expected_size)
+    return Error{ErrorCode::kDecompressFailed, 0};
+  return out;
+}
+
+Result<std::vector<uint8_t>> decompress_zstd(Bytes input, uint64_t expected_size) {
+  if (expected_size > kMaxDecompressedSize) return Error{ErrorCode::kDecompressFailed, 0};
+  std::vector<uint8_t> out(expected_size);
+  const size_t rc = ZSTD_decompress(out.data(), out.size(), input.data(), input.size());
+  if (ZSTD_isError(rc) || rc != expected_size) return Error{ErrorCode::kDecompressFailed, 0};
+  return out;
+}
+
+Result<std::vector<uint8_t>> decompress_xz(Bytes input, uint64_t max_size) {
+  lzma_stream strm = LZMA_STREAM_INIT;
+  if (lzma_stream_decoder(&strm, UINT64_MAX, 0) != LZMA_OK)
+    return Error{ErrorCode::kDecompressFailed, 0};
+  std::vector<uint8_t> out;
+  out.resize(std::max<size_t>(input.size() * 4, 4096));
+  strm.next_in = input.data();
+  strm.avail_in = input.size();
+  strm.next_out = out.data();
+  strm.avail_out = out.size();
+  lzma_ret rc;
+  for (;;) {
+    rc = lzma_code(&strm, LZMA_FINISH);
+    if (rc == LZMA_STREAM_END) break;
+    if (rc != LZMA_OK && rc != LZMA_BUF_ERROR) break;
+    if (strm.avail_out == 0) {
+      const size_t used = out.size();
+      if (used >= max_size) { rc = LZMA_MEMLIMIT_ERROR; break; }
+      out.resize(std::min<uint64_t>(used * 2, max_size));
+      strm.next_out = out.data() + used;
+      strm.avail_out = out.size() - used;
+    } else if (rc == LZMA_BUF_ERROR) {
+      break;  // no progress possible: truncated input
+    }
+  }
+  const size_t produced = strm.total_out;
+  lzma_end(&strm);
+  if (rc != LZMA_STREAM_END) return Error{ErrorCode::kDecompressFailed, 0};
+  out.resize(produced);
+  return out;
+}
+
+uint32_t gnu_debuglink_crc32(Bytes data, uint32_t crc) {
+  return static_cast<uint32_t>(::crc32(crc, data.data(), static_cast<uInt>(data.size())));
+}
+
+}  // namespace framewalk::elf

@@ -1,0 +1,119 @@
+// ELF reader over a FileImage: ELF32/ELF64 in either byte order. Headers,
+// sections (decompressed on demand), segments, notes and symbols.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/byte_reader.hpp"
+#include "base/mapped_file.hpp"
+#include "base/result.hpp"
+
+namespace framewalk::elf {
+
+inline constexpr uint16_t kEtRel = 1, kEtExec = 2, kEtDyn = 3, kEtCore = 4;
+inline constexpr uint32_t kShtNull = 0, kShtProgbits = 1, kShtSymtab = 2, kShtStrtab = 3,
+                          kShtNobits = 8, kShtDynsym = 11, kShtX86_64Unwind = 0x70000001;
+inline constexpr uint64_t kShfAlloc = 0x2, kShfExecinstr = 0x4, kShfCompressed = 0x800;
+inline constexpr uint32_t kPtLoad = 1, kPtDynamic = 2, kPtNote = 4, kPtGnuEhFrame = 0x6474e550;
+inline constexpr uint16_t kEmX86_64 = 62, kEm386 = 3, kEmAarch64 = 183;
+
+struct Section {
+  uint32_t index = 0;
+  std::string_view name;
+  uint32_t type = 0;
+  uint64_t flags = 0;
+  uint64_t address = 0;
+  uint64_t offset = 0;
+  uint64_t size = 0;
+  uint32_t link = 0;
+  uint32_t info = 0;
+  uint64_t entsize = 0;
+};
+
+struct Segment {
+  uint32_t type = 0;
+  uint32_t flags = 0;
+  uint64_t offset = 0;
+  uint64_t vaddr = 0;
+  uint64_t filesz = 0;
+  uint64_t memsz = 0;
+  uint64_t align = 0;
+};
+
+struct Note {
+  uint32_t type;
+  std::string_view name;
+  Bytes desc;
+};
+
+class ElfFile {
+ public:
+  // Parses the headers of `image`; `name` is used in messages only.
+  static Result<std::shared_ptr<ElfFile>> parse(std::shared_ptr<const FileImage> image,
+                                                std::string name);
+  static Result<std::shared_ptr<ElfFile>> open(const std::string& path);
+
+  const std::string& name() const { return name_; }
+  bool is_64() const { return is_64_; }
+  Endian endian() const { return endian_; }
+  unsigned address_size() const { return is_64_ ? 8 : 4; }
+  uint16_t type() const { return type_; }
+  uint16_t machine() const { return machine_; }
+  uint64_t entry() const { return entry_; }
+  Bytes image() const { return image_->bytes(); }
+
+  const std::vector<Section>& sections() const { return sections_; }
+  const std::vector<Segment>& segments() const { return segments_; }
+  const Section* section_by_name(std::string_view name) const;
+  // The allocated section containing `address`, preferring non-empty ones.
+  const Section* section_by_address(uint64_t address) const;
+
+  // A section's bytes, decompressed when SHF_COMPRESSED (or .zdebug_*).
+  // NOBITS sections yield an empty span.
+  Result<Bytes> section_data(const Section& section) const;
+
+  // The load bias for a module mapped at `map_start` with the first PT_LOAD at offset 0.
+  uint64_t first_load_vaddr() const;
+
+  std::vector<Note> notes() const;
+  std::optional<std::vector<uint8_t>> build_id() const;
+  // .gnu_debuglink: file name and CRC32.
+  std::optional<std::pair<std::string, uint32_t>> debuglink() const;
+
+  // The embedded MiniDebugInfo (.gnu_debugdata, xz-compressed ELF), if any.
+  Result<std::shared_ptr<ElfFile>> gnu_debugdata() const;
+
+ private:
+  ElfFile() = default;
+  Result<void> parse_headers();
+
+  std::shared_ptr<const FileImage> image_;
+  std::string name_;
+  bool is_64_ = true;
+  Endian endian_ = Endian::kLittle;
+  uint16_t type_ = 0;
+  uint16_t machine_ = 0;
+  uint64_t entry_ = 0;
+  std::vector<Section> sections_;
+  std::vector<Segment> segments_;
+  // Decompressed section contents, keyed by section index; kept for the file's lifetime.
+  mutable std::mutex decompressed_mutex_;
+  mutable std::map<uint32_t, std::vector<uint8_t>> decompressed_;
+};
+
+// Decompression helpers (also used by tests and fuzzers).
+Result<std::vector<uint8_t>> decompress_zlib(Bytes input, uint64_t expected_size);
+Result<std::vector<uint8_t>> decompress_zstd(Bytes input, uint64_t expected_size);
+Result<std::vector<uint8_t>> decompress_xz(Bytes input, uint64_t max_size);
+
+// CRC-32 as used by .gnu_debuglink.
+uint32_t gnu_debuglink_crc32(Bytes data, uint32_t crc = 0);
+
+}  // namespace framewalk::elf

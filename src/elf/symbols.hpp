@@ -1,0 +1,45 @@
+// Function symbols of one ELF file (.symtab and .dynsym merged), sorted for lookup.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "elf/elf_file.hpp"
+
+namespace framewalk::elf {
+
+struct Symbol {
+  uint64_t address = 0;
+  uint64_t size = 0;
+  std::string_view name;  // points into the ElfFile's image
+  uint8_t binding = 0;    // STB_LOCAL 0, STB_GLOBAL 1, STB_WEAK 2
+};
+
+struct SymbolMatch {
+  const Symbol* symbol;
+  uint64_t offset;  // address - symbol->address
+};
+
+class SymbolTable {
+ public:
+  // Reads function-like symbols (FUNC, GNU_IFUNC) of `file`. Keeps `file` alive.
+  static SymbolTable load(std::shared_ptr<const ElfFile> file);
+  // Adds the symbols of another file for the same addresses (e.g. .gnu_debugdata).
+  void merge(std::shared_ptr<const ElfFile> file);
+
+  // The symbol covering `address`; a symbol of size 0 covers up to the next one.
+  std::optional<SymbolMatch> lookup(uint64_t address) const;
+  size_t size() const { return symbols_.size(); }
+  const std::vector<Symbol>& symbols() const { return symbols_; }
+
+ private:
+  void add_from(const ElfFile& file, const Section& table);
+  void finish();
+
+  std::vector<std::shared_ptr<const ElfFile>> files_;
+  std::vector<Symbol> symbols_;
+};
+
+}  // namespace framewalk::elf

@@ -1,0 +1,122 @@
+// The one unwind-row model. Every source (DWARF CFI, SFrame, frame-pointer and
+// signal-frame rules) produces rows of this shape; one executor applies them;
+// the dumpers, the SFrame writer and the cross-checker read them.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "base/byte_reader.hpp"
+#include "base/result.hpp"
+
+namespace framewalk {
+
+// How to recover a caller's register (DWARF 5, 6.4.1). A register with no rule
+// in a row is "unspecified": the architecture's default applies.
+enum class RuleKind : uint8_t {
+  kUndefined,      // not recoverable
+  kSameValue,      // unchanged from the callee
+  kOffset,         // saved at [CFA + value]
+  kValOffset,      // the value is CFA + value
+  kRegister,       // held in register `value`
+  kExpression,     // saved at the address the expression computes (CFA pushed first)
+  kValExpression,  // the value is what the expression computes (CFA pushed first)
+};
+
+// Trivially constructible so that a row's rule array costs nothing until used.
+struct RegisterRule {
+  uint16_t reg;
+  RuleKind kind;
+  int64_t value;               // offset, or register number for kRegister
+  Bytes expression;            // for the expression kinds; points into the unwind section
+  uint64_t expression_offset;  // section offset of `expression`, for messages
+
+  bool operator==(const RegisterRule& o) const {
+    return reg == o.reg && kind == o.kind && value == o.value &&
+           expression.size() == o.expression.size() &&
+           (expression.empty() || expression.data() == o.expression.data() ||
+            std::equal(expression.begin(), expression.end(), o.expression.begin()));
+  }
+};
+
+enum class CfaKind : uint8_t {
+  kRegisterOffset,  // CFA = reg + offset
+  kExpression,      // CFA = result of expression
+  kUndefined,       // no CFA rule yet (an empty CIE)
+};
+
+struct CfaRule {
+  CfaKind kind = CfaKind::kUndefined;
+  uint16_t reg = 0;
+  int64_t offset = 0;
+  Bytes expression;
+  uint64_t expression_offset = 0;
+
+  bool operator==(const CfaRule& o) const {
+    if (kind != o.kind) return false;
+    if (kind == CfaKind::kRegisterOffset) return reg == o.reg && offset == o.offset;
+    if (kind == CfaKind::kExpression)
+      return expression.size() == o.expression.size() &&
+             std::equal(expression.begin(), expression.end(), o.expression.begin());
+    return true;
+  }
+};
+
+// One row of the table: for PCs in [pc_begin, pc_end), how to find the CFA and
+// the caller's registers. Fixed capacity so that no row ever allocates.
+struct UnwindRow {
+  static constexpr int kMaxRules = 32;
+
+  uint64_t pc_begin = 0;
+  uint64_t pc_end = 0;
+  CfaRule cfa;
+  uint16_t return_address_register = 0;
+  bool signal_frame = false;      // the CIE says 'S': the PC is exact, not a return address
+  bool negate_ra_state = false;   // AArch64 RA is signed (DW_CFA_AARCH64_negate_ra_state parity)
+  uint64_t args_size = 0;         // DW_CFA_GNU_args_size
+  uint8_t rule_count = 0;
+  RegisterRule rules[kMaxRules];  // sorted by register; only [0, rule_count) is valid
+
+  const RegisterRule* find(uint16_t reg) const {
+    for (int i = 0; i < rule_count; ++i) {
+      if (rules[i].reg == reg) return &rules[i];
+      if (rules[i].reg > reg) break;
+    }
+    return nullptr;
+  }
+
+  // Sets (or replaces) the rule for rule.reg.
+  Result<void> set(const RegisterRule& rule) {
+    int i = 0;
+    while (i < rule_count && rules[i].reg < rule.reg) ++i;
+    if (i < rule_count && rules[i].reg == rule.reg) {
+      rules[i] = rule;
+      return ok();
+    }
+    if (rule_count >= kMaxRules) return Error{ErrorCode::kTooManyRules, 0};
+    for (int j = rule_count; j > i; --j) rules[j] = rules[j - 1];
+    rules[i] = rule;
+    ++rule_count;
+    return ok();
+  }
+
+  void erase(uint16_t reg) {
+    for (int i = 0; i < rule_count; ++i) {
+      if (rules[i].reg == reg) {
+        for (int j = i; j + 1 < rule_count; ++j) rules[j] = rules[j + 1];
+        --rule_count;
+        return;
+      }
+    }
+  }
+
+  // Same CFA and register rules (ignores the PC range).
+  bool same_rules(const UnwindRow& o) const {
+    if (!(cfa == o.cfa) || rule_count != o.rule_count) return false;
+    for (int i = 0; i < rule_count; ++i)
+      if (!(rules[i] == o.rules[i])) return false;
+    return true;
+  }
+};
+
+}  // namespace framewalk
