@@ -76,6 +76,10 @@ class ByteReader {
     return ok();
   }
 
+  // The next byte without consuming it; the caller checks at_end() first.
+  uint8_t peek_unchecked() const { return data_[pos_]; }
+  void advance_unchecked(size_t n) { pos_ += n; }
+
   Result<uint8_t> u8() {
     if (pos_ >= data_.size()) return error(ErrorCode::kTruncated);
     return data_[pos_++];

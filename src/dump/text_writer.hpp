@@ -5,27 +5,30 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <string>
+#include <memory>
 #include <string_view>
 
 namespace framewalk::dump {
 
 class TextWriter {
  public:
-  explicit TextWriter(std::FILE* out) : out_(out) { buf_.reserve(kFlushAt + 4096); }
-  // Collects into a string (for tests) when no FILE is given.
-  TextWriter() { buf_.reserve(4096); }
+  explicit TextWriter(std::FILE* out) : out_(out) { grow(kFlushAt + 64 * 1024); }
+  // Collects into memory (tests, fuzzers) when no FILE is given.
+  TextWriter() { grow(4096); }
   ~TextWriter() { flush(); }
   TextWriter(const TextWriter&) = delete;
   TextWriter& operator=(const TextWriter&) = delete;
 
   TextWriter& str(std::string_view s) {
-    buf_.append(s.data(), s.size());
+    reserve(s.size());
+    std::memcpy(buf_.get() + len_, s.data(), s.size());
+    len_ += s.size();
     if (!s.empty() && s.back() == '\n') maybe_flush();
     return *this;
   }
   TextWriter& ch(char c) {
-    buf_.push_back(c);
+    reserve(1);
+    buf_[len_++] = c;
     if (c == '\n') maybe_flush();
     return *this;
   }
@@ -38,19 +41,17 @@ class TextWriter {
       v >>= 4;
     } while (v);
     while (n < digits && n < 16) tmp[16 - n++] = '0';
-    buf_.append(tmp + 17 - n, static_cast<size_t>(n));
-    return *this;
+    return str(std::string_view(tmp + 17 - n, static_cast<size_t>(n)));
   }
   // The low `bytes` bytes of v as 2*bytes hex digits (binutils' print_dwarf_vma).
   TextWriter& hex_bytes(uint64_t v, unsigned bytes) {
+    if (bytes > 8) bytes = 8;
     if (bytes < 8) v &= (uint64_t{1} << (8 * bytes)) - 1;
-    return hex(v, static_cast<int>(2 * (bytes > 8 ? 8 : bytes)));
+    return hex(v, static_cast<int>(2 * bytes));
   }
   TextWriter& dec(int64_t v) {
     char tmp[24];
-    const int n = format_dec(tmp, v, false);
-    buf_.append(tmp, static_cast<size_t>(n));
-    return *this;
+    return str(std::string_view(tmp, static_cast<size_t>(format_dec(tmp, v, false))));
   }
   TextWriter& udec(uint64_t v) {
     char tmp[24];
@@ -59,38 +60,61 @@ class TextWriter {
       tmp[23 - n++] = static_cast<char>('0' + v % 10);
       v /= 10;
     } while (v);
-    buf_.append(tmp + 24 - n, static_cast<size_t>(n));
-    return *this;
+    return str(std::string_view(tmp + 24 - n, static_cast<size_t>(n)));
   }
   // printf("%+d")-style signed decimal.
   TextWriter& signed_dec(int64_t v) {
     char tmp[24];
-    const int n = format_dec(tmp, v, true);
-    buf_.append(tmp, static_cast<size_t>(n));
-    return *this;
+    return str(std::string_view(tmp, static_cast<size_t>(format_dec(tmp, v, true))));
   }
   // Pads the text written since `mark` with spaces to `width` (printf "%-Ns").
-  size_t mark() const { return buf_.size(); }
+  // Flushes happen only at line ends, so a mark stays valid within a line.
+  size_t mark() const { return len_; }
   TextWriter& pad_from(size_t mark, size_t width) {
-    const size_t len = buf_.size() - mark;
-    if (len < width) buf_.append(width - len, ' ');
+    const size_t len = len_ - mark;
+    if (len < width) {
+      reserve(width - len);
+      std::memset(buf_.get() + len_, ' ', width - len);
+      len_ += width - len;
+    }
     return *this;
+  }
+
+  // Direct access for formatters that build a line in place: reserve room for
+  // `max` bytes, write them at the returned pointer, then commit the end.
+  char* raw_begin(size_t max) {
+    reserve(max);
+    return buf_.get() + len_;
+  }
+  void raw_commit(const char* end) {
+    len_ = static_cast<size_t>(end - buf_.get());
+    if (len_ && buf_[len_ - 1] == '\n') maybe_flush();
   }
 
   void flush() {
-    if (out_ && !buf_.empty()) {
-      std::fwrite(buf_.data(), 1, buf_.size(), out_);
-      buf_.clear();
+    if (out_ && len_) {
+      std::fwrite(buf_.get(), 1, len_, out_);
+      len_ = 0;
     }
   }
   // For writers without a FILE: everything written so far.
-  const std::string& text() const { return buf_; }
+  std::string_view text() const { return {buf_.get(), len_}; }
 
  private:
-  // Flushes happen only at line ends, so that pad_from() marks stay valid.
   static constexpr size_t kFlushAt = 1 << 20;
   void maybe_flush() {
-    if (out_ && buf_.size() >= kFlushAt) flush();
+    if (out_ && len_ >= kFlushAt) flush();
+  }
+  void reserve(size_t n) {
+    if (cap_ - len_ < n) grow(len_ + n);
+  }
+  void grow(size_t need) {
+    size_t cap = cap_ ? cap_ : 4096;
+    while (cap < need) cap *= 2;
+    std::unique_ptr<char[]> nb(new char[cap]);
+    if (len_) std::memcpy(nb.get(), buf_.get(), len_);
+    buf_ = std::move(nb);
+    cap_ = cap;
   }
   static int format_dec(char* out, int64_t v, bool plus) {
     char tmp[24];
@@ -109,7 +133,9 @@ class TextWriter {
   }
 
   std::FILE* out_ = nullptr;
-  std::string buf_;
+  std::unique_ptr<char[]> buf_;
+  size_t len_ = 0;
+  size_t cap_ = 0;
 };
 
 }  // namespace framewalk::dump

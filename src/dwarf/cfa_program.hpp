@@ -64,6 +64,13 @@ Result<void> apply_instruction(ProgramState& state, const CfaInstruction& insn, 
 
 DecodeContext decode_context(const CfiSection& section, const Cie& cie);
 
+// DW_CFA_offset's effect, shared by the decoder path and the short path.
+inline Result<void> set_offset_rule(UnwindRow& row, uint16_t reg, int64_t offset, uint64_t at) {
+  auto result = row.set(RegisterRule{reg, RuleKind::kOffset, offset, {}, 0});
+  if (!result) return Error{result.error().code, at};
+  return ok();
+}
+
 }  // namespace detail
 
 template <typename OnRow>
@@ -82,6 +89,33 @@ Result<void> run_instructions(const CfiSection& section, const Cie& cie, Bytes i
   const DecodeContext ctx = detail::decode_context(section, cie);
   ByteReader r(instructions, section.info().endian, instructions_offset);
   while (!r.at_end()) {
+    // The three most frequent instructions take a short path; everything else
+    // goes through the table-driven decoder.
+    const uint8_t byte = r.peek_unchecked();
+    const uint8_t high = byte & 0xc0;
+    if (high == cfa::kAdvanceLoc) {
+      r.advance_unchecked(1);
+      const uint64_t next_location = state.row.pc_begin + uint64_t{byte & 0x3fu} * cie.code_alignment;
+      state.row.pc_end = next_location;
+      if (!on_row(static_cast<const UnwindRow&>(state.row), false)) return ok();
+      state.row.pc_begin = next_location;
+      continue;
+    }
+    if (high == cfa::kOffset) {
+      const uint64_t at = r.absolute_offset();
+      r.advance_unchecked(1);
+      FW_TRY(uint64_t factored, r.uleb128());
+      FW_CHECK(detail::set_offset_rule(state.row, byte & 0x3fu,
+                                       static_cast<int64_t>(factored * static_cast<uint64_t>(cie.data_alignment)), at));
+      continue;
+    }
+    if (byte == cfa::kDefCfaOffset) {
+      r.advance_unchecked(1);
+      FW_TRY(uint64_t offset, r.uleb128());
+      state.row.cfa.offset = static_cast<int64_t>(offset);
+      if (state.row.cfa.kind == CfaKind::kUndefined) state.row.cfa.kind = CfaKind::kRegisterOffset;
+      continue;
+    }
     FW_TRY(CfaInstruction insn, decode_cfa_instruction(r, ctx));
     bool moves = false;
     uint64_t next_location = 0;

@@ -77,6 +77,15 @@ struct UnwindRow {
   uint8_t rule_count = 0;
   RegisterRule rules[kMaxRules];  // sorted by register; only [0, rule_count) is valid
 
+  UnwindRow() = default;
+  // Copies only the rules in use: rows are copied per FDE and per remembered
+  // state, and most hold a handful of rules.
+  UnwindRow(const UnwindRow& o) { copy_from(o); }
+  UnwindRow& operator=(const UnwindRow& o) {
+    if (this != &o) copy_from(o);
+    return *this;
+  }
+
   const RegisterRule* find(uint16_t reg) const {
     for (int i = 0; i < rule_count; ++i) {
       if (rules[i].reg == reg) return &rules[i];
@@ -108,6 +117,18 @@ struct UnwindRow {
         return;
       }
     }
+  }
+
+  void copy_from(const UnwindRow& o) {
+    pc_begin = o.pc_begin;
+    pc_end = o.pc_end;
+    cfa = o.cfa;
+    return_address_register = o.return_address_register;
+    signal_frame = o.signal_frame;
+    negate_ra_state = o.negate_ra_state;
+    args_size = o.args_size;
+    rule_count = o.rule_count;
+    for (int i = 0; i < rule_count; ++i) rules[i] = o.rules[i];
   }
 
   // Same CFA and register rules (ignores the PC range).
