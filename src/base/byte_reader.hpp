@@ -123,6 +123,9 @@ class ByteReader {
     for (int i = 0; i < kMaxLeb128Bytes; ++i) {
       if (pos_ >= data_.size()) return Error{ErrorCode::kTruncated, base_offset_ + start};
       const uint8_t byte = data_[pos_++];
+      // At bit 63 only an all-zero or all-one slice (bit 63 equal to the sign) fits 64 bits.
+      if (shift == 63 && (byte & 0x7f) != 0 && (byte & 0x7f) != 0x7f)
+        return Error{ErrorCode::kLeb128TooLong, base_offset_ + start};
       result |= uint64_t{byte & 0x7fu} << shift;
       shift += 7;
       if (!(byte & 0x80)) {
@@ -143,7 +146,8 @@ class ByteReader {
 
   // A NUL-terminated string; the terminator must lie inside the buffer.
   Result<std::string_view> cstring() {
-    const void* nul = std::memchr(data_.data() + pos_, 0, remaining());
+    // memchr must not see the null pointer of an empty buffer.
+    const void* nul = remaining() ? std::memchr(data_.data() + pos_, 0, remaining()) : nullptr;
     if (!nul) return error(ErrorCode::kTruncated);
     const auto* end = static_cast<const uint8_t*>(nul);
     std::string_view out(reinterpret_cast<const char*>(data_.data() + pos_),

@@ -1,6 +1,10 @@
 #include "dump/readelf_frames.hpp"
 
 #include <algorithm>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
 #include <cstdio>
 #include <memory>
 #include <cstring>
@@ -302,18 +306,14 @@ struct CieState {
   Result<UnwindRow> initial = Error{ErrorCode::kNotFound, 0};  // the FDEs' starting row
 };
 
-}  // namespace
-
-void write_readelf_frames(TextWriter& w, const CfiSource& source, const arch::ArchInfo* arch,
-                          bool name_file, const ProblemSink& on_problem) {
+// The records that start in [begin, end), in readelf's format. Problems are
+// collected rather than reported so that ranges can be formatted in parallel.
+void write_records(TextWriter& w, const CfiSource& source, const arch::ArchInfo* arch, uint64_t begin,
+                   uint64_t end, std::vector<DumpProblem>& problems) {
   const CfiSection& section = *source.section;
   const Bytes data = section.data();
-  const bool is_eh = section.kind() == dwarf::CfiKind::kEhFrame;
-  w.str("Contents of the ").str(source.section_name).str(" section");
-  if (name_file) w.str(" (loaded from ").str(source.file_name).ch(')');
-  w.str(":\n\n");
   auto problem = [&](Error e, uint64_t entry) {
-    if (on_problem) on_problem(DumpProblem{&source, e, entry});
+    problems.push_back(DumpProblem{&source, e, entry});
   };
   std::unordered_map<uint64_t, CieState> cie_states;
   auto cie_state = [&](const Cie& cie) -> const CieState& {
@@ -332,8 +332,8 @@ void write_readelf_frames(TextWriter& w, const CfiSource& source, const arch::Ar
   Columns own;
   const auto names_storage = std::make_unique<RegisterNames>(arch);
   RegisterNames& names = *names_storage;
-  uint64_t offset = 0;
-  while (offset < data.size()) {
+  uint64_t offset = begin;
+  while (offset < end) {
     // A zero length is a terminator; readelf folds any zero bytes after it.
     ByteReader lr(data, section.info().endian);
     (void)lr.seek(offset);
@@ -361,7 +361,6 @@ void write_readelf_frames(TextWriter& w, const CfiSource& source, const arch::Ar
     const uint64_t id = is_cie ? cie.id : entry->fde.cie_pointer;
     w.ch('\n').hex(offset, 8).ch(' ').hex_bytes(length, ptr_size).ch(' ')
         .hex_bytes(id, entry64 ? 8 : offset_size).ch(' ');
-    (void)is_eh;
 
     const CieState& cie_st = cie_state(cie);
     columns = cie_st.columns;
@@ -417,6 +416,96 @@ void write_readelf_frames(TextWriter& w, const CfiSource& source, const arch::Ar
     if (!ran) problem(ran.error(), offset);
     offset = next;
   }
+}
+
+// Where the record after the one at `offset` starts, as the formatter walks.
+uint64_t next_record(const CfiSection& section, uint64_t offset) {
+  const Bytes data = section.data();
+  ByteReader r(data, section.info().endian);
+  if (!r.seek(offset)) return data.size();
+  auto len = r.initial_length();
+  if (!len) return data.size();
+  if (len->length == 0) {
+    offset += 4;
+    while (offset < data.size() && data[offset] == 0) ++offset;
+    return offset;
+  }
+  if (len->length > r.remaining()) return data.size();
+  return r.offset() + len->length;
+}
+
+}  // namespace
+
+void write_readelf_frames(TextWriter& w, const CfiSource& source, const arch::ArchInfo* arch,
+                          bool name_file, const ProblemSink& on_problem) {
+  const CfiSection& section = *source.section;
+  const uint64_t size = section.data().size();
+  w.str("Contents of the ").str(source.section_name).str(" section");
+  if (name_file) w.str(" (loaded from ").str(source.file_name).ch(')');
+  w.str(":\n\n");
+  // Large sections are formatted in parallel, in ranges split at record
+  // boundaries and written in order, so the output is the same. A window of
+  // reused buffers bounds the memory (fresh pages cost more than formatting).
+  unsigned threads = std::min(4u, std::max(1u, std::thread::hardware_concurrency()));
+  if (size < (1u << 20)) threads = 1;
+  std::vector<uint64_t> bounds{0};
+  if (threads > 1) {
+    const uint64_t target = 256 * 1024;  // bytes of section per range
+    for (uint64_t off = 0, last = 0; off < size; off = next_record(section, off)) {
+      if (off - last >= target) {
+        bounds.push_back(off);
+        last = off;
+      }
+    }
+    // Parse every CIE now so that the workers only read the cache.
+    section.for_each([](const CfiSection::Entry&) { return true; }, nullptr);
+  }
+  bounds.push_back(size);
+  const size_t ranges = bounds.size() - 1;
+  std::vector<std::vector<DumpProblem>> problems(ranges);
+  if (ranges == 1) {
+    write_records(w, source, arch, 0, size, problems[0]);
+  } else {
+    const size_t window = 2 * threads;
+    std::vector<std::unique_ptr<TextWriter>> buffers(window);
+    for (auto& b : buffers) b = std::make_unique<TextWriter>();
+    std::vector<size_t> finished(window, SIZE_MAX);  // which range each buffer holds
+    std::mutex mutex;
+    std::condition_variable changed;
+    size_t next_range = 0, written = 0;
+    auto worker = [&] {
+      for (;;) {
+        size_t i;
+        {
+          std::unique_lock<std::mutex> lock(mutex);
+          if (next_range >= ranges) return;
+          i = next_range++;
+          changed.wait(lock, [&] { return i < written + window; });
+        }
+        write_records(*buffers[i % window], source, arch, bounds[i], bounds[i + 1], problems[i]);
+        std::lock_guard<std::mutex> lock(mutex);
+        finished[i % window] = i;
+        changed.notify_all();
+      }
+    };
+    std::vector<std::thread> workers;
+    for (unsigned t = 0; t < threads; ++t) workers.emplace_back(worker);
+    for (size_t i = 0; i < ranges; ++i) {
+      std::unique_lock<std::mutex> lock(mutex);
+      changed.wait(lock, [&] { return finished[i % window] == i; });
+      lock.unlock();
+      TextWriter& part = *buffers[i % window];
+      w.str(part.text());
+      part.clear();
+      lock.lock();
+      written = i + 1;
+      changed.notify_all();
+    }
+    for (auto& t : workers) t.join();
+  }
+  if (on_problem)
+    for (auto& list : problems)
+      for (auto& p : list) on_problem(p);
   w.ch('\n');
   w.flush();
 }

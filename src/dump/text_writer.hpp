@@ -97,6 +97,8 @@ class TextWriter {
       len_ = 0;
     }
   }
+  // Forgets the collected text, keeping the buffer for reuse.
+  void clear() { len_ = 0; }
   // For writers without a FILE: everything written so far.
   std::string_view text() const { return {buf_.get(), len_}; }
 

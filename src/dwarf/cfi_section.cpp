@@ -8,7 +8,10 @@ bool CfiSection::is_cie_id(uint64_t id, bool dwarf64) const {
 }
 
 Result<const Cie*> CfiSection::cie_at(uint64_t offset) const {
-  if (auto it = cies_.find(offset); it != cies_.end()) return &it->second;
+  {
+    std::lock_guard<std::mutex> lock(cies_mutex_);
+    if (auto it = cies_.find(offset); it != cies_.end()) return &it->second;
+  }
   if (offset >= data_.size()) return Error{ErrorCode::kBadCiePointer, offset};
   ByteReader r(data_, info_.endian);
   FW_CHECK(r.seek(offset));
@@ -20,6 +23,7 @@ Result<const Cie*> CfiSection::cie_at(uint64_t offset) const {
   if (!id) return id.error();
   if (!is_cie_id(*id, len.is_dwarf64)) return Error{ErrorCode::kBadCiePointer, offset};
   FW_TRY(Cie cie, parse_cie(body, offset, len.length, end, len.is_dwarf64, *id));
+  std::lock_guard<std::mutex> lock(cies_mutex_);
   auto [it, inserted] = cies_.emplace(offset, cie);
   return &it->second;
 }
@@ -140,9 +144,13 @@ Result<CfiSection::Entry> CfiSection::entry_at(uint64_t offset, uint64_t* next) 
   const uint64_t id_field_offset = body.absolute_offset();
   FW_TRY(uint64_t id, body.unsigned_of_size(len.is_dwarf64 ? 8 : 4));
   if (is_cie_id(id, len.is_dwarf64)) {
-    if (auto it = cies_.find(offset); it != cies_.end())
-      return Entry{Entry::Type::kCie, offset, end, &it->second, {}};
+    {
+      std::lock_guard<std::mutex> lock(cies_mutex_);
+      if (auto it = cies_.find(offset); it != cies_.end())
+        return Entry{Entry::Type::kCie, offset, end, &it->second, {}};
+    }
     FW_TRY(Cie cie, parse_cie(body, offset, len.length, end, len.is_dwarf64, id));
+    std::lock_guard<std::mutex> lock(cies_mutex_);
     auto [it, inserted] = cies_.emplace(offset, cie);
     return Entry{Entry::Type::kCie, offset, end, &it->second, {}};
   }

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -116,6 +117,9 @@ class CfiSection {
 
   Bytes data_;
   CfiSectionInfo info_;
+  // Parsed CIEs by offset. Guarded so that several threads may read one
+  // section; entries are never erased, so the pointers handed out stay valid.
+  mutable std::mutex cies_mutex_;
   mutable std::unordered_map<uint64_t, Cie> cies_;
 };
 

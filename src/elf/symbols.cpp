@@ -77,6 +77,10 @@ void SymbolTable::finish() {
     const int ra = binding_rank(a.binding), rb = binding_rank(b.binding);
     if (ra != rb) return ra > rb;
     if (a.size != b.size) return a.size > b.size;
+    // Among equals, the public spelling: "malloc" before "__libc_malloc".
+    const size_t ua = a.name.find_first_not_of('_'), ub = b.name.find_first_not_of('_');
+    if (ua != ub) return ua < ub;
+    if (a.name.size() != b.name.size()) return a.name.size() < b.name.size();
     return a.name < b.name;
   });
   symbols_.erase(std::unique(symbols_.begin(), symbols_.end(),

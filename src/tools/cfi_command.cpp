@@ -73,6 +73,8 @@ int run_cfi_command(const CfiCommandOptions& options) {
     if (!readelf) {
       symbols = elf::SymbolTable::load(*file);
       if (auto mini = (*file)->gnu_debugdata()) symbols->merge(*mini);
+      if (!cfi->separate_debug_file().empty())
+        if (auto debug = elf::ElfFile::open(cfi->separate_debug_file())) symbols->merge(*debug);
     }
     if (options.pc) {
       auto hit = cfi->lookup(*options.pc);

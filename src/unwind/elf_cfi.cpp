@@ -18,6 +18,7 @@ void ElfCfi::add_sections_of(std::shared_ptr<const elf::ElfFile> file, const Elf
     if (s.type == elf::kShtNobits) {
       auto src = std::make_unique<CfiSource>();
       src->section_name = std::string(s.name);
+      src->kind = is_eh ? dwarf::CfiKind::kEhFrame : dwarf::CfiKind::kDebugFrame;
       src->file_name = file->name();
       src->elf = file;
       src->nobits = true;
@@ -30,7 +31,8 @@ void ElfCfi::add_sections_of(std::shared_ptr<const elf::ElfFile> file, const Elf
       continue;
     }
     auto src = std::make_unique<CfiSource>();
-    src->section_name = std::string(s.name == ".zdebug_frame" ? ".debug_frame" : s.name);
+    src->section_name = std::string(s.name);
+    src->kind = is_eh ? dwarf::CfiKind::kEhFrame : dwarf::CfiKind::kDebugFrame;
     src->file_name = file->name();
     src->elf = file;
     src->decompressed = data->data() < file->image().data() ||
@@ -67,7 +69,7 @@ Result<ElfCfi> ElfCfi::load(std::shared_ptr<const elf::ElfFile> file, const ElfC
   cfi.file_ = file;
   cfi.add_sections_of(file, options, true);
   const bool has_debug_frame = [&] {
-    for (auto& s : cfi.sources_) if (s->section_name == ".debug_frame") return true;
+    for (auto& s : cfi.sources_) if (s->kind == dwarf::CfiKind::kDebugFrame && !s->nobits) return true;
     return false;
   }();
   if ((!has_debug_frame || options.readelf_compatible) && options.use_debug_frame &&

@@ -17,7 +17,8 @@
 namespace framewalk {
 
 struct CfiSource {
-  std::string section_name;  // ".eh_frame" or ".debug_frame"
+  std::string section_name;  // as in the file: ".eh_frame", ".debug_frame" or ".zdebug_frame"
+  dwarf::CfiKind kind = dwarf::CfiKind::kEhFrame;
   std::string file_name;     // the file the section was read from
   std::shared_ptr<const elf::ElfFile> elf;  // keeps the bytes alive
   uint64_t file_offset = 0;  // of the section in `file_name` (0 when decompressed)

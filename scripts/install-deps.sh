@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs what building and testing framewalk needs on Debian 12 (apt).
+# Skips apt entirely when everything is already there.
+set -euo pipefail
+packages=(
+  build-essential cmake ninja-build pkg-config
+  libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
+  zlib1g-dev libzstd-dev liblzma-dev xz-utils
+  binutils elfutils gdb time
+  clang libclang-rt-14-dev llvm
+  gcc-multilib
+  libllvm16            # the largest library of the machine: conformance and benchmarks
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "installing: ${missing[*]}"
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
