@@ -1,0 +1,14 @@
+# framewalk_fuzz_bodies: the fuzz targets' bodies as a library, shared by the
+# libFuzzer binaries (fuzz/CMakeLists.txt) and the regression replay in the
+# unit tests (tests/fuzz/replay_test.cpp). Plain C++: builds with gcc too.
+include_guard(GLOBAL)
+
+add_library(framewalk_fuzz_bodies STATIC
+  ${CMAKE_CURRENT_LIST_DIR}/fuzz_common.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/fuzz_elf_body.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/fuzz_cfi_body.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/fuzz_expression_body.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/fuzz_eh_frame_hdr_body.cpp
+)
+target_include_directories(framewalk_fuzz_bodies PUBLIC ${CMAKE_CURRENT_LIST_DIR})
+target_link_libraries(framewalk_fuzz_bodies PUBLIC framewalk)

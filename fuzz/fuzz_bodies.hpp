@@ -1,0 +1,29 @@
+// The bodies of the libFuzzer targets. Each fuzz/<target>.cpp forwards
+// LLVMFuzzerTestOneInput to one of these; tests/fuzz/replay_test.cpp calls them
+// on every committed corpus and regression input, so that a fixed crash stays
+// fixed in the ordinary (gcc) test suite too.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace framewalk::fuzz {
+
+// ElfFile::parse on the bytes, then everything an ELF file offers.
+int fuzz_elf(const uint8_t* data, size_t size);
+// The bytes as .eh_frame and as .debug_frame, 4- and 8-byte addresses.
+int fuzz_cfi(const uint8_t* data, size_t size);
+// Byte 0 and 1..8 are options and the initial value, the rest an expression.
+int fuzz_expression(const uint8_t* data, size_t size);
+// Byte 0 chooses byte order, address size and address; the rest is .eh_frame_hdr.
+int fuzz_eh_frame_hdr(const uint8_t* data, size_t size);
+
+}  // namespace framewalk::fuzz
+
+// A property the parsers promise; a violation aborts like a crash so that the
+// fuzzer records the input.
+#define FUZZ_CHECK(cond) ::framewalk::fuzz::check((cond), #cond, __FILE__, __LINE__)
+
+namespace framewalk::fuzz {
+void check(bool ok, const char* what, const char* file, int line);
+}  // namespace framewalk::fuzz
