@@ -1,0 +1,66 @@
+// Replays every committed fuzz input (fuzz/regressions/<target>/ and the seed
+// corpus fuzz/corpus/<target>/) through the same body the libFuzzer target
+// runs, so that fixed crashes stay fixed in the ordinary test suite. Set
+// FRAMEWALK_REPLAY_VERBOSE=1 to print each file before it runs (to find the
+// one that crashes).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "fuzz_bodies.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using Body = int (*)(const uint8_t*, size_t);
+
+std::vector<uint8_t> read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// Runs `body` on every file of the target's directories; returns how many.
+size_t replay(const std::string& target, Body body) {
+  const bool verbose = std::getenv("FRAMEWALK_REPLAY_VERBOSE") != nullptr;
+  size_t count = 0;
+  for (const char* kind : {"regressions", "corpus"}) {
+    const fs::path dir = fs::path(FRAMEWALK_SOURCE_DIR) / "fuzz" / kind / target;
+    if (!fs::is_directory(dir)) continue;
+    std::vector<fs::path> files;
+    for (const auto& entry : fs::directory_iterator(dir))
+      if (entry.is_regular_file()) files.push_back(entry.path());
+    std::sort(files.begin(), files.end());
+    for (const fs::path& file : files) {
+      SCOPED_TRACE(file.string());
+      if (verbose) std::fprintf(stderr, "replay %s\n", file.c_str());
+      const std::vector<uint8_t> bytes = read_file(file);
+      EXPECT_EQ(body(bytes.data(), bytes.size()), 0);
+      ++count;
+    }
+  }
+  return count;
+}
+
+TEST(FuzzReplay, Elf) { EXPECT_GT(replay("fuzz_elf", framewalk::fuzz::fuzz_elf), 0u); }
+TEST(FuzzReplay, Cfi) { EXPECT_GT(replay("fuzz_cfi", framewalk::fuzz::fuzz_cfi), 0u); }
+TEST(FuzzReplay, Expression) { EXPECT_GT(replay("fuzz_expression", framewalk::fuzz::fuzz_expression), 0u); }
+TEST(FuzzReplay, EhFrameHdr) { EXPECT_GT(replay("fuzz_eh_frame_hdr", framewalk::fuzz::fuzz_eh_frame_hdr), 0u); }
+
+// Empty and one-byte inputs are the first thing a fuzzer tries.
+TEST(FuzzReplay, TinyInputs) {
+  const uint8_t zero[1] = {0};
+  for (Body body : {framewalk::fuzz::fuzz_elf, framewalk::fuzz::fuzz_cfi, framewalk::fuzz::fuzz_expression,
+                    framewalk::fuzz::fuzz_eh_frame_hdr}) {
+    EXPECT_EQ(body(nullptr, 0), 0);
+    EXPECT_EQ(body(zero, 1), 0);
+  }
+}
+
+}  // namespace
