@@ -226,7 +226,7 @@ Result<uint64_t> evaluate_expression(Bytes expr, uint64_t base_offset, const Exp
         stack[sp - 3] = t;
         break;
       }
-      case kOpAbs: { const int64_t v = sign_extend(top); top = static_cast<uint64_t>(v < 0 ? -v : v) & mask; break; }
+      case kOpAbs: { const int64_t v = sign_extend(top); top = (v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v)) & mask; break; }
       case kOpNeg: top = (0 - top) & mask; break;
       case kOpNot: top = ~top & mask; break;
       case kOpPlusUconst: top = (top + d.a) & mask; break;
