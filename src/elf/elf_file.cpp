@@ -304,16 +304,27 @@ Result<std::shared_ptr<ElfFile>> ElfFile::gnu_debugdata() const {
                         name_ + "[.gnu_debugdata]");
 }
 
+// The output grows as data arrives, up to `expected_size`: the size in a
+// header is only a claim, and a few hostile bytes must not make us allocate
+// (and zero) gigabytes before the stream turns out to be short.
+constexpr size_t kFirstOutputChunk = size_t{1} << 16;
+
 Result<std::vector<uint8_t>> decompress_zlib(Bytes input, uint64_t expected_size) {
   if (expected_size > kMaxDecompressedSize) return Error{ErrorCode::kDecompressFailed, 0};
-  std::vector<uint8_t> out(expected_size);
+  std::vector<uint8_t> out(std::min<uint64_t>(expected_size, kFirstOutputChunk));
   z_stream zs{};
   if (inflateInit(&zs) != Z_OK) return Error{ErrorCode::kDecompressFailed, 0};
   zs.next_in = const_cast<Bytef*>(input.data());
   zs.avail_in = static_cast<uInt>(std::min<size_t>(input.size(), UINT32_MAX));
-  zs.next_out = out.data();
-  zs.avail_out = static_cast<uInt>(out.size());
-  const int rc = inflate(&zs, Z_FINISH);
+  int rc;
+  for (;;) {
+    zs.next_out = out.data() + zs.total_out;
+    zs.avail_out = static_cast<uInt>(out.size() - zs.total_out);
+    rc = inflate(&zs, Z_FINISH);
+    if (rc == Z_STREAM_END || (rc != Z_OK && rc != Z_BUF_ERROR)) break;
+    if (zs.avail_out != 0 || out.size() >= expected_size) break;  // input ended, or too much output
+    out.resize(std::min<uint64_t>(out.size() * 2, expected_size));
+  }
   const uint64_t produced = zs.total_out;
   inflateEnd(&zs);
   if (rc != Z_STREAM_END || produced != expected_size)
@@ -323,9 +334,29 @@ Result<std::vector<uint8_t>> decompress_zlib(Bytes input, uint64_t expected_size
 
 Result<std::vector<uint8_t>> decompress_zstd(Bytes input, uint64_t expected_size) {
   if (expected_size > kMaxDecompressedSize) return Error{ErrorCode::kDecompressFailed, 0};
-  std::vector<uint8_t> out(expected_size);
-  const size_t rc = ZSTD_decompress(out.data(), out.size(), input.data(), input.size());
-  if (ZSTD_isError(rc) || rc != expected_size) return Error{ErrorCode::kDecompressFailed, 0};
+  std::vector<uint8_t> out(std::min<uint64_t>(expected_size, kFirstOutputChunk));
+  ZSTD_DCtx* dctx = ZSTD_createDCtx();
+  if (!dctx) return Error{ErrorCode::kDecompressFailed, 0};
+  ZSTD_inBuffer in{input.data(), input.size(), 0};
+  size_t produced = 0;
+  bool finished = false;  // the last frame ended
+  for (;;) {
+    ZSTD_outBuffer ob{out.data(), out.size(), produced};
+    const size_t in_before = in.pos;
+    const size_t rc = ZSTD_decompressStream(dctx, &ob, &in);
+    const bool progress = ob.pos != produced || in.pos != in_before;
+    produced = ob.pos;
+    if (ZSTD_isError(rc)) break;
+    if (rc == 0 && in.pos == in.size) {  // a frame ended, and no other follows
+      finished = true;
+      break;
+    }
+    if (!progress) break;  // truncated input, or more output than announced
+    if (ob.pos == ob.size && out.size() < expected_size)
+      out.resize(std::min<uint64_t>(out.size() * 2, expected_size));
+  }
+  ZSTD_freeDCtx(dctx);
+  if (!finished || produced != expected_size) return Error{ErrorCode::kDecompressFailed, 0};
   return out;
 }
 
