@@ -216,20 +216,21 @@ Result<Bytes> ElfFile::section_data(const Section& s) const {
       (void)align;
     }
     const Bytes payload = raw.subspan(r.offset());
-    if (ch_type == kElfCompressZlib) {
-      FW_TRY(out, decompress_zlib(payload, ch_size));
-    } else if (ch_type == kElfCompressZstd) {
-      FW_TRY(out, decompress_zstd(payload, ch_size));
-    } else {
-      return Error{ErrorCode::kDecompressFailed, s.offset};
-    }
+    Result<std::vector<uint8_t>> decompressed = Error{ErrorCode::kDecompressFailed, s.offset};
+    if (ch_type == kElfCompressZlib) decompressed = decompress_zlib(payload, ch_size);
+    else if (ch_type == kElfCompressZstd) decompressed = decompress_zstd(payload, ch_size);
+    // The decompressors know no offsets: name the section's.
+    if (!decompressed) return Error{decompressed.error().code, s.offset};
+    out = std::move(*decompressed);
   } else {
     // Legacy .zdebug_*: "ZLIB" + 8-byte big-endian size + zlib stream.
     if (raw.size() < 12 || std::memcmp(raw.data(), "ZLIB", 4) != 0)
       return Error{ErrorCode::kDecompressFailed, s.offset};
     uint64_t size = 0;
     for (int i = 4; i < 12; ++i) size = (size << 8) | raw[i];
-    FW_TRY(out, decompress_zlib(raw.subspan(12), size));
+    auto decompressed = decompress_zlib(raw.subspan(12), size);
+    if (!decompressed) return Error{decompressed.error().code, s.offset};
+    out = std::move(*decompressed);
   }
   auto [it, inserted] = decompressed_.emplace(s.index, std::move(out));
   return Bytes{it->second};

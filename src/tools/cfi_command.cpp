@@ -56,7 +56,10 @@ int run_cfi_command(const CfiCommandOptions& options) {
       continue;
     }
     for (const std::string& note : cfi->notes()) {
-      report(path, note);
+      // A note starts with the name of the file it is about (`path`, or the
+      // separate debug file): "framewalk: FILE: ...", like every report.
+      std::fflush(stdout);
+      std::fprintf(stderr, "framewalk: %s\n", note.c_str());
       status = 1;
     }
     const arch::ArchInfo* arch = arch::arch_for_machine((*file)->machine());

@@ -1,6 +1,16 @@
 #include "unwind/elf_cfi.hpp"
 
+#include <cstdio>
+
 namespace framewalk {
+
+namespace {
+std::string hex(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+}  // namespace
 
 const dwarf::CfiIndex& CfiSource::get_index() const {
   if (!index) index = std::make_unique<dwarf::CfiIndex>(dwarf::CfiIndex::build(*section, hdr.get()));
@@ -27,7 +37,9 @@ void ElfCfi::add_sections_of(std::shared_ptr<const elf::ElfFile> file, const Elf
     }
     auto data = file->section_data(s);
     if (!data) {
-      notes_.push_back(file->name() + ": " + std::string(s.name) + ": " + to_string(data.error().code));
+      // The error's offset is a file offset, as in the ELF reader's own errors.
+      notes_.push_back(file->name() + ": " + std::string(s.name) + ": " + to_string(data.error().code) +
+                       " at offset " + hex(data.error().offset));
       continue;
     }
     auto src = std::make_unique<CfiSource>();
@@ -56,7 +68,9 @@ void ElfCfi::add_sections_of(std::shared_ptr<const elf::ElfFile> file, const Elf
           auto parsed = dwarf::EhFrameHdr::parse(*hd, file->endian(),
                                                  static_cast<uint8_t>(file->address_size()), h->address);
           if (parsed) src->hdr = std::make_unique<dwarf::EhFrameHdr>(*parsed);
-          else notes_.push_back(file->name() + ": .eh_frame_hdr: " + to_string(parsed.error().code));
+          else notes_.push_back(file->name() + ": .eh_frame_hdr: " + to_string(parsed.error().code) +
+                                " at offset " + hex(parsed.error().offset) + " of .eh_frame_hdr (file offset " +
+                                hex(h->offset + parsed.error().offset) + ")");
         }
       }
     }
