@@ -5,6 +5,7 @@
 #include <string>
 
 #include "tools/cfi_command.hpp"
+#include "tools/stack_command.hpp"
 
 namespace {
 
@@ -35,6 +36,22 @@ int main(int argc, char** argv) {
   cfi_cmd->add_option("--pc", pc_text, "show only the FDE, symbol and row in force at this address");
   cfi_cmd->add_flag("--no-debug-frame", no_debug_frame, "ignore .debug_frame and separate debug files");
 
+  framewalk::tools::StackCommandOptions stack;
+  auto* stack_cmd = app.add_subcommand("stack", "Print the call stack of every thread of a process or core file");
+  auto* pid_opt = stack_cmd->add_option("-p,--pid", stack.pid, "a live process");
+  stack_cmd->add_option("-t,--tid", stack.tid, "only this thread");
+  auto* core_opt = stack_cmd->add_option("--core", stack.core, "a core file");
+  stack_cmd->add_option("--exe", stack.exe, "the executable of the core (when its recorded path is wrong)");
+  stack_cmd->add_option("--sysroot", stack.sysroot, "directory prepended to the core's file paths");
+  stack_cmd->add_option("-n,--max-frames", stack.max_frames, "frame cap per thread (default 256)")->check(CLI::PositiveNumber);
+  stack_cmd->add_option("--format", stack.format, "text (default) or json")->check(CLI::IsMember({"text", "json"}));
+  stack_cmd->add_option("--freeze", stack.freeze,
+                        "process: stop all threads for the whole dump (default); thread: stop each only while it is "
+                        "unwound; copy: stop all, copy stacks, resume, then unwind")
+      ->check(CLI::IsMember({"process", "thread", "copy"}));
+  stack_cmd->add_flag("-v,--verbose", stack.verbose, "show how each frame was found and why each walk stopped");
+  pid_opt->excludes(core_opt);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -53,6 +70,13 @@ int main(int argc, char** argv) {
     }
     cfi.debug_frame = !no_debug_frame;
     return framewalk::tools::run_cfi_command(cfi);
+  }
+  if (stack_cmd->parsed()) {
+    if (stack.pid <= 0 && stack.core.empty()) {
+      std::fprintf(stderr, "framewalk stack: give -p PID or --core FILE\n");
+      return 2;
+    }
+    return framewalk::tools::run_stack_command(stack);
   }
   return 2;
 }

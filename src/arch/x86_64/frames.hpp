@@ -1,0 +1,53 @@
+// x86-64 conversions at the back-end edge (ptrace, core notes, ucontext) and
+// the architecture's frame conventions.
+#pragma once
+
+#include <cstdint>
+
+#include "arch/registers.hpp"
+#include "arch/x86_64/registers.hpp"
+#include "base/byte_reader.hpp"
+
+namespace framewalk::arch::x86_64 {
+
+// The kernel's `struct user_regs_struct` / ELF `elf_gregset_t`: 27 longs.
+inline constexpr unsigned kUserRegsCount = 27;
+inline constexpr unsigned kUserRegsSize = kUserRegsCount * 8;
+
+// From user_regs_struct (ptrace GETREGS) or NT_PRSTATUS's pr_reg.
+RegisterFile from_user_regs(const uint64_t (&regs)[kUserRegsCount]);
+// From the bytes of an elf_gregset_t (little-endian).
+RegisterFile from_user_regs_bytes(Bytes bytes);
+
+// Offsets in `struct ucontext_t` (glibc and kernel agree): uc_mcontext.gregs
+// starts at 40; gregs order is r8..r15, rdi, rsi, rbp, rbx, rdx, rax, rcx, rsp, rip.
+inline constexpr unsigned kUcontextGregsOffset = 40;
+// DWARF number for each gregs index 0..16.
+inline constexpr uint16_t kGregsToDwarf[17] = {kR8, kR9, kR10, kR11, kR12, kR13, kR14, kR15,
+                                              kRdi, kRsi, kRbp, kRbx, kRdx, kRax, kRcx, kRsp, kRip};
+
+// The signal-return trampoline glibc and musl install (SA_RESTORER):
+// `mov $15,%rax; syscall` (rt_sigreturn).
+inline constexpr uint8_t kSigreturnCode[9] = {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05};
+
+// Frame-pointer prologue: push %rbp; mov %rsp,%rbp (both encodings of the mov).
+inline constexpr uint8_t kPushRbp = 0x55;
+inline constexpr uint8_t kMovRspRbp[2][3] = {{0x48, 0x89, 0xe5}, {0x48, 0x8b, 0xec}};
+
+}  // namespace framewalk::arch::x86_64
+
+#include "model/unwind_row.hpp"
+
+namespace framewalk::arch::x86_64 {
+
+// Rows for frames without unwind information, in the one row model.
+// At __restore_rt: the stack pointer points at the ucontext the kernel saved.
+UnwindRow signal_frame_row();
+// In a function body that keeps a frame pointer: CFA = rbp+16.
+UnwindRow frame_pointer_row();
+// At a function's first instruction: CFA = rsp+8 (also a frameless leaf).
+UnwindRow entry_row();
+// Between `push %rbp` and `mov %rsp,%rbp`: CFA = rsp+16.
+UnwindRow after_push_rbp_row();
+
+}  // namespace framewalk::arch::x86_64

@@ -1,0 +1,49 @@
+// The narrow memory interface every back-end implements: local, ptrace, core
+// file, a user's own. Reads never fault; a short count says where memory ends.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "base/byte_reader.hpp"
+#include "base/result.hpp"
+
+namespace framewalk {
+
+class Memory {
+ public:
+  virtual ~Memory() = default;
+  // Copies up to `size` bytes at `address` into `out`; returns how many were
+  // readable (a prefix), 0 when none.
+  virtual size_t read(uint64_t address, void* out, size_t size) = 0;
+
+  // A whole little-endian value of `size` (1..8) bytes, or kMemoryUnreadable
+  // with the address as the error's offset.
+  Result<uint64_t> read_value(uint64_t address, unsigned size) {
+    uint64_t v = 0;
+    if (size == 0 || size > 8 || read(address, &v, size) != size)
+      return Error{ErrorCode::kMemoryUnreadable, address};
+    if (size < 8) v &= (uint64_t{1} << (8 * size)) - 1;
+    return v;
+  }
+  Result<uint64_t> read_u64(uint64_t address) { return read_value(address, 8); }
+};
+
+// Memory backed by a buffer that starts at `base`.
+class BufferMemory final : public Memory {
+ public:
+  BufferMemory(Bytes bytes, uint64_t base) : bytes_(bytes), base_(base) {}
+  size_t read(uint64_t address, void* out, size_t size) override {
+    if (address < base_ || address - base_ >= bytes_.size()) return 0;
+    const size_t off = static_cast<size_t>(address - base_);
+    const size_t n = size < bytes_.size() - off ? size : bytes_.size() - off;
+    std::memcpy(out, bytes_.data() + off, n);
+    return n;
+  }
+
+ private:
+  Bytes bytes_;
+  uint64_t base_;
+};
+
+}  // namespace framewalk

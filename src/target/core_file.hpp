@@ -1,0 +1,70 @@
+// The core-file back-end: threads from NT_PRSTATUS, the process from
+// NT_PRPSINFO, modules from NT_FILE (and the vDSO from NT_AUXV), memory from
+// the core's segments and, where a segment was not dumped, from the mapped
+// files themselves.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "arch/registers.hpp"
+#include "base/memory.hpp"
+#include "elf/elf_file.hpp"
+#include "unwind/module.hpp"
+
+namespace framewalk {
+
+struct CoreThread {
+  pid_t tid = 0;
+  int signal = 0;  // pr_cursig
+  arch::RegisterFile registers;
+};
+
+struct CoreMapping {
+  uint64_t start = 0, end = 0, file_offset = 0;
+  std::string path;
+};
+
+struct CoreOptions {
+  std::string exe;      // the executable, when the core's path is not right
+  std::string sysroot;  // prefix for every mapped file's path
+};
+
+class CoreFile {
+ public:
+  static Result<std::unique_ptr<CoreFile>> open(const std::string& path, const CoreOptions& options);
+
+  pid_t pid() const { return pid_; }
+  const std::string& process_name() const { return process_name_; }
+  const std::vector<CoreThread>& threads() const { return threads_; }
+  const std::vector<CoreMapping>& mappings() const { return mappings_; }
+  uint16_t machine() const { return core_->machine(); }
+  Memory& memory() { return *memory_; }
+
+  // Modules of every mapped ELF file and the vDSO. `warnings` collects
+  // problems: missing files, build-id mismatches between core and files.
+  ModuleMap modules(ModuleCache& cache, std::vector<std::string>* warnings);
+
+  // Bytes of the core that the segments promise but the file lacks (a truncated core).
+  uint64_t missing_bytes() const { return missing_bytes_; }
+
+ private:
+  CoreFile() = default;
+  Result<void> parse_notes();
+
+  std::shared_ptr<elf::ElfFile> core_;
+  CoreOptions options_;
+  pid_t pid_ = 0;
+  std::string process_name_;
+  std::vector<CoreThread> threads_;
+  std::vector<CoreMapping> mappings_;
+  std::vector<std::pair<uint64_t, uint64_t>> auxv_;
+  std::unique_ptr<Memory> memory_;
+  uint64_t missing_bytes_ = 0;
+};
+
+}  // namespace framewalk

@@ -1,0 +1,102 @@
+#include "target/proc_maps.hpp"
+
+#include <sys/stat.h>
+
+#include <cinttypes>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace framewalk {
+
+std::vector<MapEntry> parse_proc_maps(const std::string& text) {
+  std::vector<MapEntry> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    MapEntry e;
+    char perms[8] = {}, dev[32] = {};
+    int consumed = 0;
+    if (std::sscanf(line.c_str(), "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %31s %" SCNu64 " %n", &e.start, &e.end,
+                    perms, &e.offset, dev, &e.inode, &consumed) < 6)
+      continue;
+    e.perms = perms;
+    e.device = dev;
+    if (consumed > 0 && static_cast<size_t>(consumed) <= line.size()) e.path = line.substr(consumed);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::vector<MapEntry> read_proc_maps(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/maps");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_proc_maps(ss.str());
+}
+
+namespace {
+
+std::string hex(uint64_t v) {
+  char buf[20];
+  std::snprintf(buf, sizeof buf, "%" PRIx64, v);
+  return buf;
+}
+
+}  // namespace
+
+ModuleMap modules_from_maps(pid_t pid, const std::vector<MapEntry>& maps, ModuleCache& cache, Memory& memory) {
+  ModuleMap result;
+  size_t i = 0;
+  while (i < maps.size()) {
+    // A module: consecutive mappings of one file (same path and inode).
+    size_t j = i + 1;
+    const MapEntry& first = maps[i];
+    while (j < maps.size() && maps[j].path == first.path && maps[j].inode == first.inode && !first.path.empty())
+      ++j;
+    bool executable = false;
+    for (size_t k = i; k < j; ++k) executable |= maps[k].perms.size() > 2 && maps[k].perms[2] == 'x';
+    const bool is_file = !first.path.empty() && first.path[0] == '/';
+    const bool is_vdso = first.path == "[vdso]";
+    if (!executable || (!is_file && !is_vdso)) {
+      i = j;
+      continue;
+    }
+    Module m;
+    m.start = first.start;
+    m.end = maps[j - 1].end;
+    m.name = first.path;
+    Result<std::shared_ptr<const ModuleData>> data = Error{ErrorCode::kNotFound, 0};
+    if (is_vdso) {
+      std::vector<uint8_t> bytes(m.end - m.start);
+      const size_t got = memory.read(m.start, bytes.data(), bytes.size());
+      bytes.resize(got);
+      data = cache.from_bytes(std::move(bytes), "[vdso]", "[vdso]:" + hex(m.start) + ":" + std::to_string(pid));
+    } else {
+      std::string path = first.path;
+      const std::string deleted = " (deleted)";
+      bool replaced = path.size() > deleted.size() && path.compare(path.size() - deleted.size(), deleted.size(), deleted) == 0;
+      if (replaced) path.resize(path.size() - deleted.size());
+      struct stat st {};
+      if (!replaced && (::stat(path.c_str(), &st) != 0 || st.st_ino != first.inode)) replaced = true;
+      // A file deleted or replaced since it was mapped: read the mapped one.
+      const std::string open_path = replaced ? "/proc/" + std::to_string(pid) + "/map_files/" + hex(first.start) + "-" +
+                                                   hex(first.end)
+                                             : path;
+      data = cache.get(open_path, first.path, first.device + ":" + std::to_string(first.inode) + ":" + path);
+    }
+    if (data) {
+      m.data = *data;
+      auto bias = load_bias(*m.data, first.start, first.offset);
+      m.bias = bias ? *bias : first.start;
+    } else {
+      m.problem = to_string(data.error().code);
+      m.bias = first.start - first.offset;
+    }
+    result.add(std::move(m));
+    i = j;
+  }
+  return result;
+}
+
+}  // namespace framewalk

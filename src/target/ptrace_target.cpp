@@ -1,0 +1,218 @@
+#include "target/ptrace_target.hpp"
+
+#include <dirent.h>
+#include <signal.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+
+#include "arch/x86_64/frames.hpp"
+
+namespace framewalk {
+
+namespace {
+
+// Threads held by any session, for the signal handler: a fixed table so that
+// the handler neither allocates nor locks.
+constexpr int kMaxHeld = 65536;
+std::atomic<pid_t> g_held[kMaxHeld];
+std::atomic<int> g_held_count{0};
+
+void remember_held(pid_t tid) {
+  const int i = g_held_count.fetch_add(1);
+  if (i < kMaxHeld) g_held[i].store(tid);
+}
+void forget_held(pid_t tid) {
+  const int n = std::min(g_held_count.load(), kMaxHeld);
+  for (int i = 0; i < n; ++i) {
+    pid_t expected = tid;
+    if (g_held[i].compare_exchange_strong(expected, 0)) return;
+  }
+}
+
+void detach_everything_and_exit(int sig) {
+  const int n = std::min(g_held_count.load(), kMaxHeld);
+  for (int i = 0; i < n; ++i) {
+    const pid_t tid = g_held[i].exchange(0);
+    if (tid > 0) ptrace(PTRACE_DETACH, tid, nullptr, nullptr);
+  }
+  // Threads still running (interrupt not yet delivered) are released by the
+  // kernel when this process exits.
+  _exit(128 + sig);
+}
+
+}  // namespace
+
+size_t ProcessMemory::peek(uint64_t address, void* out, size_t size) {
+  size_t done = 0;
+  auto* dst = static_cast<uint8_t*>(out);
+  while (done < size) {
+    const uint64_t at = address + done;
+    const uint64_t aligned = at & ~uint64_t{7};
+    errno = 0;
+    const long word = ptrace(PTRACE_PEEKDATA, pid_, reinterpret_cast<void*>(aligned), nullptr);
+    if (errno != 0) break;
+    const size_t skip = static_cast<size_t>(at - aligned);
+    const size_t n = std::min(size - done, 8 - skip);
+    std::memcpy(dst + done, reinterpret_cast<const uint8_t*>(&word) + skip, n);
+    done += n;
+  }
+  return done;
+}
+
+size_t ProcessMemory::read(uint64_t address, void* out, size_t size) {
+  if (size == 0) return 0;
+  if (!use_peek_) {
+    iovec local{out, size};
+    iovec remote{reinterpret_cast<void*>(address), size};
+    const ssize_t n = process_vm_readv(pid_, &local, 1, &remote, 1, 0);
+    if (n >= 0) {
+      return static_cast<size_t>(n);  // short: stopped at an unreadable page
+    }
+    // EFAULT: the first byte is unreadable. ENOSYS/EPERM: the call is not
+    // available here; fall back to PTRACE_PEEKDATA from now on.
+    if (errno != ENOSYS && errno != EPERM) return 0;
+    use_peek_ = true;
+  }
+  return peek(address, out, size);
+}
+
+PtraceSession::PtraceSession(pid_t pid) : pid_(pid), memory_(pid) {}
+
+PtraceSession::~PtraceSession() { detach_all(); }
+
+std::vector<pid_t> PtraceSession::threads() const {
+  std::vector<pid_t> out;
+  const std::string dir = "/proc/" + std::to_string(pid_) + "/task";
+  DIR* d = opendir(dir.c_str());
+  if (!d) return out;
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    out.push_back(static_cast<pid_t>(std::atoi(e->d_name)));
+  }
+  closedir(d);
+  std::sort(out.begin(), out.end());
+  // The main thread first, as debuggers list it.
+  auto it = std::find(out.begin(), out.end(), pid_);
+  if (it != out.end()) std::rotate(out.begin(), it, it + 1);
+  return out;
+}
+
+ThreadStop PtraceSession::stop(pid_t tid) {
+  ThreadStop s;
+  s.tid = tid;
+  if (ptrace(PTRACE_SEIZE, tid, nullptr, nullptr) != 0) {
+    s.error_number = errno;
+    s.error = errno == ESRCH ? AttachError::kGone : errno == EPERM ? AttachError::kNotPermitted : AttachError::kOther;
+    return s;
+  }
+  remember_held(tid);
+  if (ptrace(PTRACE_INTERRUPT, tid, nullptr, nullptr) != 0) {
+    s.error_number = errno;
+    s.error = AttachError::kGone;
+    ptrace(PTRACE_DETACH, tid, nullptr, nullptr);
+    forget_held(tid);
+    return s;
+  }
+  for (;;) {
+    int status = 0;
+    const pid_t r = waitpid(tid, &status, __WALL);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      s.error_number = errno;
+      s.error = AttachError::kGone;
+      forget_held(tid);
+      return s;
+    }
+    if (WIFEXITED(status) || WIFSIGNALED(status)) {
+      s.error = AttachError::kGone;
+      forget_held(tid);
+      return s;
+    }
+    if (!WIFSTOPPED(status)) continue;
+    const int sig = WSTOPSIG(status);
+    const int event = status >> 16;
+    if (event == PTRACE_EVENT_STOP) {
+      // Our interrupt (SIGTRAP) or a group-stop the process was already in.
+      s.group_stopped = sig != SIGTRAP;
+    } else {
+      // A signal arrived first: the thread is in signal-delivery-stop. Keep it
+      // there and hand the signal back when we detach.
+      s.pending_signal = sig;
+    }
+    break;
+  }
+  held_.push_back(s);
+  return s;
+}
+
+bool PtraceSession::registers(pid_t tid, arch::RegisterFile* out, int* error_number) {
+  user_regs_struct regs{};
+  if (ptrace(PTRACE_GETREGS, tid, nullptr, &regs) != 0) {
+    if (error_number) *error_number = errno;
+    return false;
+  }
+  static_assert(sizeof(regs) == arch::x86_64::kUserRegsSize);
+  uint64_t raw[arch::x86_64::kUserRegsCount];
+  std::memcpy(raw, &regs, sizeof raw);
+  *out = arch::x86_64::from_user_regs(raw);
+  return true;
+}
+
+void PtraceSession::detach(pid_t tid) {
+  auto it = std::find_if(held_.begin(), held_.end(), [&](const ThreadStop& s) { return s.tid == tid; });
+  if (it == held_.end()) return;
+  ptrace(PTRACE_DETACH, tid, nullptr, reinterpret_cast<void*>(static_cast<intptr_t>(it->pending_signal)));
+  forget_held(tid);
+  held_.erase(it);
+}
+
+void PtraceSession::detach_all() {
+  for (const ThreadStop& s : held_) {
+    ptrace(PTRACE_DETACH, s.tid, nullptr, reinterpret_cast<void*>(static_cast<intptr_t>(s.pending_signal)));
+    forget_held(s.tid);
+  }
+  held_.clear();
+}
+
+void install_detach_on_signals() {
+  struct sigaction sa {};
+  sa.sa_handler = detach_everything_and_exit;
+  sigemptyset(&sa.sa_mask);
+  sigaddset(&sa.sa_mask, SIGINT);
+  sigaddset(&sa.sa_mask, SIGTERM);
+  sigaddset(&sa.sa_mask, SIGHUP);
+  sa.sa_flags = 0;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGHUP, &sa, nullptr);
+  sigaction(SIGPIPE, &sa, nullptr);
+}
+
+bool process_exists(pid_t pid, std::string* why) {
+  if (kill(pid, 0) == 0 || errno == EPERM) {
+    const std::string stat = "/proc/" + std::to_string(pid) + "/stat";
+    if (access(stat.c_str(), R_OK) == 0) return true;
+  }
+  if (why) *why = "no such process";
+  return false;
+}
+
+std::string thread_name(pid_t pid, pid_t tid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/comm");
+  std::string name;
+  std::getline(in, name);
+  return name;
+}
+
+}  // namespace framewalk

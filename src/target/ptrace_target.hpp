@@ -1,0 +1,75 @@
+// The live back-end: threads of another process, frozen with PTRACE_SEIZE and
+// PTRACE_INTERRUPT, memory read with process_vm_readv (PEEKDATA fallback).
+// Every thread is detached and left as it was: on the normal path, when a
+// thread or the process dies, and when framewalk is interrupted (see
+// install_detach_on_signals).
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "arch/registers.hpp"
+#include "base/memory.hpp"
+
+namespace framewalk {
+
+class ProcessMemory final : public Memory {
+ public:
+  explicit ProcessMemory(pid_t pid) : pid_(pid) {}
+  size_t read(uint64_t address, void* out, size_t size) override;
+
+ private:
+  size_t peek(uint64_t address, void* out, size_t size);
+  pid_t pid_;
+  bool use_peek_ = false;
+};
+
+enum class AttachError : uint8_t { kNone, kNoSuchProcess, kNotPermitted, kGone, kOther };
+
+struct ThreadStop {
+  pid_t tid = 0;
+  AttachError error = AttachError::kNone;
+  int error_number = 0;
+  int pending_signal = 0;   // a signal that arrived while we held it: re-delivered on detach
+  bool group_stopped = false;  // it was already stopped (SIGSTOP): stays stopped
+};
+
+class PtraceSession {
+ public:
+  explicit PtraceSession(pid_t pid);
+  ~PtraceSession();  // detaches every thread still held
+  PtraceSession(const PtraceSession&) = delete;
+  PtraceSession& operator=(const PtraceSession&) = delete;
+
+  pid_t pid() const { return pid_; }
+  // The process's threads now (from /proc/PID/task).
+  std::vector<pid_t> threads() const;
+
+  // Seizes and stops one thread; waits until it is stopped.
+  ThreadStop stop(pid_t tid);
+  // The general registers of a stopped thread.
+  bool registers(pid_t tid, arch::RegisterFile* out, int* error_number);
+  // Lets one thread run again as it was.
+  void detach(pid_t tid);
+  void detach_all();
+
+  Memory& memory() { return memory_; }
+
+ private:
+  pid_t pid_;
+  ProcessMemory memory_;
+  std::vector<ThreadStop> held_;
+};
+
+// SIGINT, SIGTERM and SIGHUP make framewalk detach every thread it holds and
+// exit with 128+signal, instead of dying with threads stopped.
+void install_detach_on_signals();
+
+// Whether `pid` exists, and a message if not.
+bool process_exists(pid_t pid, std::string* why);
+std::string thread_name(pid_t pid, pid_t tid);
+
+}  // namespace framewalk

@@ -1,0 +1,337 @@
+#include "tools/stack_command.hpp"
+
+#include <sys/ptrace.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "arch/x86_64/registers.hpp"
+#include "dump/cfi_text.hpp"
+#include "dump/text_writer.hpp"
+#include "target/cached_memory.hpp"
+#include "target/core_file.hpp"
+#include "target/proc_maps.hpp"
+#include "target/ptrace_target.hpp"
+#include "unwind/symbolize.hpp"
+#include "unwind/unwinder.hpp"
+
+namespace framewalk::tools {
+
+namespace {
+
+uint64_t now_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+std::string hex(uint64_t v, int width = 0) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%0*llx", width, static_cast<unsigned long long>(v));
+  return buf;
+}
+
+struct ThreadResult {
+  pid_t tid = 0;
+  std::string name;
+  std::vector<Frame> frames;
+  WalkResult walk;
+  std::string error;  // the thread could not be read at all
+};
+
+// Memory for --freeze=copy: each thread's stack copied while stopped, the
+// process read live for everything else.
+class StackCopyMemory final : public Memory {
+ public:
+  explicit StackCopyMemory(Memory& live) : live_(live) {}
+  void add(uint64_t start, std::vector<uint8_t> bytes) { copies_.emplace(start, std::move(bytes)); }
+  size_t copied_bytes() const {
+    size_t n = 0;
+    for (auto& [k, v] : copies_) n += v.size();
+    return n;
+  }
+  size_t read(uint64_t address, void* out, size_t size) override {
+    auto it = copies_.upper_bound(address);
+    if (it != copies_.begin()) {
+      --it;
+      const uint64_t off = address - it->first;
+      if (off < it->second.size() && size <= it->second.size() - off) {
+        std::memcpy(out, it->second.data() + off, size);
+        return size;
+      }
+    }
+    return live_.read(address, out, size);
+  }
+
+ private:
+  Memory& live_;
+  std::map<uint64_t, std::vector<uint8_t>> copies_;
+};
+
+void walk_thread(const Unwinder& unwinder, const arch::RegisterFile& regs, size_t max_frames, ThreadResult& out) {
+  UnwindOptions o;
+  o.max_frames = max_frames;
+  out.walk = unwinder.walk(regs, [&](const Frame& f) {
+    out.frames.push_back(f);
+    return true;
+  }, o);
+}
+
+std::string stop_text(const WalkResult& w) {
+  std::string s = to_string(w.reason);
+  switch (w.reason) {
+    case StopReason::kBadMemory: s += " at " + hex(w.address); break;
+    case StopReason::kNoUnwindInfo: s += " for " + hex(w.address); break;
+    case StopReason::kCfaDidNotAdvance: s += " (sp " + hex(w.address) + ")"; break;
+    case StopReason::kBadUnwindInfo: s += std::string(": ") + to_string(w.error); break;
+    default: break;
+  }
+  return s;
+}
+
+bool natural_end(const ThreadResult& t) { return t.error.empty() && t.walk.reason == StopReason::kOutermost; }
+
+void print_text(dump::TextWriter& w, pid_t pid, const std::string& process_name,
+                const std::vector<ThreadResult>& threads, const StackCommandOptions& options) {
+  w.str("PID ").dec(pid).str(" - ").str(process_name.empty() ? "process" : process_name).ch('\n');
+  for (const ThreadResult& t : threads) {
+    w.str("TID ").dec(t.tid);
+    if (options.verbose && !t.name.empty()) w.str(" \"").str(t.name).ch('"');
+    w.str(":\n");
+    if (!t.error.empty()) {
+      w.str("  (").str(t.error).str(")\n");
+      continue;
+    }
+    for (size_t i = 0; i < t.frames.size(); ++i) {
+      const Frame& f = t.frames[i];
+      char num[32];
+      std::snprintf(num, sizeof num, "#%-2zu ", i);
+      w.str(num).str(hex(f.pc, 16));
+      const FrameSymbol s = symbolize(f);
+      if (s.found) {
+        w.ch(' ').str(s.function);
+        if (s.offset) w.str("+").str(hex(s.offset));
+      } else {
+        w.str(" ??");
+      }
+      if (options.modules && f.module) w.str(" - ").str(f.module->name);
+      if (options.verbose) w.str(" [").str(to_string(f.source)).str("]");
+      w.ch('\n');
+    }
+    if (options.verbose || !natural_end(t)) w.str("  stop: ").str(stop_text(t.walk)).ch('\n');
+  }
+}
+
+void print_json(dump::TextWriter& w, pid_t pid, const std::vector<ThreadResult>& threads, uint64_t pause_ns) {
+  w.str("{\"pid\":").dec(pid);
+  if (pause_ns) w.str(",\"pause_us\":").udec(pause_ns / 1000);
+  w.str(",\"threads\":[");
+  for (size_t ti = 0; ti < threads.size(); ++ti) {
+    const ThreadResult& t = threads[ti];
+    if (ti) w.ch(',');
+    w.str("\n{\"tid\":").dec(t.tid).str(",\"name\":\"").str(dump::json_escape(t.name)).str("\",\"frames\":[");
+    for (size_t i = 0; i < t.frames.size(); ++i) {
+      const Frame& f = t.frames[i];
+      if (i) w.ch(',');
+      const FrameSymbol s = symbolize(f);
+      w.str("\n  {\"pc\":\"").str(hex(f.pc)).str("\",\"function\":");
+      if (s.found) w.ch('"').str(dump::json_escape(s.function)).ch('"'); else w.str("null");
+      w.str(",\"offset\":").udec(s.offset).str(",\"module\":");
+      if (f.module) w.ch('"').str(dump::json_escape(f.module->name)).ch('"'); else w.str("null");
+      w.str(",\"source\":\"").str(to_string(f.source)).str("\",\"activation\":").str(f.activation ? "true" : "false")
+          .str(",\"sp\":\"").str(hex(f.sp)).str("\"}");
+    }
+    w.str("],\"stop\":\"");
+    if (!t.error.empty()) w.str("unreadable\",\"error\":\"").str(dump::json_escape(t.error)).ch('"');
+    else w.str(to_string(t.walk.reason)).str("\",\"stop_detail\":\"").str(dump::json_escape(stop_text(t.walk))).ch('"');
+    w.ch('}');
+  }
+  w.str("]}\n");
+}
+
+std::string attach_error_text(const ThreadStop& s) {
+  switch (s.error) {
+    case AttachError::kNotPermitted:
+      return "ptrace not permitted (" + std::string(std::strerror(s.error_number)) +
+             "; see /proc/sys/kernel/yama/ptrace_scope, or run as the process's owner or root)";
+    case AttachError::kGone: return "thread exited";
+    case AttachError::kNoSuchProcess: return "no such process";
+    default: return std::strerror(s.error_number);
+  }
+}
+
+int finish(const StackCommandOptions& options, pid_t pid, const std::string& name,
+           const std::vector<ThreadResult>& threads, uint64_t pause_ns) {
+  dump::TextWriter w(stdout);
+  if (options.format == "json") print_json(w, pid, threads, pause_ns);
+  else print_text(w, pid, name, threads, options);
+  if (options.verbose && pause_ns && options.format != "json")
+    w.str("process stopped for ").udec(pause_ns / 1000).str(" us in total\n");
+  w.flush();
+  bool all_natural = true;
+  for (const auto& t : threads) all_natural &= natural_end(t);
+  return all_natural ? 0 : 1;
+}
+
+int run_live(const StackCommandOptions& options) {
+  std::string why;
+  if (!process_exists(options.pid, &why)) {
+    std::fprintf(stderr, "framewalk: %d: %s\n", options.pid, why.c_str());
+    return 2;
+  }
+  install_detach_on_signals();
+  PtraceSession session(options.pid);
+  CachedMemory memory(session.memory());
+  ModuleCache cache;
+  std::vector<pid_t> tids = options.tid ? std::vector<pid_t>{options.tid} : session.threads();
+  std::vector<ThreadResult> results(tids.size());
+  std::vector<arch::RegisterFile> regs(tids.size());
+  std::vector<bool> have(tids.size(), false);
+  uint64_t pause_ns = 0;
+  // Frames point into the module map: it lives until the output is written.
+  ModuleMap modules;
+  std::unique_ptr<StackCopyMemory> copies;
+  std::unique_ptr<CachedMemory> copies_cached;
+
+  auto stop_and_read = [&](size_t i) -> bool {
+    results[i].tid = tids[i];
+    results[i].name = thread_name(options.pid, tids[i]);
+    const ThreadStop s = session.stop(tids[i]);
+    if (s.error != AttachError::kNone) {
+      results[i].error = attach_error_text(s);
+      return false;
+    }
+    int err = 0;
+    if (!session.registers(tids[i], &regs[i], &err)) {
+      results[i].error = std::string("cannot read registers: ") + std::strerror(err);
+      return false;
+    }
+    have[i] = true;
+    return true;
+  };
+
+  if (options.freeze == "thread") {
+    // Least disturbance: each thread is stopped only while it is unwound.
+    const auto maps = read_proc_maps(options.pid);
+    modules = modules_from_maps(options.pid, maps, cache, memory);
+    const Unwinder unwinder(modules, memory, elf::kEmX86_64);
+    for (size_t i = 0; i < tids.size(); ++i) {
+      const uint64_t t0 = now_ns();
+      if (stop_and_read(i)) {
+        memory.invalidate();
+        walk_thread(unwinder, regs[i], options.max_frames, results[i]);
+      }
+      session.detach(tids[i]);
+      pause_ns += now_ns() - t0;
+    }
+  } else {
+    const uint64_t t0 = now_ns();
+    for (size_t i = 0; i < tids.size(); ++i) stop_and_read(i);
+    // Threads started while we were stopping the others.
+    if (!options.tid) {
+      for (pid_t t : session.threads()) {
+        if (std::find(tids.begin(), tids.end(), t) != tids.end()) continue;
+        tids.push_back(t);
+        results.emplace_back();
+        regs.emplace_back();
+        have.push_back(false);
+        stop_and_read(tids.size() - 1);
+      }
+    }
+    const auto maps = read_proc_maps(options.pid);
+    if (options.freeze == "copy") {
+      // Copy each stack's live part, let the process go, then unwind the copies.
+      copies = std::make_unique<StackCopyMemory>(session.memory());
+      for (size_t i = 0; i < tids.size(); ++i) {
+        if (!have[i]) continue;
+        const uint64_t sp = regs[i].value_or(arch::x86_64::kRsp, 0);
+        const uint64_t from = sp >= 128 ? sp - 128 : 0;  // the red zone below sp
+        uint64_t to = from + (512u << 10);
+        for (const MapEntry& m : maps)
+          if (sp >= m.start && sp < m.end) to = std::min(to, m.end);
+        std::vector<uint8_t> bytes(to - from);
+        bytes.resize(session.memory().read(from, bytes.data(), bytes.size()));
+        copies->add(from, std::move(bytes));
+      }
+      session.detach_all();
+      pause_ns = now_ns() - t0;
+      copies_cached = std::make_unique<CachedMemory>(*copies);
+      modules = modules_from_maps(options.pid, maps, cache, *copies_cached);
+      const Unwinder unwinder(modules, *copies_cached, elf::kEmX86_64);
+      for (size_t i = 0; i < tids.size(); ++i)
+        if (have[i]) walk_thread(unwinder, regs[i], options.max_frames, results[i]);
+    } else {
+      // A consistent snapshot: every thread stays stopped until all are unwound.
+      modules = modules_from_maps(options.pid, maps, cache, memory);
+      const Unwinder unwinder(modules, memory, elf::kEmX86_64);
+      for (size_t i = 0; i < tids.size(); ++i)
+        if (have[i]) walk_thread(unwinder, regs[i], options.max_frames, results[i]);
+      session.detach_all();
+      pause_ns = now_ns() - t0;
+    }
+  }
+  bool any = false;
+  for (auto& r : results) any |= r.error.empty();
+  if (!any && !results.empty() && results[0].error.find("not permitted") != std::string::npos) {
+    std::fprintf(stderr, "framewalk: %d: %s\n", options.pid, results[0].error.c_str());
+    return 2;
+  }
+  std::string comm = thread_name(options.pid, options.pid);
+  return finish(options, options.pid, comm, results, pause_ns);
+}
+
+int run_core(const StackCommandOptions& options) {
+  CoreOptions co;
+  co.exe = options.exe;
+  co.sysroot = options.sysroot;
+  auto core = CoreFile::open(options.core, co);
+  if (!core) {
+    const Error e = core.error();
+    std::string what = to_string(e.code);
+    if (e.code == ErrorCode::kIoError) what = std::strerror(static_cast<int>(e.offset));
+    else if (e.code == ErrorCode::kUnsupportedElf || e.code == ErrorCode::kBadElf) what = "not a core file";
+    else if (e.code == ErrorCode::kNotFound) what = "no threads (NT_PRSTATUS) in the core";
+    else what += " at offset " + hex(e.offset);
+    std::fprintf(stderr, "framewalk: %s: %s\n", options.core.c_str(), what.c_str());
+    return 2;
+  }
+  if (!options.exe.empty()) {
+    if (auto exe = elf::ElfFile::open(options.exe); !exe) {
+      std::fprintf(stderr, "framewalk: %s: cannot open the executable\n", options.exe.c_str());
+      return 2;
+    }
+  }
+  if ((*core)->missing_bytes())
+    std::fprintf(stderr, "framewalk: %s: truncated core: %llu bytes of its segments are missing\n",
+                 options.core.c_str(), static_cast<unsigned long long>((*core)->missing_bytes()));
+  ModuleCache cache;
+  std::vector<std::string> warnings;
+  CachedMemory memory((*core)->memory());  // frames point into `modules`: both live to the end
+  const ModuleMap modules = (*core)->modules(cache, &warnings);
+  for (const auto& w : warnings) std::fprintf(stderr, "framewalk: %s\n", w.c_str());
+  const Unwinder unwinder(modules, memory, (*core)->machine());
+  std::vector<ThreadResult> results;
+  for (const CoreThread& t : (*core)->threads()) {
+    if (options.tid && t.tid != options.tid) continue;
+    ThreadResult r;
+    r.tid = t.tid;
+    r.name = (*core)->process_name();
+    walk_thread(unwinder, t.registers, options.max_frames, r);
+    results.push_back(std::move(r));
+  }
+  return finish(options, (*core)->pid(), (*core)->process_name(), results, 0);
+}
+
+}  // namespace
+
+int run_stack_command(const StackCommandOptions& options) {
+  if (!options.core.empty()) return run_core(options);
+  return run_live(options);
+}
+
+}  // namespace framewalk::tools

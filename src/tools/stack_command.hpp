@@ -1,0 +1,28 @@
+// `framewalk stack`: every thread of a live process or a core file.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <string>
+
+namespace framewalk::tools {
+
+struct StackCommandOptions {
+  pid_t pid = 0;
+  pid_t tid = 0;              // only this thread (live)
+  std::string core;
+  std::string exe;
+  std::string sysroot;
+  std::string format = "text";  // text | json
+  std::string freeze = "process";  // process | thread | copy
+  size_t max_frames = 256;
+  bool verbose = false;
+  bool modules = true;        // show each frame's module
+};
+
+// 0: every thread walked to its natural end; 1: a walk stopped early or a
+// thread could not be read; 2: the target could not be opened.
+int run_stack_command(const StackCommandOptions& options);
+
+}  // namespace framewalk::tools

@@ -1,0 +1,88 @@
+#include "unwind/module.hpp"
+
+#include <algorithm>
+
+namespace framewalk {
+
+ModuleData::ModuleData(std::string display_name, std::shared_ptr<const elf::ElfFile> elf)
+    : name_(std::move(display_name)), elf_(std::move(elf)) {}
+
+const ElfCfi* ModuleData::cfi() const {
+  std::call_once(cfi_once_, [&] {
+    auto loaded = ElfCfi::load(elf_);
+    if (loaded) cfi_ = std::make_unique<ElfCfi>(std::move(*loaded));
+  });
+  return cfi_.get();
+}
+
+const elf::SymbolTable& ModuleData::symbols() const {
+  std::call_once(symbols_once_, [&] {
+    symbols_ = std::make_unique<elf::SymbolTable>(elf::SymbolTable::load(elf_));
+    if (auto mini = elf_->gnu_debugdata()) symbols_->merge(*mini);
+    if (const ElfCfi* c = cfi(); c && !c->separate_debug_file().empty())
+      if (auto debug = elf::ElfFile::open(c->separate_debug_file())) symbols_->merge(*debug);
+  });
+  return *symbols_;
+}
+
+std::optional<uint64_t> ModuleData::vaddr_of_offset(uint64_t offset) const {
+  for (const elf::Segment& p : elf_->segments()) {
+    if (p.type != elf::kPtLoad) continue;
+    const uint64_t page_off = p.offset & ~uint64_t{0xfff};
+    const uint64_t page_vaddr = p.vaddr & ~uint64_t{0xfff};
+    const uint64_t span = p.offset - page_off + p.filesz;
+    if (offset >= page_off && offset - page_off < std::max<uint64_t>(span, 1)) return page_vaddr + (offset - page_off);
+  }
+  return std::nullopt;
+}
+
+std::optional<uint64_t> load_bias(const ModuleData& data, uint64_t start, uint64_t offset) {
+  auto vaddr = data.vaddr_of_offset(offset);
+  if (!vaddr) return std::nullopt;
+  return start - *vaddr;
+}
+
+void ModuleMap::add(Module module) {
+  auto it = std::upper_bound(modules_.begin(), modules_.end(), module.start,
+                             [](uint64_t a, const Module& m) { return a < m.start; });
+  modules_.insert(it, std::move(module));
+}
+
+const Module* ModuleMap::find(uint64_t address) const {
+  auto it = std::upper_bound(modules_.begin(), modules_.end(), address,
+                             [](uint64_t a, const Module& m) { return a < m.start; });
+  // Modules may nest (a file mapped inside another's gap is rare); look back a little.
+  for (int back = 0; back < 4 && it != modules_.begin(); ++back) {
+    --it;
+    if (it->contains(address)) return &*it;
+  }
+  return nullptr;
+}
+
+Result<std::shared_ptr<const ModuleData>> ModuleCache::get(const std::string& open_path,
+                                                           const std::string& display_name,
+                                                           const std::string& identity) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto it = by_identity_.find(identity); it != by_identity_.end()) return it->second;
+  }
+  FW_TRY(auto file, elf::ElfFile::open(open_path));
+  auto data = std::make_shared<const ModuleData>(display_name, std::move(file));
+  std::lock_guard<std::mutex> lock(mutex_);
+  return by_identity_.emplace(identity, std::move(data)).first->second;
+}
+
+Result<std::shared_ptr<const ModuleData>> ModuleCache::from_bytes(std::vector<uint8_t> bytes,
+                                                                  const std::string& display_name,
+                                                                  const std::string& identity) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto it = by_identity_.find(identity); it != by_identity_.end()) return it->second;
+  }
+  FW_TRY(auto file, elf::ElfFile::parse(FileImage::from_buffer(std::move(bytes)), display_name));
+  auto data = std::make_shared<const ModuleData>(display_name, std::move(file));
+  std::lock_guard<std::mutex> lock(mutex_);
+  return by_identity_.emplace(identity, std::move(data)).first->second;
+}
+
+}  // namespace framewalk

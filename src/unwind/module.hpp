@@ -1,0 +1,85 @@
+// Modules: the ELF files mapped into an address space, with their load bias,
+// unwind information and symbols. ModuleData is per file and shared; Module is
+// one mapping of it in one address space.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "elf/symbols.hpp"
+#include "unwind/elf_cfi.hpp"
+
+namespace framewalk {
+
+class ModuleData {
+ public:
+  // `display_name` is what frames show (the mapped path); `elf` the parsed file.
+  ModuleData(std::string display_name, std::shared_ptr<const elf::ElfFile> elf);
+
+  const std::string& name() const { return name_; }
+  const elf::ElfFile& elf() const { return *elf_; }
+  std::shared_ptr<const elf::ElfFile> elf_ptr() const { return elf_; }
+
+  // Loaded on first use; thread-safe.
+  const ElfCfi* cfi() const;
+  const elf::SymbolTable& symbols() const;
+
+  // The link-time address that file offset `offset` is loaded at (via PT_LOAD).
+  std::optional<uint64_t> vaddr_of_offset(uint64_t offset) const;
+
+ private:
+  std::string name_;
+  std::shared_ptr<const elf::ElfFile> elf_;
+  mutable std::once_flag cfi_once_, symbols_once_;
+  mutable std::unique_ptr<ElfCfi> cfi_;
+  mutable std::unique_ptr<elf::SymbolTable> symbols_;
+};
+
+struct Module {
+  uint64_t start = 0;  // lowest mapped address of the module
+  uint64_t end = 0;    // one past the highest
+  uint64_t bias = 0;   // run-time address = link-time address + bias
+  std::string name;    // path as mapped, or "[vdso]"
+  std::shared_ptr<const ModuleData> data;  // null when the file could not be read
+  std::string problem;                     // why `data` is null
+
+  bool contains(uint64_t address) const { return address >= start && address < end; }
+};
+
+class ModuleMap {
+ public:
+  void add(Module module);
+  const Module* find(uint64_t address) const;
+  const std::vector<Module>& modules() const { return modules_; }
+
+ private:
+  std::vector<Module> modules_;  // sorted by start
+};
+
+// Opens ELF files once per (path, identity) and shares them across processes,
+// threads and cores.
+class ModuleCache {
+ public:
+  // `open_path` is where to read the file (may be /proc/PID/map_files/...);
+  // `display_name` what frames show; `identity` distinguishes files of the same
+  // name (device/inode/size).
+  Result<std::shared_ptr<const ModuleData>> get(const std::string& open_path, const std::string& display_name,
+                                                const std::string& identity);
+  // An in-memory image (the vDSO, a file read from a core).
+  Result<std::shared_ptr<const ModuleData>> from_bytes(std::vector<uint8_t> bytes, const std::string& display_name,
+                                                       const std::string& identity);
+
+ private:
+  std::mutex mutex_;
+  std::map<std::string, std::shared_ptr<const ModuleData>> by_identity_;
+};
+
+// The load bias of a file whose bytes at file offset `offset` are mapped at `start`.
+std::optional<uint64_t> load_bias(const ModuleData& data, uint64_t start, uint64_t offset);
+
+}  // namespace framewalk

@@ -1,0 +1,85 @@
+// The step loop: from a thread's registers to its frames, one row at a time.
+// Every frame says how it was recovered; every walk says why it stopped.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include "arch/registers.hpp"
+#include "base/memory.hpp"
+#include "unwind/module.hpp"
+
+namespace framewalk {
+
+// How a frame's registers were recovered from its callee.
+enum class FrameSource : uint8_t {
+  kContext,     // frame 0: the thread's own registers
+  kEhFrame,     // the callee's .eh_frame row
+  kDebugFrame,  // the callee's .debug_frame row
+  kSignal,      // the callee was the signal trampoline (no CFI): the kernel's ucontext
+  kFramePointer,  // the callee keeps a frame pointer (no CFI; prologue checked)
+  kPrologue,    // the callee was stopped in its prologue or is a frameless leaf (no CFI)
+};
+const char* to_string(FrameSource source);
+
+enum class StopReason : uint8_t {
+  kOutermost,         // the return address is undefined or zero: the stack's natural end
+  kMaxFrames,         // the frame cap was reached
+  kNoUnwindInfo,      // no row for the PC and no safe fallback
+  kBadMemory,         // memory needed for the step was unreadable (see address)
+  kCfaDidNotAdvance,  // the caller's stack pointer did not move up: a loop or corrupt stack
+  kBadUnwindInfo,     // the row could not be evaluated (see error)
+  kNoRegisters,       // the initial registers lacked the PC or SP
+  kCallback,          // the frame callback asked to stop
+};
+const char* to_string(StopReason reason);
+
+struct Frame {
+  uint64_t pc = 0;          // exact PC for activations, the return address otherwise
+  uint64_t sp = 0;
+  bool activation = false;  // the PC is exact (frame 0, or interrupted by a signal)
+  FrameSource source = FrameSource::kContext;
+  const Module* module = nullptr;  // the module of the lookup PC
+  // The address to look up symbols and unwind rows at: pc, or pc - 1 for return addresses.
+  uint64_t lookup_pc() const { return activation ? pc : pc - 1; }
+};
+
+struct WalkResult {
+  StopReason reason = StopReason::kOutermost;
+  uint64_t address = 0;  // for kBadMemory: the address; for kNoUnwindInfo: the PC
+  ErrorCode error = ErrorCode::kNotFound;  // for kBadUnwindInfo
+  size_t frames = 0;
+};
+
+struct UnwindOptions {
+  size_t max_frames = 256;
+  bool use_debug_frame = true;
+  bool allow_frame_pointer = true;
+};
+
+class Unwinder {
+ public:
+  Unwinder(const ModuleMap& modules, Memory& memory, uint16_t elf_machine);
+
+  // Walks from `registers`, calling `on_frame` for each frame (return false to stop).
+  WalkResult walk(const arch::RegisterFile& registers, const std::function<bool(const Frame&)>& on_frame,
+                  const UnwindOptions& options = {}) const;
+
+  // Applies one row: the caller's registers from the callee's (exposed for tests).
+  Result<arch::RegisterFile> apply_row(const UnwindRow& row, const arch::RegisterFile& callee) const;
+
+ private:
+  struct Step {
+    UnwindRow row;
+    FrameSource source;
+  };
+  bool find_row(const Frame& frame, const UnwindOptions& options, Step* step) const;
+  bool fallback_row(const Frame& frame, const arch::RegisterFile& regs, const UnwindOptions& options, Step* step) const;
+
+  const ModuleMap& modules_;
+  Memory& memory_;
+  uint16_t machine_;
+  uint16_t sp_reg_, pc_reg_, fp_reg_;
+};
+
+}  // namespace framewalk
