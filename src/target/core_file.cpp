@@ -277,6 +277,9 @@ ModuleMap CoreFile::modules(ModuleCache& cache, std::vector<std::string>* warnin
       if (want && have && *want != *have && warnings)
         warnings->push_back(open_path + ": build-id " + hex_bytes(*have) + " does not match the core's " +
                             hex_bytes(*want) + (is_exe ? " (core and executable do not match)" : ""));
+    } else if (data.error().code == ErrorCode::kBadElf) {
+      i = j;  // a mapped data file (locales, caches): not a module
+      continue;
     } else {
       m.problem = to_string(data.error().code);
       if (warnings) warnings->push_back(open_path + ": " + m.problem + " (frames in it get no unwind info)");
