@@ -1,6 +1,8 @@
 #include "target/proc_maps.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cinttypes>
 #include <cstdio>
@@ -29,10 +31,18 @@ std::vector<MapEntry> parse_proc_maps(const std::string& text) {
 }
 
 std::vector<MapEntry> read_proc_maps(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/maps");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_proc_maps(ss.str());
+  const std::string path = "/proc/" + std::to_string(pid) + "/maps";
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  std::string text;
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n <= 0) break;
+    text.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return parse_proc_maps(text);
 }
 
 namespace {

@@ -1,6 +1,7 @@
 #include "target/ptrace_target.hpp"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
@@ -108,36 +109,38 @@ std::vector<pid_t> PtraceSession::threads() const {
   return out;
 }
 
-ThreadStop PtraceSession::stop(pid_t tid) {
-  ThreadStop s;
-  s.tid = tid;
-  if (ptrace(PTRACE_SEIZE, tid, nullptr, nullptr) != 0) {
+bool PtraceSession::begin_stop(ThreadStop& s) {
+  if (ptrace(PTRACE_SEIZE, s.tid, nullptr, nullptr) != 0) {
     s.error_number = errno;
     s.error = errno == ESRCH ? AttachError::kGone : errno == EPERM ? AttachError::kNotPermitted : AttachError::kOther;
-    return s;
+    return false;
   }
-  remember_held(tid);
-  if (ptrace(PTRACE_INTERRUPT, tid, nullptr, nullptr) != 0) {
+  remember_held(s.tid);
+  if (ptrace(PTRACE_INTERRUPT, s.tid, nullptr, nullptr) != 0) {
     s.error_number = errno;
     s.error = AttachError::kGone;
-    ptrace(PTRACE_DETACH, tid, nullptr, nullptr);
-    forget_held(tid);
-    return s;
+    ptrace(PTRACE_DETACH, s.tid, nullptr, nullptr);
+    forget_held(s.tid);
+    return false;
   }
+  return true;
+}
+
+void PtraceSession::finish_stop(ThreadStop& s) {
   for (;;) {
     int status = 0;
-    const pid_t r = waitpid(tid, &status, __WALL);
+    const pid_t r = waitpid(s.tid, &status, __WALL);
     if (r < 0) {
       if (errno == EINTR) continue;
       s.error_number = errno;
       s.error = AttachError::kGone;
-      forget_held(tid);
-      return s;
+      forget_held(s.tid);
+      return;
     }
     if (WIFEXITED(status) || WIFSIGNALED(status)) {
       s.error = AttachError::kGone;
-      forget_held(tid);
-      return s;
+      forget_held(s.tid);
+      return;
     }
     if (!WIFSTOPPED(status)) continue;
     const int sig = WSTOPSIG(status);
@@ -153,7 +156,25 @@ ThreadStop PtraceSession::stop(pid_t tid) {
     break;
   }
   held_.push_back(s);
+}
+
+ThreadStop PtraceSession::stop(pid_t tid) {
+  ThreadStop s;
+  s.tid = tid;
+  if (begin_stop(s)) finish_stop(s);
   return s;
+}
+
+std::vector<ThreadStop> PtraceSession::stop_all(const std::vector<pid_t>& tids) {
+  std::vector<ThreadStop> stops(tids.size());
+  std::vector<bool> started(tids.size());
+  for (size_t i = 0; i < tids.size(); ++i) {
+    stops[i].tid = tids[i];
+    started[i] = begin_stop(stops[i]);
+  }
+  for (size_t i = 0; i < tids.size(); ++i)
+    if (started[i]) finish_stop(stops[i]);
+  return stops;
 }
 
 bool PtraceSession::registers(pid_t tid, arch::RegisterFile* out, int* error_number) {
@@ -209,9 +230,16 @@ bool process_exists(pid_t pid, std::string* why) {
 }
 
 std::string thread_name(pid_t pid, pid_t tid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/comm");
-  std::string name;
-  std::getline(in, name);
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/task/%d/comm", pid, tid);
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  char buf[64];
+  const ssize_t n = ::read(fd, buf, sizeof buf);
+  ::close(fd);
+  if (n <= 0) return {};
+  std::string name(buf, static_cast<size_t>(n));
+  while (!name.empty() && name.back() == '\n') name.pop_back();
   return name;
 }
 

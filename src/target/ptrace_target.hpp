@@ -50,6 +50,9 @@ class PtraceSession {
 
   // Seizes and stops one thread; waits until it is stopped.
   ThreadStop stop(pid_t tid);
+  // Stops many threads at once: every interrupt is sent before the first wait,
+  // so the threads stop in parallel (the pause is not the sum of their wake-ups).
+  std::vector<ThreadStop> stop_all(const std::vector<pid_t>& tids);
   // The general registers of a stopped thread.
   bool registers(pid_t tid, arch::RegisterFile* out, int* error_number);
   // Lets one thread run again as it was.
@@ -59,6 +62,9 @@ class PtraceSession {
   Memory& memory() { return memory_; }
 
  private:
+  bool begin_stop(ThreadStop& s);
+  void finish_stop(ThreadStop& s);
+
   pid_t pid_;
   ProcessMemory memory_;
   std::vector<ThreadStop> held_;

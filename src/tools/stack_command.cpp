@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -198,31 +199,43 @@ int run_live(const StackCommandOptions& options) {
   std::unique_ptr<StackCopyMemory> copies;
   std::unique_ptr<CachedMemory> copies_cached;
 
-  auto stop_and_read = [&](size_t i) -> bool {
+  const bool timing = std::getenv("FRAMEWALK_TIMING") != nullptr;
+  uint64_t t_last = now_ns();
+  auto phase = [&](const char* name) {
+    if (!timing) return;
+    const uint64_t t = now_ns();
+    std::fprintf(stderr, "framewalk: timing: %-14s %8.3f ms\n", name, static_cast<double>(t - t_last) / 1e6);
+    t_last = t;
+  };
+  for (size_t i = 0; i < tids.size(); ++i) {
     results[i].tid = tids[i];
     results[i].name = thread_name(options.pid, tids[i]);
-    const ThreadStop s = session.stop(tids[i]);
+  }
+  auto read_registers = [&](size_t i, const ThreadStop& s) {
     if (s.error != AttachError::kNone) {
       results[i].error = attach_error_text(s);
-      return false;
+      return;
     }
     int err = 0;
     if (!session.registers(tids[i], &regs[i], &err)) {
       results[i].error = std::string("cannot read registers: ") + std::strerror(err);
-      return false;
+      return;
     }
     have[i] = true;
-    return true;
   };
+  // The mappings are read before anything is stopped: they rarely change, and
+  // reading them costs more than anything else in the pause.
+  const auto maps = read_proc_maps(options.pid);
+  phase("maps");
 
   if (options.freeze == "thread") {
     // Least disturbance: each thread is stopped only while it is unwound.
-    const auto maps = read_proc_maps(options.pid);
     modules = modules_from_maps(options.pid, maps, cache, memory);
     const Unwinder unwinder(modules, memory, elf::kEmX86_64);
     for (size_t i = 0; i < tids.size(); ++i) {
       const uint64_t t0 = now_ns();
-      if (stop_and_read(i)) {
+      read_registers(i, session.stop(tids[i]));
+      if (have[i]) {
         memory.invalidate();
         walk_thread(unwinder, regs[i], options.max_frames, results[i]);
       }
@@ -231,19 +244,27 @@ int run_live(const StackCommandOptions& options) {
     }
   } else {
     const uint64_t t0 = now_ns();
-    for (size_t i = 0; i < tids.size(); ++i) stop_and_read(i);
+    {
+      const auto stops = session.stop_all(tids);
+      for (size_t i = 0; i < tids.size(); ++i) read_registers(i, stops[i]);
+    }
     // Threads started while we were stopping the others.
     if (!options.tid) {
-      for (pid_t t : session.threads()) {
-        if (std::find(tids.begin(), tids.end(), t) != tids.end()) continue;
-        tids.push_back(t);
+      std::vector<pid_t> late;
+      for (pid_t t : session.threads())
+        if (std::find(tids.begin(), tids.end(), t) == tids.end()) late.push_back(t);
+      const auto stops = session.stop_all(late);
+      for (size_t k = 0; k < late.size(); ++k) {
+        tids.push_back(late[k]);
         results.emplace_back();
+        results.back().tid = late[k];
+        results.back().name = thread_name(options.pid, late[k]);
         regs.emplace_back();
         have.push_back(false);
-        stop_and_read(tids.size() - 1);
+        read_registers(tids.size() - 1, stops[k]);
       }
     }
-    const auto maps = read_proc_maps(options.pid);
+    phase("stop");
     if (options.freeze == "copy") {
       // Copy each stack's live part, let the process go, then unwind the copies.
       copies = std::make_unique<StackCopyMemory>(session.memory());
@@ -258,21 +279,28 @@ int run_live(const StackCommandOptions& options) {
         bytes.resize(session.memory().read(from, bytes.data(), bytes.size()));
         copies->add(from, std::move(bytes));
       }
+      phase("copy");
       session.detach_all();
       pause_ns = now_ns() - t0;
+      phase("detach");
       copies_cached = std::make_unique<CachedMemory>(*copies);
       modules = modules_from_maps(options.pid, maps, cache, *copies_cached);
+      phase("modules");
       const Unwinder unwinder(modules, *copies_cached, elf::kEmX86_64);
       for (size_t i = 0; i < tids.size(); ++i)
         if (have[i]) walk_thread(unwinder, regs[i], options.max_frames, results[i]);
+      phase("unwind");
     } else {
       // A consistent snapshot: every thread stays stopped until all are unwound.
       modules = modules_from_maps(options.pid, maps, cache, memory);
+      phase("modules");
       const Unwinder unwinder(modules, memory, elf::kEmX86_64);
       for (size_t i = 0; i < tids.size(); ++i)
         if (have[i]) walk_thread(unwinder, regs[i], options.max_frames, results[i]);
+      phase("unwind");
       session.detach_all();
       pause_ns = now_ns() - t0;
+      phase("detach");
     }
   }
   bool any = false;

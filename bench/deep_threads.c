@@ -1,0 +1,39 @@
+// Benchmark target: N threads (argv[1]), each blocked DEPTH (argv[2]) frames
+// deep in non-inlined recursion. Prints "ready" when every thread is in place.
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static int depth = 33;
+static pthread_barrier_t barrier;
+
+__attribute__((noinline)) static int descend(int n) {
+  if (n <= 0) {
+    pthread_barrier_wait(&barrier);
+    for (;;) pause();
+  }
+  volatile int keep = n;
+  return descend(n - 1) + keep;
+}
+
+static void* run(void* arg) {
+  (void)arg;
+  return (void*)(long)descend(depth - 4);
+}
+
+int main(int argc, char** argv) {
+  const int threads = argc > 1 ? atoi(argv[1]) : 16;
+  if (argc > 2) depth = atoi(argv[2]);
+  pthread_barrier_init(&barrier, NULL, (unsigned)threads + 1);
+  for (int i = 1; i < threads; ++i) {
+    pthread_t t;
+    pthread_create(&t, NULL, run, NULL);
+  }
+  pthread_t t;
+  pthread_create(&t, NULL, run, NULL);
+  pthread_barrier_wait(&barrier);
+  printf("ready\n");
+  fflush(stdout);
+  for (;;) pause();
+}
