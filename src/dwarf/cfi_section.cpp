@@ -8,6 +8,11 @@ bool CfiSection::is_cie_id(uint64_t id, bool dwarf64) const {
 }
 
 Result<const Cie*> CfiSection::cie_at(uint64_t offset) const {
+  if (frozen_.load(std::memory_order_acquire)) {
+    auto it = cies_.find(offset);
+    if (it == cies_.end()) return Error{ErrorCode::kBadCiePointer, offset};
+    return &it->second;
+  }
   {
     std::lock_guard<std::mutex> lock(cies_mutex_);
     if (auto it = cies_.find(offset); it != cies_.end()) return &it->second;
@@ -144,6 +149,11 @@ Result<CfiSection::Entry> CfiSection::entry_at(uint64_t offset, uint64_t* next) 
   const uint64_t id_field_offset = body.absolute_offset();
   FW_TRY(uint64_t id, body.unsigned_of_size(len.is_dwarf64 ? 8 : 4));
   if (is_cie_id(id, len.is_dwarf64)) {
+    if (frozen_.load(std::memory_order_acquire)) {
+      auto it = cies_.find(offset);
+      if (it == cies_.end()) return Error{ErrorCode::kBadCiePointer, offset};
+      return Entry{Entry::Type::kCie, offset, end, &it->second, {}};
+    }
     {
       std::lock_guard<std::mutex> lock(cies_mutex_);
       if (auto it = cies_.find(offset); it != cies_.end())

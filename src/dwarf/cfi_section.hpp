@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <atomic>
 #include <functional>
 #include <mutex>
 #include <string_view>
@@ -105,6 +106,11 @@ class CfiSection {
   void for_each(const std::function<bool(const Entry&)>& on_entry,
                 const std::function<void(const CfiDiagnostic&)>& on_error) const;
 
+  // After every CIE was parsed once (for_each), makes the CIE cache read-only:
+  // lookups then take no lock (for unwinding from signal handlers), and a CIE
+  // that was not cached is an error instead of a new entry.
+  void freeze() const { frozen_.store(true, std::memory_order_release); }
+
   // Parses the FDE at `offset` (used by index lookups).
   Result<Fde> fde_at(uint64_t offset, const Cie** cie_out) const;
 
@@ -120,6 +126,7 @@ class CfiSection {
   // Parsed CIEs by offset. Guarded so that several threads may read one
   // section; entries are never erased, so the pointers handed out stay valid.
   mutable std::mutex cies_mutex_;
+  mutable std::atomic<bool> frozen_{false};
   mutable std::unordered_map<uint64_t, Cie> cies_;
 };
 

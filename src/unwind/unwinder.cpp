@@ -204,7 +204,7 @@ WalkResult Unwinder::walk(const arch::RegisterFile& registers, const std::functi
                           const UnwindOptions& options) const {
   WalkResult result;
   arch::RegisterFile regs = registers;
-  bool activation = true;
+  bool activation = !options.first_is_return_address;
   FrameSource source = FrameSource::kContext;
   for (;;) {
     auto pc = regs.get(pc_reg_);
@@ -220,6 +220,11 @@ WalkResult Unwinder::walk(const arch::RegisterFile& registers, const std::functi
     frame.source = source;
     frame.module = modules_.find(frame.lookup_pc());
     ++result.frames;
+    // The row is found before the frame is reported, so that the frame can
+    // say whether it is a signal trampoline.
+    Step step;
+    const bool have_row = find_row(frame, options, &step) || fallback_row(frame, regs, options, &step);
+    frame.signal_trampoline = have_row && step.row.signal_frame;
     if (!on_frame(frame)) {
       result.reason = StopReason::kCallback;
       return result;
@@ -228,8 +233,7 @@ WalkResult Unwinder::walk(const arch::RegisterFile& registers, const std::functi
       result.reason = StopReason::kMaxFrames;
       return result;
     }
-    Step step;
-    if (!find_row(frame, options, &step) && !fallback_row(frame, regs, options, &step)) {
+    if (!have_row) {
       result.reason = StopReason::kNoUnwindInfo;
       result.address = frame.pc;
       return result;

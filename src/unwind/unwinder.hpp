@@ -40,8 +40,12 @@ struct Frame {
   bool activation = false;  // the PC is exact (frame 0, or interrupted by a signal)
   FrameSource source = FrameSource::kContext;
   const Module* module = nullptr;  // the module of the lookup PC
+  bool signal_trampoline = false;  // this frame is the kernel's signal return path
   // The address to look up symbols and unwind rows at: pc, or pc - 1 for return addresses.
   uint64_t lookup_pc() const { return activation ? pc : pc - 1; }
+  // Where to look up the function name: a signal trampoline is entered by a
+  // return address that points at its first instruction.
+  uint64_t symbol_pc() const { return activation || signal_trampoline ? pc : pc - 1; }
 };
 
 struct WalkResult {
@@ -53,6 +57,9 @@ struct WalkResult {
 
 struct UnwindOptions {
   size_t max_frames = 256;
+  // The first PC is a return address (a context captured inside a call), not
+  // an exact PC: it is looked up at pc - 1.
+  bool first_is_return_address = false;
   bool use_debug_frame = true;
   bool allow_frame_pointer = true;
 };

@@ -1,0 +1,168 @@
+#include "target/local_target.hpp"
+
+#include <link.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <mutex>
+
+#include "arch/x86_64/frames.hpp"
+
+extern "C" void framewalk_x86_64_capture(uint64_t out[17]);
+
+namespace framewalk {
+
+namespace {
+
+// Reads our own memory without faulting.
+class SelfMemory final : public Memory {
+ public:
+  size_t read(uint64_t address, void* out, size_t size) override {
+    iovec local{out, size};
+    iovec remote{reinterpret_cast<void*>(address), size};
+    const ssize_t n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+    return n > 0 ? static_cast<size_t>(n) : 0;
+  }
+};
+
+struct PhdrModule {
+  uint64_t start, end, bias;
+  std::string path;
+  bool vdso;
+};
+
+int collect(dl_phdr_info* info, size_t, void* data) {
+  auto* out = static_cast<std::vector<PhdrModule>*>(data);
+  uint64_t lo = ~uint64_t{0}, hi = 0;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const auto& p = info->dlpi_phdr[i];
+    if (p.p_type != PT_LOAD) continue;
+    lo = std::min<uint64_t>(lo, info->dlpi_addr + p.p_vaddr);
+    hi = std::max<uint64_t>(hi, info->dlpi_addr + p.p_vaddr + p.p_memsz);
+  }
+  if (lo >= hi) return 0;
+  PhdrModule m{lo, hi, info->dlpi_addr, info->dlpi_name ? info->dlpi_name : "", false};
+  m.vdso = m.path.find("linux-vdso") != std::string::npos || m.path.find("linux-gate") != std::string::npos;
+  if (m.path.empty()) {
+    char exe[4096];
+    const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) m.path.assign(exe, static_cast<size_t>(n));
+  }
+  out->push_back(std::move(m));
+  return 0;
+}
+
+}  // namespace
+
+struct LocalUnwinder::State {
+  SelfMemory memory;
+  ModuleCache cache;
+  ModuleMap modules;
+  std::unique_ptr<Unwinder> unwinder;
+};
+
+LocalUnwinder& LocalUnwinder::instance() {
+  static LocalUnwinder* unwinder = new LocalUnwinder();  // never destroyed: usable until exit
+  return *unwinder;
+}
+
+LocalUnwinder::LocalUnwinder() : state_(std::make_unique<State>()) { refresh(); }
+
+void LocalUnwinder::refresh() {
+  std::vector<PhdrModule> found;
+  dl_iterate_phdr(collect, &found);
+  ModuleMap map;
+  for (const PhdrModule& p : found) {
+    Module m;
+    m.start = p.start;
+    m.end = p.end;
+    m.bias = p.bias;
+    m.name = p.vdso ? "[vdso]" : p.path;
+    Result<std::shared_ptr<const ModuleData>> data = Error{ErrorCode::kNotFound, 0};
+    if (p.vdso) {
+      std::vector<uint8_t> bytes(p.end - p.start);
+      bytes.resize(state_->memory.read(p.start, bytes.data(), bytes.size()));
+      data = state_->cache.from_bytes(std::move(bytes), "[vdso]", "[vdso]");
+      if (data) {
+        // The vDSO image starts at its first PT_LOAD; its bias is its start.
+        if (auto b = load_bias(**data, p.start, 0)) m.bias = *b;
+      }
+    } else {
+      data = state_->cache.get(p.path, p.path, p.path);
+    }
+    if (data) {
+      m.data = *data;
+      // Load everything now, so that unwinding later neither allocates nor locks.
+      if (const ElfCfi* cfi = m.data->cfi()) {
+        for (const auto& src : cfi->sources()) {
+          if (!src->section) continue;
+          (void)src->get_index();
+          src->section->for_each([](const dwarf::CfiSection::Entry&) { return true; }, nullptr);
+          src->section->freeze();
+        }
+      }
+      (void)m.data->symbols();
+    } else {
+      m.problem = to_string(data.error().code);
+    }
+    map.add(std::move(m));
+  }
+  state_->modules = std::move(map);
+  state_->unwinder = std::make_unique<Unwinder>(state_->modules, state_->memory, elf::kEmX86_64);
+}
+
+const ModuleMap& LocalUnwinder::modules() const { return state_->modules; }
+
+int LocalUnwinder::backtrace(void** buffer, int size) {
+  if (size <= 0) return 0;
+  uint64_t raw[17];
+  framewalk_x86_64_capture(raw);
+  arch::RegisterFile regs;
+  for (unsigned i = 0; i < 17; ++i) regs.set(i, raw[i]);
+  int n = 0;
+  UnwindOptions o;
+  o.max_frames = static_cast<size_t>(size);
+  o.first_is_return_address = true;
+  state_->unwinder->walk(regs, [&](const Frame& f) {
+    buffer[n++] = reinterpret_cast<void*>(f.pc);
+    return n < size;
+  }, o);
+  return n;
+}
+
+namespace {
+arch::RegisterFile from_ucontext(const ucontext_t* uc) {
+  arch::RegisterFile regs;
+  for (unsigned i = 0; i < 17; ++i)
+    regs.set(arch::x86_64::kGregsToDwarf[i], static_cast<uint64_t>(uc->uc_mcontext.gregs[i]));
+  return regs;
+}
+}  // namespace
+
+int LocalUnwinder::backtrace(const ucontext_t* context, void** buffer, int size) {
+  if (size <= 0 || !context) return 0;
+  int n = 0;
+  UnwindOptions o;
+  o.max_frames = static_cast<size_t>(size);
+  state_->unwinder->walk(from_ucontext(context), [&](const Frame& f) {
+    buffer[n++] = reinterpret_cast<void*>(f.pc);
+    return n < size;
+  }, o);
+  return n;
+}
+
+WalkResult LocalUnwinder::walk(const ucontext_t* context, const std::function<bool(const Frame&)>& on_frame,
+                               size_t max_frames) {
+  UnwindOptions o;
+  o.max_frames = max_frames;
+  return state_->unwinder->walk(from_ucontext(context), on_frame, o);
+}
+
+int backtrace(void** buffer, int size) { return LocalUnwinder::instance().backtrace(buffer, size); }
+int backtrace(const ucontext_t* context, void** buffer, int size) {
+  return LocalUnwinder::instance().backtrace(context, buffer, size);
+}
+
+}  // namespace framewalk

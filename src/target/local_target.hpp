@@ -1,0 +1,49 @@
+// The local back-end: the calling process unwinds itself. Modules come from a
+// snapshot taken with dl_iterate_phdr (call refresh() after dlopen/dlclose);
+// memory is read with process_vm_readv on ourselves, so a bad pointer ends
+// the walk instead of faulting. After the first call (which loads and indexes
+// every module), backtrace() does not allocate and takes no lock that a
+// signal could interrupt, so it may be called from a signal handler.
+#pragma once
+
+#include <ucontext.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include "unwind/unwinder.hpp"
+
+namespace framewalk {
+
+class LocalUnwinder {
+ public:
+  // The process-wide instance; built on first use (not async-signal-safe:
+  // call it once at start-up if you will unwind from signal handlers).
+  static LocalUnwinder& instance();
+
+  // Re-reads the module list (after dlopen/dlclose). Not async-signal-safe.
+  void refresh();
+
+  // Return addresses of the caller's stack, like glibc's backtrace(): the
+  // first entry is the return address into the caller of backtrace().
+  int backtrace(void** buffer, int size);
+  // From a signal handler's context: the first entry is the interrupted PC.
+  int backtrace(const ucontext_t* context, void** buffer, int size);
+
+  // Full frames (module, source) from a context; see Unwinder::walk.
+  WalkResult walk(const ucontext_t* context, const std::function<bool(const Frame&)>& on_frame, size_t max_frames = 256);
+
+  const ModuleMap& modules() const;
+
+ private:
+  LocalUnwinder();
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// Shorthands for LocalUnwinder::instance().backtrace(...).
+int backtrace(void** buffer, int size);
+int backtrace(const ucontext_t* context, void** buffer, int size);
+
+}  // namespace framewalk
