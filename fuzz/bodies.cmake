@@ -5,6 +5,7 @@ include_guard(GLOBAL)
 
 add_library(framewalk_fuzz_bodies STATIC
   ${CMAKE_CURRENT_LIST_DIR}/fuzz_common.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/json_check.cpp
   ${CMAKE_CURRENT_LIST_DIR}/fuzz_elf_body.cpp
   ${CMAKE_CURRENT_LIST_DIR}/fuzz_cfi_body.cpp
   ${CMAKE_CURRENT_LIST_DIR}/fuzz_expression_body.cpp

@@ -12,6 +12,7 @@
 #include "dwarf/cfi_section.hpp"
 #include "elf/elf_file.hpp"
 #include "fuzz_bodies.hpp"
+#include "json_check.hpp"
 #include "unwind/elf_cfi.hpp"
 
 namespace framewalk::fuzz {
@@ -150,6 +151,7 @@ void exercise(Bytes data, CfiKind kind, uint8_t address_size, Endian endian) {
     dump::TextWriter w;
     dump::write_cfi_json(w, source, arch, nullptr, sink);
     FUZZ_CHECK(!w.text().empty() && w.text().front() == '{' && w.text().back() == '}');
+    FUZZ_CHECK(valid_json(w.text()));
   }
 }
 

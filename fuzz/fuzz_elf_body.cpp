@@ -2,9 +2,14 @@
 #include <memory>
 #include <vector>
 
+#include "arch/arch.hpp"
+#include "dump/cfi_text.hpp"
+#include "dump/readelf_frames.hpp"
+#include "dump/text_writer.hpp"
 #include "elf/elf_file.hpp"
 #include "elf/symbols.hpp"
 #include "fuzz_bodies.hpp"
+#include "json_check.hpp"
 #include "unwind/elf_cfi.hpp"
 
 namespace framewalk::fuzz {
@@ -82,13 +87,28 @@ void exercise(const std::shared_ptr<elf::ElfFile>& file, int depth) {
   options.use_separate_debug_file = false;
   auto cfi = ElfCfi::load(file, options);
   if (!cfi) return;
+  const arch::ArchInfo* arch = arch::arch_for_machine(file->machine());
+  auto sink = [](const dump::DumpProblem& p) { (void)to_string(p.error.code); };
   for (const auto& source : cfi->sources()) {
     if (!source->section) continue;
     for (size_t i = 0; i < addresses.size() && i < 16; ++i) (void)source->get_index().find(addresses[i]);
+    // The dumps as the CLI writes them, with symbol names (and so demangling).
+    dump::TextWriter w;
+    dump::write_cfi_text(w, *source, arch, &symbols, sink);
+    dump::write_readelf_frames(w, *source, arch, false, sink);
+    dump::TextWriter j;
+    dump::write_cfi_json(j, *source, arch, &symbols, sink);
+    FUZZ_CHECK(valid_json(j.text()));
   }
   for (size_t i = 0; i < addresses.size() && i < 16; ++i) {
     auto hit = cfi->lookup(addresses[i]);
-    if (hit) FUZZ_CHECK(hit->row.pc_begin <= addresses[i] && addresses[i] < hit->row.pc_end);
+    if (!hit) continue;
+    FUZZ_CHECK(hit->row.pc_begin <= addresses[i] && addresses[i] < hit->row.pc_end);
+    dump::TextWriter w;
+    dump::write_row_at(w, *hit, addresses[i], arch, &symbols, false);
+    dump::TextWriter j;
+    dump::write_row_at(j, *hit, addresses[i], arch, &symbols, true);
+    FUZZ_CHECK(valid_json(j.text()));
   }
 }
 

@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "json_check.hpp"
+
 extern char** environ;
 
 namespace {
@@ -186,6 +188,7 @@ class BadInput : public ::testing::Test {
       if (std::string(format) == "json") {
         EXPECT_TRUE(o.out.size() >= 2 && o.out.front() == '[' && o.out.compare(o.out.size() - 2, 2, "]\n") == 0)
             << "not a JSON array: " << o.out.substr(0, 200);
+        EXPECT_TRUE(framewalk::fuzz::valid_json(o.out)) << "not valid JSON";
       }
       if (HasFatalFailure()) return;
     }

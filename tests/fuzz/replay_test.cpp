@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "fuzz_bodies.hpp"
+#include "json_check.hpp"
 
 namespace {
 
@@ -61,6 +62,22 @@ TEST(FuzzReplay, TinyInputs) {
     EXPECT_EQ(body(nullptr, 0), 0);
     EXPECT_EQ(body(zero, 1), 0);
   }
+}
+
+// The checker the fuzz bodies use on framewalk's JSON must itself be right.
+TEST(FuzzJsonCheck, AcceptsJson) {
+  using framewalk::fuzz::valid_json;
+  for (const char* ok : {"{}", "[]", " [1, -2.5e+3, 0, true, false, null] ", "{\"a\":{\"b\":[\"\\u00e9\\n\"]}}",
+                         "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"", "[{\"x\":\"0x1f\"},\n{}]\n"})
+    EXPECT_TRUE(valid_json(ok)) << ok;
+}
+
+TEST(FuzzJsonCheck, RejectsNonJson) {
+  using framewalk::fuzz::valid_json;
+  for (const char* bad : {"", "{", "[1,]", "{\"a\" 1}", "[01]", "[1.]", "[-]", "\"\x01\"", "\"\\x\"",
+                          "\"\\u12\"", "\"\xff\"", "\"\xc0\x80\"", "\"\xed\xa0\x80\"", "\"\xf4\x90\x80\x80\"",
+                          "\"\xc3\"", "[1] [2]", "nul", "{\"a\":1,}"})
+    EXPECT_FALSE(valid_json(bad)) << bad;
 }
 
 }  // namespace
