@@ -352,6 +352,12 @@ void write_records(TextWriter& w, const CfiSource& source, const arch::ArchInfo*
       offset = next;
       continue;
     }
+    if (entry->type == CfiSection::Entry::Type::kTerminator) {
+      // A zero DWARF64 length (0xffffffff, then 8 zero bytes): it has no CIE.
+      w.ch('\n').hex(offset, 8).str(" ZERO terminator\n\n");
+      offset = next;
+      continue;
+    }
     const Cie& cie = *entry->cie;
     const unsigned ptr_size = cie.address_size;
     const unsigned offset_size = cie.dwarf64 ? 8 : 4;
