@@ -1,4 +1,5 @@
 // fuzz_cfi: the bytes as a CFI section, read every way framewalk reads one.
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -151,6 +152,7 @@ void exercise(Bytes data, CfiKind kind, uint8_t address_size, Endian endian) {
     dump::TextWriter w;
     dump::write_cfi_json(w, source, arch, nullptr, sink);
     FUZZ_CHECK(!w.text().empty() && w.text().front() == '{' && w.text().back() == '}');
+    if (!valid_json(w.text())) std::fprintf(stderr, "invalid JSON:\n%.*s\n", static_cast<int>(w.text().size()), w.text().data());
     FUZZ_CHECK(valid_json(w.text()));
   }
 }
