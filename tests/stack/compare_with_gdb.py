@@ -1,0 +1,654 @@
+#!/usr/bin/env python3
+"""framewalk stack against gdb, PC for PC, on the fixtures of tests/stack.
+
+For each fixture: start it, wait for "ready" and for every thread to sit in
+its blocking system call (or spin, for the threads that are meant to), then
+
+  (a) take gdb's truth: gdb attaches and walks every thread (gdb_frames.py,
+      through gdb's Python API: frame.pc() is frame 0's exact PC and each
+      caller's return address, as `bt` prints them);
+  (b) run `framewalk stack -p PID --format=json` with --freeze=process,
+      thread and copy;
+  (c) gcore the process and run `framewalk stack --core CORE --format=json`;
+
+and compare framewalk's frames with gdb's, thread by thread (by TID): the same
+number of frames and the same PCs, and a natural end ("outermost") wherever
+gdb's walk ends at the outermost frame. gdb's inline frames (they repeat the
+PC of the frame that contains them) and tail-call frames (synthesised from
+DWARF call-site records) are left out of gdb's list: no CFI unwinder has them.
+
+The PLT fixture has threads calling through a PLT stub in a loop: it is
+sampled until a thread is caught with its PC inside .plt/.plt.sec/.plt.got
+(gcore for the core comparison, which gdb then reads from the same core;
+framewalk's live output for the live modes, whose callers must match the
+call chain gdb shows above the stub). It is skipped with a message when no
+sample hits within a few seconds.
+
+Prints a table (fixture, thread, gdb frames, framewalk frames per mode, first
+mismatch) and the frames of every mismatch. Exit status 0 when everything
+matches (or differs only as listed in KNOWN_DIFFERENCES), 1 otherwise, 77 when
+gdb/gcore are missing. Every fixture process is killed at the end, also on
+failure or interruption (and the fixtures die with this script:
+PR_SET_PDEATHSIG).
+
+  compare_with_gdb.py --framewalk build/framewalk --fixtures build/tests/stack/fixtures [--only NAME,...] [-v]
+"""
+
+import argparse
+import atexit
+import json
+import os
+import re
+import select
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+GDB_SCRIPT = os.path.join(HERE, "gdb_frames.py")
+
+MODES = ["process", "thread", "copy", "core"]  # the three --freeze policies, then the core file
+
+
+class Fixture:
+    def __init__(self, name, argv=None, spinners=0, kind="static", binary=None):
+        self.name = name
+        self.binary = binary or name
+        self.argv = argv or []
+        self.spinners = spinners  # threads meant to be running (not in a system call)
+        self.kind = kind          # "static": the stack does not change; "plt": sampled
+
+
+FIXTURES = [
+    Fixture("recursion"),
+    Fixture("recursion_clang"),
+    Fixture("realign"),
+    Fixture("signal_normal", ["normal"], binary="signals"),
+    Fixture("signal_altstack", ["altstack"], binary="signals"),
+    Fixture("signal_nested", ["nested"], binary="signals"),
+    Fixture("noreturn"),
+    Fixture("asm_cfi", spinners=1),
+    Fixture("threads"),
+    Fixture("cxx_unwind"),
+    Fixture("tailcall"),
+    Fixture("link_pie"),
+    Fixture("link_nopie"),
+    Fixture("link_static"),
+    Fixture("link_static_pie"),
+    Fixture("dlopen"),
+    Fixture("debug_frame_only"),
+    Fixture("plt", spinners=4, kind="plt"),
+]
+
+# Differences that are not framewalk's fault, each with its reason. A
+# difference listed here is reported as "known" and does not fail the test; a
+# listed difference that no longer occurs is reported so that it is removed.
+# Keys: fixture, thread (regular expression on the thread's name), modes
+# (None: every mode), reason. framewalk's own bugs never go here: they fail.
+KNOWN_DIFFERENCES = [
+    # (none so far)
+]
+
+# System calls the fixtures block in (x86-64 numbers): read, pause.
+BLOCKING_SYSCALLS = {"0", "34"}
+
+PLT_SECTIONS = (".plt", ".plt.sec", ".plt.got")
+
+children = []  # every process started here, killed at exit
+
+
+def cleanup():
+    for p in children:
+        if p.poll() is None:
+            try:
+                p.kill()
+            except OSError:
+                pass
+    for p in children:
+        try:
+            p.wait(timeout=5)
+        except Exception:
+            pass
+
+
+def on_signal(signum, frame):
+    cleanup()
+    sys.exit(128 + signum)
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+# ---------------------------------------------------------------- processes
+
+def start_fixture(path, argv):
+    p = subprocess.Popen([path] + argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    children.append(p)
+    deadline = time.time() + 15
+    buf = b""
+    while time.time() < deadline:
+        r, _, _ = select.select([p.stdout], [], [], 0.2)
+        if r:
+            chunk = os.read(p.stdout.fileno(), 4096)
+            if not chunk:
+                break
+            buf += chunk
+            if b"ready\n" in buf:
+                return p, None
+        if p.poll() is not None:
+            break
+    err = p.stderr.read1(4096).decode(errors="replace") if p.poll() is not None else ""
+    return p, "no 'ready' (exit status %s) %s" % (p.poll(), err.strip())
+
+
+def thread_states(pid):
+    """{tid: (name, syscall line)} for every thread of pid."""
+    out = {}
+    try:
+        tids = os.listdir("/proc/%d/task" % pid)
+    except OSError:
+        return out
+    for t in tids:
+        try:
+            with open("/proc/%d/task/%s/syscall" % (pid, t)) as f:
+                sc = f.read().strip()
+            with open("/proc/%d/task/%s/comm" % (pid, t)) as f:
+                name = f.read().strip()
+        except OSError:
+            continue
+        out[int(t)] = (name, sc)
+    return out
+
+
+def wait_settled(pid, spinners, timeout=15):
+    """Until every thread is blocked in read/pause (or running, for the
+    `spinners`) and stays so, with the same PC, across two looks."""
+    deadline = time.time() + timeout
+    prev = None
+    states = {}
+    while time.time() < deadline:
+        states = thread_states(pid)
+        running = sum(1 for _, sc in states.values() if sc == "running")
+        blocked = sum(1 for _, sc in states.values() if sc.split()[0] in BLOCKING_SYSCALLS)
+        good = states and running == spinners and running + blocked == len(states)
+        if good and prev == states:
+            return None
+        prev = states if good else None
+        time.sleep(0.05)
+    return "threads did not settle: " + "; ".join("%d %s: %s" % (t, n, sc[:40]) for t, (n, sc) in sorted(states.items()))
+
+
+def run(cmd, timeout=180):
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+    return r.returncode, r.stdout.decode(errors="replace"), r.stderr.decode(errors="replace")
+
+
+GDB_SETTINGS = ["set debuginfod enabled off", "set pagination off", "set confirm off",
+                "set backtrace past-main on", "set backtrace past-entry on", "set print thread-events off"]
+
+
+def gdb_frames(target_args):
+    cmd = ["gdb", "-nx", "-batch", "-q"]
+    for s in GDB_SETTINGS:
+        cmd += ["-iex", s]
+    cmd += target_args + ["-x", GDB_SCRIPT]
+    try:
+        rc, out, err = run(cmd)
+    except subprocess.TimeoutExpired:
+        return None, "gdb timed out"
+    for line in out.splitlines():
+        if line.startswith("FRAMEWALK-GDB-JSON "):
+            return json.loads(line[len("FRAMEWALK-GDB-JSON "):]), None
+    return None, "gdb gave no frames (status %d): %s" % (rc, (err or out).strip()[-600:])
+
+
+def framewalk(fw, args):
+    try:
+        rc, out, err = run([fw, "stack", "--format=json", "-n", "4096"] + args)
+    except subprocess.TimeoutExpired:
+        return None, "framewalk timed out"
+    if rc not in (0, 1):
+        return None, "framewalk exit %d: %s" % (rc, err.strip()[-600:])
+    try:
+        return json.loads(out), None
+    except ValueError as e:
+        return None, "framewalk printed no JSON (%s): %s %s" % (e, out[:300], err.strip()[-300:])
+
+
+def gcore(pid, directory):
+    prefix = os.path.join(directory, "core")
+    try:
+        rc, out, err = run(["gcore", "-o", prefix, str(pid)])
+    except subprocess.TimeoutExpired:
+        return None, "gcore timed out"
+    path = "%s.%d" % (prefix, pid)
+    if rc != 0 or not os.path.exists(path):
+        return None, "gcore failed (%d): %s" % (rc, (err or out).strip()[-400:])
+    return path, None
+
+
+# ---------------------------------------------------------------- comparison
+
+def gdb_pcs(thread):
+    """gdb's frames without inline and tail-call frames: [(pc, function)]."""
+    return [(int(f["pc"], 16), f["function"]) for f in thread["frames"] if f["type"] not in ("inline", "tailcall")]
+
+
+def fw_pcs(thread):
+    return [(int(f["pc"], 16), f["function"]) for f in thread["frames"]]
+
+
+def fmt_frame(pc_fn):
+    pc, fn = pc_fn
+    return "0x%x %s" % (pc, fn or "??")
+
+
+def compare_thread(g, f):
+    """None when they agree, else the first mismatch as text."""
+    gp, fp = gdb_pcs(g), fw_pcs(f)
+    for i in range(min(len(gp), len(fp))):
+        if gp[i][0] != fp[i][0]:
+            return "#%d gdb %s, framewalk %s" % (i, fmt_frame(gp[i]), fmt_frame(fp[i]))
+    if len(gp) > len(fp):
+        return "#%d framewalk stops (%s), gdb goes on: %s" % (len(fp), f.get("stop_detail") or f["stop"], fmt_frame(gp[len(fp)]))
+    if len(fp) > len(gp):
+        return "#%d gdb stops (%s), framewalk goes on: %s" % (len(gp), g["stop"], fmt_frame(fp[len(gp)]))
+    if g["stop"] == "outermost" and f["stop"] != "outermost":
+        return "same %d frames, but framewalk stops with %s (gdb: outermost)" % (len(fp), f.get("stop_detail") or f["stop"])
+    return None
+
+
+def compare_callers(reference, f):
+    """For a thread caught in a PLT stub: frames 1.. against gdb's chain."""
+    fp = fw_pcs(f)[1:]
+    for i in range(min(len(reference), len(fp))):
+        if reference[i][0] != fp[i][0]:
+            return "#%d gdb %s, framewalk %s" % (i + 1, fmt_frame(reference[i]), fmt_frame(fp[i]))
+    if len(reference) != len(fp):
+        return "#%d: gdb has %d callers, framewalk %d (%s)" % (min(len(reference), len(fp)) + 1, len(reference), len(fp), f["stop"])
+    if f["stop"] != "outermost":
+        return "framewalk stops with %s" % (f.get("stop_detail") or f["stop"])
+    return None
+
+
+def known_difference(fixture, thread_name, mode):
+    for k in KNOWN_DIFFERENCES:
+        if k["fixture"] == fixture and re.fullmatch(k["thread"], thread_name or "") and \
+                (k.get("modes") is None or mode in k["modes"]):
+            return k
+    return None
+
+
+class Results:
+    def __init__(self):
+        self.rows = {}       # (fixture, tid) -> {"name", "gdb": n, mode: (n, mismatch or None)}
+        self.order = []
+        self.details = []    # (fixture, mode, tid, name, mismatch, gdb frames, fw frames)
+        self.problems = []   # fixture-level failures (no ready, gdb failed, ...)
+        self.skips = []
+        self.known_used = set()
+        self.failures = 0
+        self.known = 0
+        self.show_frames = False
+        self.shown = []  # with --show-frames: the frames of the walks that agree
+
+    def row(self, fixture, tid, name):
+        key = (fixture, tid, name)
+        if key not in self.rows:
+            self.rows[key] = {"name": name}
+            self.order.append(key)
+        return self.rows[key]
+
+    def add(self, fixture, mode, tid, name, gdb_count, fw_count, mismatch, gdb_list=None, fw_list=None):
+        r = self.row(fixture, tid, name)
+        if self.show_frames and not mismatch:
+            self.shown.append((fixture, mode, tid, name, gdb_list, fw_list))
+        if gdb_count is not None:
+            r["gdb"] = gdb_count
+        status = None
+        if mismatch:
+            k = known_difference(fixture, name, mode)
+            if k:
+                self.known += 1
+                self.known_used.add(id(k))
+                status = "known"
+            else:
+                self.failures += 1
+                status = "FAIL"
+            self.details.append((fixture, mode, tid, name, mismatch, status, gdb_list, fw_list))
+        r[mode] = (fw_count, mismatch, status)
+
+    def problem(self, fixture, text):
+        self.failures += 1
+        self.problems.append((fixture, text))
+
+
+def compare_snapshot(res, fixture, mode, truth, fw_json, names):
+    """Every thread of gdb's and framewalk's outputs; `names`: tid -> the
+    label of its row (its /proc name)."""
+    gthreads = {t["tid"]: t for t in truth["threads"]}
+    fthreads = {t["tid"]: t for t in fw_json["threads"]}
+    for tid in sorted(set(gthreads) | set(fthreads), key=lambda t: (t != fw_json.get("pid"), t)):
+        g, f = gthreads.get(tid), fthreads.get(tid)
+        name = names.get(tid) or (g or {}).get("name") or (f or {}).get("name") or ""
+        if g is None:
+            res.add(fixture, mode, tid, name, None, len(f["frames"]), "thread not seen by gdb")
+            continue
+        if f is None:
+            res.add(fixture, mode, tid, name, len(gdb_pcs(g)), None, "thread missing from framewalk's output")
+            continue
+        if f["stop"] == "unreadable":
+            res.add(fixture, mode, tid, name, len(gdb_pcs(g)), 0, "framewalk could not read the thread: %s" % f.get("error"))
+            continue
+        m = compare_thread(g, f)
+        res.add(fixture, mode, tid, name, len(gdb_pcs(g)), len(f["frames"]), m, gdb_pcs(g), fw_pcs(f))
+
+
+# ---------------------------------------------------------------- fixtures
+
+def run_static(fw, fx, path, workdir, res, verbose):
+    p, err = start_fixture(path, fx.argv)
+    try:
+        if err:
+            res.problem(fx.name, err)
+            return
+        err = wait_settled(p.pid, fx.spinners)
+        if err:
+            res.problem(fx.name, err)
+            return
+        truth, err = gdb_frames(["-p", str(p.pid)])
+        if err:
+            res.problem(fx.name, err)
+            return
+        if verbose:
+            kinds = [f["type"] for t in truth["threads"] for f in t["frames"]]
+            log("  gdb: %d threads, %d frames (%d inline and %d tail-call frames left out)"
+                % (len(truth["threads"]), len(kinds), kinds.count("inline"), kinds.count("tailcall")))
+        names = {tid: n for tid, (n, _) in thread_states(p.pid).items()}
+        for mode in MODES[:3]:
+            out, err = framewalk(fw, ["-p", str(p.pid), "--freeze=" + mode])
+            if err:
+                res.problem(fx.name, "%s: %s" % (mode, err))
+                continue
+            compare_snapshot(res, fx.name, mode, truth, out, names)
+        core, err = gcore(p.pid, workdir)
+        if err:
+            res.problem(fx.name, "core: " + err)
+            return
+        out, err = framewalk(fw, ["--core", core])
+        if err:
+            res.problem(fx.name, "core: " + err)
+        else:
+            compare_snapshot(res, fx.name, "core", truth, out, names)
+        os.unlink(core)
+        # Nothing may have moved while we looked: gdb again, same answer.
+        again, err = gdb_frames(["-p", str(p.pid)])
+        if not err and json.dumps(again["threads"]) != json.dumps(truth["threads"]):
+            res.problem(fx.name, "the fixture's stacks changed during the test (gdb before and after differ)")
+    finally:
+        p.kill()
+        p.wait()
+
+
+def read_sections(path):
+    """{name: (address, size)} from an ELF64 file's section headers."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:4] != b"\x7fELF" or data[4] != 2:
+        return {}
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+    headers = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
+    strtab_off = headers[shstrndx][4]
+    out = {}
+    for h in headers:
+        name_end = data.index(b"\0", strtab_off + h[0])
+        out[data[strtab_off + h[0]:name_end].decode()] = (h[3], h[5])
+    return out
+
+
+def plt_ranges(exe):
+    # The PLT fixture is not position independent: link-time addresses are runtime addresses.
+    secs = read_sections(exe)
+    return [(secs[s][0], secs[s][0] + secs[s][1], s) for s in PLT_SECTIONS if s in secs and secs[s][1]]
+
+
+def in_plt(ranges, pc):
+    for lo, hi, name in ranges:
+        if lo <= pc < hi:
+            return name
+    return None
+
+
+def plt_hits(ranges, fw_json):
+    return {t["tid"]: in_plt(ranges, int(t["frames"][0]["pc"], 16))
+            for t in fw_json["threads"] if t["frames"] and in_plt(ranges, int(t["frames"][0]["pc"], 16))}
+
+
+def run_plt(fw, fx, path, workdir, res, verbose, seconds):
+    ranges = plt_ranges(path)
+    if not ranges:
+        res.problem(fx.name, "no .plt section in %s" % path)
+        return
+    p, err = start_fixture(path, fx.argv)
+    try:
+        if err:
+            res.problem(fx.name, err)
+            return
+        err = wait_settled(p.pid, fx.spinners)
+        if err:
+            res.problem(fx.name, err)
+            return
+        names = {tid: n for tid, (n, _) in thread_states(p.pid).items()}
+        # Core: sample with gcore until a thread is in the PLT; gdb then reads the same core.
+        reference = None
+        deadline = time.time() + seconds
+        samples = 0
+        while time.time() < deadline:
+            core, err = gcore(p.pid, workdir)
+            if err:
+                res.problem(fx.name, "core: " + err)
+                return
+            samples += 1
+            out, err = framewalk(fw, ["--core", core])
+            if err:
+                res.problem(fx.name, "core: " + err)
+                os.unlink(core)
+                return
+            hits = plt_hits(ranges, out)
+            if hits:
+                truth, err = gdb_frames([path, core])
+                if err:
+                    res.problem(fx.name, "gdb on the core: " + err)
+                    os.unlink(core)
+                    return
+                labels = {}
+                for t in truth["threads"]:
+                    g = gdb_pcs(t)
+                    where = hits.get(t["tid"]) or (g[0][1] if g else "?")
+                    labels[t["tid"]] = "%s, in %s" % (names.get(t["tid"], "?"), where)
+                    if t["tid"] in hits:
+                        reference = g[1:]
+                compare_snapshot(res, fx.name, "core", truth, out, labels)
+                if verbose:
+                    log("  core: PLT hit after %d gcore samples (threads %s)" % (samples, sorted(hits)))
+                os.unlink(core)
+                break
+            os.unlink(core)
+        if reference is None:
+            res.skips.append((fx.name, "core", "no thread stopped in %s within %d gcore samples (%ds)"
+                              % ("/".join(r[2] for r in ranges), samples, seconds)))
+            # The callers above a PLT stub, from gdb live: any thread below plt_loop.
+            for _ in range(20):
+                truth, err = gdb_frames(["-p", str(p.pid)])
+                if err:
+                    break
+                for t in truth["threads"]:
+                    g = gdb_pcs(t)
+                    idx = [i for i, fr in enumerate(g) if fr[1] == "plt_loop"]
+                    if idx and idx[0] > 0:
+                        reference = g[idx[0]:]
+                        break
+                if reference:
+                    break
+        if reference is None:
+            res.problem(fx.name, "no reference call chain from gdb for the PLT threads")
+            return
+        # Live: framewalk's own samples; a thread in the PLT must show gdb's callers.
+        for mode in MODES[:3]:
+            deadline = time.time() + seconds
+            samples = 0
+            hit = False
+            while time.time() < deadline and not hit:
+                out, err = framewalk(fw, ["-p", str(p.pid), "--freeze=" + mode])
+                samples += 1
+                if err:
+                    res.problem(fx.name, "%s: %s" % (mode, err))
+                    break
+                hits = plt_hits(ranges, out)
+                for t in out["threads"]:
+                    if t["tid"] not in hits:
+                        continue
+                    hit = True
+                    name = "%s, in %s, live sample" % (names.get(t["tid"], "?"), hits[t["tid"]])
+                    m = compare_callers(reference, t)
+                    res.add(fx.name, mode, t["tid"], name, len(reference) + 1, len(t["frames"]), m,
+                            [(int(t["frames"][0]["pc"], 16), "(plt stub)")] + reference, fw_pcs(t))
+            if not hit:
+                res.skips.append((fx.name, mode, "no thread stopped in the PLT within %d samples (%ds)" % (samples, seconds)))
+            elif verbose:
+                log("  %s: PLT hit after %d samples" % (mode, samples))
+    finally:
+        p.kill()
+        p.wait()
+
+
+# ---------------------------------------------------------------- report
+
+def cell(r, mode):
+    if mode not in r:
+        return "-"
+    n, mismatch, status = r[mode]
+    n = "?" if n is None else str(n)
+    if not mismatch:
+        return n + " ok"
+    return n + (" known" if status == "known" else " FAIL")
+
+
+def print_table(res):
+    header = ["fixture", "thread", "gdb"] + ["live:" + m for m in MODES[:3]] + ["core", "first mismatch"]
+    rows = []
+    for key in res.order:
+        fixture, tid, _ = key
+        r = res.rows[key]
+        first = next((r[m][1] for m in MODES if m in r and r[m][1]), "")
+        rows.append([fixture, "%d %s" % (tid, r["name"] or ""), str(r.get("gdb", "-"))] +
+                    [cell(r, m) for m in MODES] + [first])
+    widths = [max(len(str(x[i])) for x in rows + [header]) for i in range(len(header) - 1)]
+    line = lambda cols: "  ".join(str(c).ljust(w) for c, w in zip(cols, widths)) + "  " + cols[-1]
+    log(line(header))
+    log(line(["-" * w for w in widths] + ["-" * 14]))
+    for r in rows:
+        log(line(r))
+
+
+def print_frames(gl, fl):
+    gl, fl = gl or [], fl or []
+    for i in range(max(len(gl), len(fl))):
+        a = fmt_frame(gl[i]) if i < len(gl) else ""
+        b = fmt_frame(fl[i]) if i < len(fl) else ""
+        mark = "   " if i < len(gl) and i < len(fl) and gl[i][0] == fl[i][0] else " ! "
+        log("  #%-3d%s%-52s | %s" % (i, mark, a, b))
+
+
+def mode_text(mode):
+    return mode if mode == "core" else "live --freeze=" + mode
+
+
+def print_details(res):
+    if res.shown:
+        log("\nWalks that agree (gdb's frames | framewalk's frames):")
+        for fixture, mode, tid, name, gl, fl in res.shown:
+            log("\n* %s, %s, thread %d %s" % (fixture, mode_text(mode), tid, name))
+            print_frames(gl, fl)
+    if not res.details:
+        return
+    log("\nMismatches (gdb's frames | framewalk's frames):")
+    for fixture, mode, tid, name, mismatch, status, gl, fl in res.details:
+        log("\n* %s, %s, thread %d %s: %s [%s]" % (fixture, mode_text(mode), tid, name, mismatch, status))
+        k = known_difference(fixture, name, mode)
+        if k:
+            log("  known difference: " + k["reason"])
+        print_frames(gl, fl)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--framewalk", required=True)
+    ap.add_argument("--fixtures", required=True, help="the directory of the built fixtures")
+    ap.add_argument("--only", help="comma-separated fixture names")
+    ap.add_argument("--plt-seconds", type=int, default=6, help="sampling time per mode for the PLT fixture")
+    ap.add_argument("--show-frames", action="store_true", help="print the frames of every walk, also those that agree")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    args = ap.parse_args()
+
+    for tool in ("gdb", "gcore"):
+        if not shutil.which(tool):
+            log("SKIP: %s is not installed" % tool)
+            return 77
+    atexit.register(cleanup)
+    for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(s, on_signal)
+
+    only = set(args.only.split(",")) if args.only else None
+    res = Results()
+    res.show_frames = args.show_frames
+    workdir = tempfile.mkdtemp(prefix="framewalk-stack-")
+    try:
+        for fx in FIXTURES:
+            if only and fx.name not in only:
+                continue
+            path = os.path.join(args.fixtures, fx.binary)
+            if not os.path.exists(path):
+                res.skips.append((fx.name, "all", "not built (%s)" % path))
+                continue
+            t0 = time.time()
+            log("== %s" % fx.name)
+            if fx.kind == "plt":
+                run_plt(args.framewalk, fx, path, workdir, res, args.verbose, args.plt_seconds)
+            else:
+                run_static(args.framewalk, fx, path, workdir, res, args.verbose)
+            if args.verbose:
+                log("  %.1fs" % (time.time() - t0))
+    finally:
+        cleanup()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+    log("")
+    print_table(res)
+    print_details(res)
+    if res.problems:
+        log("\nProblems:")
+        for fixture, text in res.problems:
+            log("  %s: %s" % (fixture, text))
+    if res.skips:
+        log("\nSkipped:")
+        for fixture, mode, text in res.skips:
+            log("  %s (%s): %s" % (fixture, mode, text))
+    for k in KNOWN_DIFFERENCES:
+        if id(k) not in res.known_used and (not only or k["fixture"] in only):
+            log("\nnote: known difference no longer seen, remove it: %s / %s" % (k["fixture"], k["thread"]))
+    compared = sum(1 for r in res.rows.values() for m in MODES if m in r)
+    log("\n%d thread walks compared: %d failed, %d known differences, %d fixture problems, %d skipped"
+        % (compared, res.failures - len(res.problems), res.known, len(res.problems), len(res.skips)))
+    return 1 if res.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
