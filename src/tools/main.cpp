@@ -5,6 +5,7 @@
 #include <string>
 
 #include "tools/cfi_command.hpp"
+#include "tools/sframe_command.hpp"
 #include "tools/stack_command.hpp"
 
 namespace {
@@ -35,6 +36,16 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"text", "readelf", "json"}));
   cfi_cmd->add_option("--pc", pc_text, "show only the FDE, symbol and row in force at this address");
   cfi_cmd->add_flag("--no-debug-frame", no_debug_frame, "ignore .debug_frame and separate debug files");
+
+  framewalk::tools::SframeCommandOptions sframe;
+  std::string sframe_address_text, sframe_pc_text;
+  auto* sframe_cmd = app.add_subcommand("sframe", "Dump the SFrame section (.sframe) as objdump --sframe does");
+  sframe_cmd->add_option("files", sframe.files, "ELF files (or bare .sframe sections with --raw)")->required();
+  sframe_cmd->add_flag("--raw", sframe.raw, "the files are bare .sframe sections");
+  sframe_cmd->add_option("--address", sframe_address_text, "--raw: the section's load address (default 0)");
+  sframe_cmd->add_option("--binutils", sframe.binutils, "dump as this binutils release (2.40 .. 2.46; default: by version)");
+  sframe_cmd->add_flag("--rows", sframe.rows, "print the rows (CFA and register rules) of every FDE");
+  sframe_cmd->add_option("--pc", sframe_pc_text, "print only the row in force at this address");
 
   framewalk::tools::StackCommandOptions stack;
   auto* stack_cmd = app.add_subcommand("stack", "Print the call stack of every thread of a process or core file");
@@ -70,6 +81,18 @@ int main(int argc, char** argv) {
     }
     cfi.debug_frame = !no_debug_frame;
     return framewalk::tools::run_cfi_command(cfi);
+  }
+  if (sframe_cmd->parsed()) {
+    for (std::string* text : {&sframe_address_text, &sframe_pc_text}) {
+      uint64_t v;
+      if (text->empty()) continue;
+      if (!parse_address(*text, &v)) {
+        std::fprintf(stderr, "framewalk sframe: not an address: %s\n", text->c_str());
+        return 2;
+      }
+      (text == &sframe_pc_text ? sframe.pc : sframe.address) = v;
+    }
+    return framewalk::tools::run_sframe_command(sframe);
   }
   if (stack_cmd->parsed()) {
     if (stack.pid <= 0 && stack.core.empty()) {
