@@ -17,6 +17,13 @@ Result<const Cie*> CfiSection::cie_at(uint64_t offset) const {
     std::lock_guard<std::mutex> lock(cies_mutex_);
     if (auto it = cies_.find(offset); it != cies_.end()) return &it->second;
   }
+  FW_TRY(Cie cie, read_cie(offset));
+  std::lock_guard<std::mutex> lock(cies_mutex_);
+  auto [it, inserted] = cies_.emplace(offset, cie);
+  return &it->second;
+}
+
+Result<Cie> CfiSection::read_cie(uint64_t offset) const {
   if (offset >= data_.size()) return Error{ErrorCode::kBadCiePointer, offset};
   ByteReader r(data_, info_.endian);
   FW_CHECK(r.seek(offset));
@@ -27,10 +34,28 @@ Result<const Cie*> CfiSection::cie_at(uint64_t offset) const {
   auto id = body.unsigned_of_size(len.is_dwarf64 ? 8 : 4);
   if (!id) return id.error();
   if (!is_cie_id(*id, len.is_dwarf64)) return Error{ErrorCode::kBadCiePointer, offset};
-  FW_TRY(Cie cie, parse_cie(body, offset, len.length, end, len.is_dwarf64, *id));
-  std::lock_guard<std::mutex> lock(cies_mutex_);
-  auto [it, inserted] = cies_.emplace(offset, cie);
-  return &it->second;
+  return parse_cie(body, offset, len.length, end, len.is_dwarf64, *id);
+}
+
+Result<Fde> CfiSection::fde_at_uncached(uint64_t offset, Cie* cie_out) const {
+  ByteReader r(data_, info_.endian);
+  FW_CHECK(r.seek(offset));
+  FW_TRY(InitialLength len, r.initial_length());
+  if (len.length == 0 || len.length > r.remaining()) return Error{ErrorCode::kBadLength, offset};
+  const uint64_t end = r.offset() + len.length;
+  FW_TRY(ByteReader body, r.split(len.length));
+  const uint64_t id_field_offset = body.absolute_offset();
+  FW_TRY(uint64_t id, body.unsigned_of_size(len.is_dwarf64 ? 8 : 4));
+  if (is_cie_id(id, len.is_dwarf64)) return Error{ErrorCode::kNotFound, offset};
+  uint64_t cie_offset;
+  if (info_.kind == CfiKind::kEhFrame) {
+    if (id > id_field_offset) return Error{ErrorCode::kBadCiePointer, id_field_offset};
+    cie_offset = id_field_offset - id;
+  } else {
+    cie_offset = id;
+  }
+  FW_TRY(*cie_out, read_cie(cie_offset));
+  return parse_fde(body, *cie_out, offset, len.length, end, len.is_dwarf64, id, cie_offset);
 }
 
 Result<Cie> CfiSection::parse_cie(ByteReader& r, uint64_t offset, uint64_t length, uint64_t end,

@@ -111,6 +111,12 @@ class CfiSection {
   // that was not cached is an error instead of a new entry.
   void freeze() const { frozen_.store(true, std::memory_order_release); }
 
+  // The CIE at `offset`, parsed now and not cached.
+  Result<Cie> read_cie(uint64_t offset) const;
+  // The FDE at `offset` and its CIE (into `*cie_out`), without the CIE cache:
+  // no allocation and no lock, for unwinding from signal handlers.
+  Result<Fde> fde_at_uncached(uint64_t offset, Cie* cie_out) const;
+
   // Parses the FDE at `offset` (used by index lookups).
   Result<Fde> fde_at(uint64_t offset, const Cie** cie_out) const;
 

@@ -30,9 +30,13 @@ constexpr uint8_t kOpAddr = 0x03, kOpDeref = 0x06, kOpConst1u = 0x08, kOpConst1s
     kOpCallRef = 0x9a, kOpFormTlsAddress = 0x9b, kOpCallFrameCfa = 0x9c, kOpBitPiece = 0x9d,
     kOpImplicitValue = 0x9e, kOpStackValue = 0x9f, kOpGnuPushTlsAddress = 0xe0;
 
-std::array<OpInfo, 256> make_ops() {
+constexpr const char* kLit[32] = {"DW_OP_lit0","DW_OP_lit1","DW_OP_lit2","DW_OP_lit3","DW_OP_lit4","DW_OP_lit5","DW_OP_lit6","DW_OP_lit7","DW_OP_lit8","DW_OP_lit9","DW_OP_lit10","DW_OP_lit11","DW_OP_lit12","DW_OP_lit13","DW_OP_lit14","DW_OP_lit15","DW_OP_lit16","DW_OP_lit17","DW_OP_lit18","DW_OP_lit19","DW_OP_lit20","DW_OP_lit21","DW_OP_lit22","DW_OP_lit23","DW_OP_lit24","DW_OP_lit25","DW_OP_lit26","DW_OP_lit27","DW_OP_lit28","DW_OP_lit29","DW_OP_lit30","DW_OP_lit31"};
+constexpr const char* kReg[32] = {"DW_OP_reg0","DW_OP_reg1","DW_OP_reg2","DW_OP_reg3","DW_OP_reg4","DW_OP_reg5","DW_OP_reg6","DW_OP_reg7","DW_OP_reg8","DW_OP_reg9","DW_OP_reg10","DW_OP_reg11","DW_OP_reg12","DW_OP_reg13","DW_OP_reg14","DW_OP_reg15","DW_OP_reg16","DW_OP_reg17","DW_OP_reg18","DW_OP_reg19","DW_OP_reg20","DW_OP_reg21","DW_OP_reg22","DW_OP_reg23","DW_OP_reg24","DW_OP_reg25","DW_OP_reg26","DW_OP_reg27","DW_OP_reg28","DW_OP_reg29","DW_OP_reg30","DW_OP_reg31"};
+constexpr const char* kBreg[32] = {"DW_OP_breg0","DW_OP_breg1","DW_OP_breg2","DW_OP_breg3","DW_OP_breg4","DW_OP_breg5","DW_OP_breg6","DW_OP_breg7","DW_OP_breg8","DW_OP_breg9","DW_OP_breg10","DW_OP_breg11","DW_OP_breg12","DW_OP_breg13","DW_OP_breg14","DW_OP_breg15","DW_OP_breg16","DW_OP_breg17","DW_OP_breg18","DW_OP_breg19","DW_OP_breg20","DW_OP_breg21","DW_OP_breg22","DW_OP_breg23","DW_OP_breg24","DW_OP_breg25","DW_OP_breg26","DW_OP_breg27","DW_OP_breg28","DW_OP_breg29","DW_OP_breg30","DW_OP_breg31"};
+
+constexpr std::array<OpInfo, 256> make_ops() {
   std::array<OpInfo, 256> t{};
-  auto set = [&](uint8_t op, const char* name, Operand operand, uint8_t pops, bool cfi = true) {
+  auto set = [&t](uint8_t op, const char* name, Operand operand, uint8_t pops, bool cfi = true) {
     t[op] = OpInfo{name, operand, pops, cfi};
   };
   set(kOpAddr, "DW_OP_addr", Operand::kAddr, 0);
@@ -77,9 +81,6 @@ std::array<OpInfo, 256> make_ops() {
   set(kOpLt, "DW_OP_lt", Operand::kNone, 2);
   set(kOpNe, "DW_OP_ne", Operand::kNone, 2);
   set(kOpSkip, "DW_OP_skip", Operand::kSkip, 0);
-  static const char* const kLit[32] = {"DW_OP_lit0","DW_OP_lit1","DW_OP_lit2","DW_OP_lit3","DW_OP_lit4","DW_OP_lit5","DW_OP_lit6","DW_OP_lit7","DW_OP_lit8","DW_OP_lit9","DW_OP_lit10","DW_OP_lit11","DW_OP_lit12","DW_OP_lit13","DW_OP_lit14","DW_OP_lit15","DW_OP_lit16","DW_OP_lit17","DW_OP_lit18","DW_OP_lit19","DW_OP_lit20","DW_OP_lit21","DW_OP_lit22","DW_OP_lit23","DW_OP_lit24","DW_OP_lit25","DW_OP_lit26","DW_OP_lit27","DW_OP_lit28","DW_OP_lit29","DW_OP_lit30","DW_OP_lit31"};
-  static const char* const kReg[32] = {"DW_OP_reg0","DW_OP_reg1","DW_OP_reg2","DW_OP_reg3","DW_OP_reg4","DW_OP_reg5","DW_OP_reg6","DW_OP_reg7","DW_OP_reg8","DW_OP_reg9","DW_OP_reg10","DW_OP_reg11","DW_OP_reg12","DW_OP_reg13","DW_OP_reg14","DW_OP_reg15","DW_OP_reg16","DW_OP_reg17","DW_OP_reg18","DW_OP_reg19","DW_OP_reg20","DW_OP_reg21","DW_OP_reg22","DW_OP_reg23","DW_OP_reg24","DW_OP_reg25","DW_OP_reg26","DW_OP_reg27","DW_OP_reg28","DW_OP_reg29","DW_OP_reg30","DW_OP_reg31"};
-  static const char* const kBreg[32] = {"DW_OP_breg0","DW_OP_breg1","DW_OP_breg2","DW_OP_breg3","DW_OP_breg4","DW_OP_breg5","DW_OP_breg6","DW_OP_breg7","DW_OP_breg8","DW_OP_breg9","DW_OP_breg10","DW_OP_breg11","DW_OP_breg12","DW_OP_breg13","DW_OP_breg14","DW_OP_breg15","DW_OP_breg16","DW_OP_breg17","DW_OP_breg18","DW_OP_breg19","DW_OP_breg20","DW_OP_breg21","DW_OP_breg22","DW_OP_breg23","DW_OP_breg24","DW_OP_breg25","DW_OP_breg26","DW_OP_breg27","DW_OP_breg28","DW_OP_breg29","DW_OP_breg30","DW_OP_breg31"};
   for (int i = 0; i < 32; ++i) {
     set(static_cast<uint8_t>(kOpLit0 + i), kLit[i], Operand::kNone, 0);
     // DW_OP_regN names a location, not a value: not valid in CFI expressions.
@@ -106,10 +107,10 @@ std::array<OpInfo, 256> make_ops() {
   return t;
 }
 
-const std::array<OpInfo, 256>& ops() {
-  static const std::array<OpInfo, 256> table = make_ops();
-  return table;
-}
+// Built at compile time: no guard variable, nothing to initialise at run time
+// (the evaluator runs in signal handlers).
+constexpr std::array<OpInfo, 256> kOps = make_ops();
+constexpr const std::array<OpInfo, 256>& ops() { return kOps; }
 
 struct Decoded {
   uint8_t op;

@@ -1,0 +1,42 @@
+/* framewalk: fast, async-signal-safe backtraces of the calling thread.
+ *
+ * framewalk_backtrace() is a drop-in for glibc's backtrace(): it stores up to
+ * `size` return addresses in `buffer`, the first being the return address into
+ * the function that called it, and returns how many it stored. It does not
+ * allocate, takes no lock that a signal could interrupt, never faults on bad
+ * memory (a corrupt or unreadable stack ends the walk), and may be called
+ * from signal handlers and from several threads at once.
+ *
+ * framewalk_backtrace_ucontext() starts from the context a SA_SIGINFO signal
+ * handler receives (its third argument): the first entry is the PC the signal
+ * interrupted.
+ *
+ * Unwind rules are cached process-wide by PC. After dlclose() of a library
+ * whose address range may be reused by another, call
+ * framewalk_backtrace_flush_cache().
+ */
+#ifndef FRAMEWALK_BACKTRACE_H
+#define FRAMEWALK_BACKTRACE_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+int framewalk_backtrace(void **buffer, int size);
+int framewalk_backtrace_ucontext(const void *ucontext, void **buffer, int size);
+void framewalk_backtrace_flush_cache(void);
+/* Bytes of memory the process-wide rule cache occupies (none per thread). */
+unsigned long framewalk_backtrace_cache_bytes(void);
+
+#ifdef __cplusplus
+}  /* extern "C" */
+
+namespace framewalk {
+inline int fast_backtrace(void **buffer, int size) { return framewalk_backtrace(buffer, size); }
+inline int fast_backtrace(const void *ucontext, void **buffer, int size) {
+  return framewalk_backtrace_ucontext(ucontext, buffer, size);
+}
+}  // namespace framewalk
+#endif
+
+#endif /* FRAMEWALK_BACKTRACE_H */

@@ -1,0 +1,32 @@
+// The C API of <framewalk/backtrace.h>.
+#include <ucontext.h>
+
+#include "arch/x86_64/frames.hpp"
+#include "framewalk/backtrace.h"
+#include "local/fast_unwinder.hpp"
+
+extern "C" void framewalk_x86_64_capture(uint64_t out[17]);
+
+extern "C" __attribute__((noinline)) int framewalk_backtrace(void** buffer, int size) {
+  uint64_t raw[17];
+  framewalk_x86_64_capture(raw);
+  framewalk::arch::RegisterFile regs;
+  for (unsigned i = 0; i < 17; ++i) regs.set(i, raw[i]);
+  // The captured PC is inside this function: walk one frame out before storing.
+  const int n = framewalk::local::fast_walk(regs, /*first_is_return_address=*/true, /*skip=*/1, buffer, size);
+  asm volatile("" ::: "memory");  // keep this a real frame (no tail call)
+  return n;
+}
+
+extern "C" int framewalk_backtrace_ucontext(const void* context, void** buffer, int size) {
+  if (!context) return 0;
+  const auto* uc = static_cast<const ucontext_t*>(context);
+  framewalk::arch::RegisterFile regs;
+  for (unsigned i = 0; i < 17; ++i)
+    regs.set(framewalk::arch::x86_64::kGregsToDwarf[i], static_cast<uint64_t>(uc->uc_mcontext.gregs[i]));
+  return framewalk::local::fast_walk(regs, /*first_is_return_address=*/false, /*skip=*/0, buffer, size);
+}
+
+extern "C" void framewalk_backtrace_flush_cache(void) { framewalk::local::flush_rule_cache(); }
+
+extern "C" unsigned long framewalk_backtrace_cache_bytes(void) { return framewalk::local::rule_cache_bytes(); }

@@ -1,0 +1,34 @@
+// The in-process fast path. Each step looks the PC up in a process-wide,
+// direct-mapped cache of compact x86-64 rules ("CFA = rsp|rbp + n, RA at
+// CFA-8, rbp saved at CFA-8k or unchanged"), packed with the PC in one 64-bit
+// word so that threads can share it without locks. A miss finds the FDE
+// through _dl_find_object (lock-free, async-signal-safe) and the module's
+// .eh_frame_hdr, runs the full CFI executor, and caches the row if it fits;
+// rows that do not fit (signal frames, expressions, PLT rules) are applied by
+// the full executor every time. Stack reads are checked against a per-thread
+// range of pages known to be readable, extended with process_vm_readv, so a
+// bad pointer ends the walk instead of faulting.
+#pragma once
+
+#include <cstdint>
+
+#include "arch/registers.hpp"
+
+namespace framewalk::local {
+
+struct FastWalkStats {
+  uint64_t cache_hits = 0;
+  uint64_t cache_misses = 0;
+  uint64_t general_rows = 0;  // rows applied by the full executor
+};
+
+// Walks from `regs` (which must know rip and rsp; rbp if the code uses it).
+// `first_is_return_address`: the first PC is looked up at pc - 1.
+// `skip`: frames walked but not stored. Returns the number stored.
+int fast_walk(const arch::RegisterFile& regs, bool first_is_return_address, int skip, void** buffer, int size,
+              FastWalkStats* stats = nullptr);
+
+void flush_rule_cache();
+unsigned long rule_cache_bytes();
+
+}  // namespace framewalk::local

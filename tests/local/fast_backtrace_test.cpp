@@ -1,0 +1,204 @@
+// framewalk_backtrace: identical to the full executor, no allocation, safe in
+// signal handlers while libraries come and go, and a bad stack ends the walk.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "framewalk/backtrace.h"
+#include "target/local_target.hpp"
+
+// ---- a malloc that notices being called during an unwind ------------------------
+extern "C" void* __libc_malloc(size_t);
+extern "C" void* __libc_calloc(size_t, size_t);
+extern "C" void* __libc_realloc(void*, size_t);
+extern "C" void __libc_free(void*);
+namespace {
+thread_local bool t_unwinding = false;
+std::atomic<int> g_allocations_while_unwinding{0};
+}  // namespace
+extern "C" void* malloc(size_t n) {
+  if (t_unwinding) g_allocations_while_unwinding.fetch_add(1);
+  return __libc_malloc(n);
+}
+extern "C" void* calloc(size_t a, size_t b) {
+  if (t_unwinding) g_allocations_while_unwinding.fetch_add(1);
+  return __libc_calloc(a, b);
+}
+extern "C" void* realloc(void* p, size_t n) {
+  if (t_unwinding) g_allocations_while_unwinding.fetch_add(1);
+  return __libc_realloc(p, n);
+}
+extern "C" void free(void* p) { __libc_free(p); }
+
+namespace {
+
+__attribute__((noinline)) int recurse_then(int depth, int (*fn)(void*), void* arg) {
+  if (depth <= 0) return fn(arg);
+  const int r = recurse_then(depth - 1, fn, arg);
+  asm volatile("" ::: "memory");
+  return r;
+}
+
+struct Compare {
+  int depth;
+  int fast_n, slow_n;
+  void* fast[512];
+  void* slow[512];
+};
+
+int compare_at_bottom(void* arg) {
+  auto* c = static_cast<Compare*>(arg);
+  ucontext_t uc;
+  getcontext(&uc);
+  // Both start from the same context: the frames must be the same.
+  c->fast_n = framewalk_backtrace_ucontext(&uc, c->fast, 512);
+  c->slow_n = framewalk::LocalUnwinder::instance().backtrace(&uc, c->slow, 512);
+  return 0;
+}
+
+TEST(FastBacktrace, IdenticalToTheFullExecutor) {
+  for (int depth : {0, 1, 5, 50, 200}) {
+    for (int round = 0; round < 2; ++round) {  // cold cache, then warm
+      if (round == 0) framewalk_backtrace_flush_cache();
+      Compare c{};
+      c.depth = depth;
+      recurse_then(depth, compare_at_bottom, &c);
+      ASSERT_GT(c.fast_n, depth) << "depth " << depth;
+      ASSERT_EQ(c.fast_n, c.slow_n) << "depth " << depth << " round " << round;
+      for (int i = 0; i < c.fast_n; ++i) EXPECT_EQ(c.fast[i], c.slow[i]) << "frame " << i << " depth " << depth;
+    }
+  }
+}
+
+int no_malloc_bottom(void*) {
+  void* frames[256];
+  t_unwinding = true;
+  const int n = framewalk_backtrace(frames, 256);
+  t_unwinding = false;
+  return n;
+}
+
+TEST(FastBacktrace, NeverAllocates) {
+  framewalk_backtrace_flush_cache();  // the slow path too
+  g_allocations_while_unwinding = 0;
+  const int n = recurse_then(20, no_malloc_bottom, nullptr);
+  EXPECT_GT(n, 20);
+  EXPECT_EQ(g_allocations_while_unwinding.load(), 0);
+  EXPECT_GT(recurse_then(20, no_malloc_bottom, nullptr), 20);  // warm
+  EXPECT_EQ(g_allocations_while_unwinding.load(), 0);
+}
+
+TEST(FastBacktrace, UnreadableStackEndsTheWalk) {
+  // A context whose stack pointer points at a PROT_NONE page: the return
+  // address cannot be read, so the walk stops after the first frame.
+  const long page = sysconf(_SC_PAGESIZE);
+  auto* mem = static_cast<uint8_t*>(mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(mem, MAP_FAILED);
+  ASSERT_EQ(mprotect(mem + page, page, PROT_NONE), 0);
+  ucontext_t uc;
+  getcontext(&uc);
+  uc.uc_mcontext.gregs[REG_RIP] = reinterpret_cast<greg_t>(&recurse_then);  // entry: CFA = rsp + 8
+  uc.uc_mcontext.gregs[REG_RSP] = reinterpret_cast<greg_t>(mem + page);
+  void* frames[16];
+  const int n = framewalk_backtrace_ucontext(&uc, frames, 16);
+  EXPECT_EQ(n, 1);
+  // And a stack that runs into the protected page after a few good frames.
+  auto* words = reinterpret_cast<uint64_t*>(mem + page - 16);
+  words[0] = reinterpret_cast<uint64_t>(&recurse_then);  // a return address... into an entry point
+  uc.uc_mcontext.gregs[REG_RSP] = reinterpret_cast<greg_t>(words);
+  const int m = framewalk_backtrace_ucontext(&uc, frames, 16);
+  EXPECT_GE(m, 1);
+  EXPECT_LE(m, 3);
+  munmap(mem, 2 * page);
+}
+
+// ---- a storm of SIGPROF while libraries are loaded and unloaded --------------------
+std::atomic<long> g_samples{0};
+std::atomic<long> g_short_samples{0};
+
+void on_sigprof(int, siginfo_t*, void* context) {
+  void* frames[128];
+  const int saved = errno;
+  t_unwinding = true;
+  const int n = framewalk_backtrace_ucontext(context, frames, 128);
+  t_unwinding = false;
+  g_samples.fetch_add(1, std::memory_order_relaxed);
+  if (n < 1) g_short_samples.fetch_add(1, std::memory_order_relaxed);
+  errno = saved;
+}
+
+TEST(FastBacktrace, SignalStormWithDlopenAndDlclose) {
+  struct sigaction sa {};
+  sa.sa_sigaction = on_sigprof;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  ASSERT_EQ(sigaction(SIGPROF, &sa, nullptr), 0);
+  g_allocations_while_unwinding = 0;
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> workers;
+  std::vector<pthread_t> handles;
+  std::mutex handles_mutex;
+  for (int t = 0; t < 4; ++t) {
+    workers.emplace_back([&, t] {
+      {
+        std::lock_guard<std::mutex> lock(handles_mutex);
+        handles.push_back(pthread_self());
+      }
+      while (!stop.load()) recurse_then(10 + t * 7, [](void*) { return 0; }, nullptr);
+    });
+  }
+  std::thread loader([&] {
+    {
+      // Signalled too: an unwind that interrupts dlopen/dlclose (holding the
+      // loader's lock) must not wait for that lock.
+      std::lock_guard<std::mutex> lock(handles_mutex);
+      handles.push_back(pthread_self());
+    }
+    const std::string lib = std::string(FRAMEWALK_BINARY_DIR) + "/tests/libfw_dlopen_target.so";
+    while (!stop.load()) {
+      void* h = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (h) {
+        auto work = reinterpret_cast<int (*)(int)>(dlsym(h, "fw_dlopen_target_work"));
+        if (work) work(100);
+        dlclose(h);
+        framewalk_backtrace_flush_cache();
+      }
+    }
+  });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(1500);
+  long sent = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::vector<pthread_t> targets;
+    {
+      std::lock_guard<std::mutex> lock(handles_mutex);
+      targets = handles;
+    }
+    for (pthread_t h : targets) {
+      pthread_kill(h, SIGPROF);
+      ++sent;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  stop = true;
+  for (auto& w : workers) w.join();
+  loader.join();
+  signal(SIGPROF, SIG_IGN);
+  EXPECT_GT(g_samples.load(), 100);
+  EXPECT_EQ(g_short_samples.load(), 0);
+  EXPECT_EQ(g_allocations_while_unwinding.load(), 0);
+  std::printf("signal storm: %ld signals sent, %ld samples unwound\n", sent, g_samples.load());
+}
+
+}  // namespace
