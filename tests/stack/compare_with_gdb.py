@@ -207,19 +207,19 @@ def thread_states(pid):
 
 
 def wait_settled(pid, spinners, timeout=15):
-    """Until every thread is blocked in read/pause (or running, for the
-    `spinners`) and stays so, with the same PC, across two looks."""
+    """Until every thread but the `spinners` is blocked in read/pause, and
+    stays so with the same PC and stack pointer across two looks (spinners
+    may be running or, like a vDSO falling back on the system call, not)."""
     deadline = time.time() + timeout
     prev = None
     states = {}
     while time.time() < deadline:
         states = thread_states(pid)
-        running = sum(1 for _, sc in states.values() if sc == "running")
-        blocked = sum(1 for _, sc in states.values() if sc.split()[0] in BLOCKING_SYSCALLS)
-        good = states and running == spinners and running + blocked == len(states)
-        if good and prev == states:
+        blocked = {t: sc for t, (_, sc) in states.items() if sc.split()[0] in BLOCKING_SYSCALLS}
+        good = states and len(states) - len(blocked) == spinners
+        if good and prev == blocked:
             return None
-        prev = states if good else None
+        prev = blocked if good else None
         time.sleep(0.05)
     return "threads did not settle: " + "; ".join("%d %s: %s" % (t, n, sc[:40]) for t, (n, sc) in sorted(states.items()))
 
