@@ -76,6 +76,7 @@ FIXTURES = [
     Fixture("signal_nested", ["nested"], binary="signals"),
     Fixture("signal_restorer", ["restorer"], binary="signals", exercises={"signal"}),
     Fixture("signal_restorer_unnamed", ["restorer"], binary="signals_unnamed", exercises={"signal"}),
+    Fixture("stack_overflow"),
     Fixture("noreturn"),
     Fixture("asm_cfi", spinners=1, exercises={"fp", "prologue"}),
     Fixture("threads"),
