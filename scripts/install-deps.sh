@@ -6,7 +6,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
   zlib1g-dev libzstd-dev liblzma-dev xz-utils
-  binutils elfutils gdb time
+  binutils elfutils gdb time python3 libunwind-dev
   clang libclang-rt-14-dev llvm
   gcc-multilib
   libllvm16            # the largest library of the machine: conformance and benchmarks

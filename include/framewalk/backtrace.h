@@ -18,15 +18,21 @@
 #ifndef FRAMEWALK_BACKTRACE_H
 #define FRAMEWALK_BACKTRACE_H
 
+#if defined(FRAMEWALK_BUILDING_SHARED)
+#define FRAMEWALK_API __attribute__((visibility("default")))
+#else
+#define FRAMEWALK_API
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-int framewalk_backtrace(void **buffer, int size);
-int framewalk_backtrace_ucontext(const void *ucontext, void **buffer, int size);
-void framewalk_backtrace_flush_cache(void);
+FRAMEWALK_API int framewalk_backtrace(void **buffer, int size);
+FRAMEWALK_API int framewalk_backtrace_ucontext(const void *ucontext, void **buffer, int size);
+FRAMEWALK_API void framewalk_backtrace_flush_cache(void);
 /* Bytes of memory the process-wide rule cache occupies (none per thread). */
-unsigned long framewalk_backtrace_cache_bytes(void);
+FRAMEWALK_API unsigned long framewalk_backtrace_cache_bytes(void);
 
 #ifdef __cplusplus
 }  /* extern "C" */
