@@ -159,6 +159,8 @@ struct FrameRules {
   // A rule reads a register other than SP and FP, whose value is only known in
   // the topmost frame (FLEX FDEs only).
   bool topmost_only = false;
+
+  bool operator==(const FrameRules&) const = default;
 };
 
 class Section {
@@ -166,6 +168,8 @@ class Section {
   // Parses and validates `data`, the contents of a .sframe section loaded at
   // `section_address`. Errors name the section offset of the offending field.
   static Result<Section> parse(Bytes data, uint64_t section_address);
+  // A Section keeps a view of its bytes: parsing a temporary buffer would leave it dangling.
+  static Result<Section> parse(std::vector<uint8_t>&& temporary, uint64_t section_address) = delete;
 
   Bytes data() const { return data_; }
   uint64_t address() const { return address_; }
