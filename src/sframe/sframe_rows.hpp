@@ -6,7 +6,8 @@
 //   CFA = SP/FP/reg + off             -> CfaKind::kRegisterOffset
 //   CFA = *(reg + off)   (FLEX)       -> CfaKind::kExpression "DW_OP_breg<reg> off; DW_OP_deref"
 //   RA/FP saved at CFA + off          -> RuleKind::kOffset off
-//   RA/FP = CFA + off    (FLEX)       -> RuleKind::kValOffset off
+//   RA/FP = CFA + off    (FLEX)       -> RuleKind::kValOffset off (only reachable through a control
+//                                        word whose reserved bits alone are set: 0 is padding)
 //   RA/FP held in reg    (FLEX, V2 s390x) -> RuleKind::kRegister reg
 //   RA/FP = reg + off, off != 0 (FLEX) -> RuleKind::kValExpression "DW_OP_breg<reg> off"
 //   RA/FP = *(reg + off) (FLEX)       -> RuleKind::kExpression "DW_OP_breg<reg> off" (the address)

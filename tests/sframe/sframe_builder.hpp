@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <vector>
 
@@ -194,6 +195,13 @@ inline FreSpec fre(uint32_t start, std::vector<int64_t> words, bool base_sp = tr
 // A FLEX control word: (reg << 3) | (deref << 1) | reg_p.
 inline int64_t ctrl(unsigned reg, bool deref, bool reg_p = true) {
   return static_cast<int64_t>((uint64_t{reg} << 3) | (deref ? 2u : 0u) | (reg_p ? 1u : 0u));
+}
+
+// A Section refers to the bytes it was parsed from: tests keep every
+// section's bytes here for the whole run.
+inline const std::vector<uint8_t>& keep(std::vector<uint8_t> bytes) {
+  static std::deque<std::vector<uint8_t>> kept;
+  return kept.emplace_back(std::move(bytes));
 }
 
 }  // namespace framewalk::sframe::test

@@ -5,7 +5,6 @@
 
 #include <gtest/gtest.h>
 
-#include <deque>
 #include <vector>
 
 #include "sframe/sframe_builder.hpp"
@@ -17,18 +16,12 @@ using test::build;
 using test::ctrl;
 using test::FdeSpec;
 using test::fre;
+using test::keep;
 using test::FreSpec;
 using test::Layout;
 using test::SectionSpec;
 
 constexpr uint64_t kAddress = 0x2000;
-
-// A Section refers to the bytes it was parsed from: the tests keep every
-// section's bytes here for the whole run.
-const std::vector<uint8_t>& keep(std::vector<uint8_t> bytes) {
-  static std::deque<std::vector<uint8_t>> kept;
-  return kept.emplace_back(std::move(bytes));
-}
 
 Section parse_ok(std::vector<uint8_t> owned, uint64_t address = kAddress) {
   const std::vector<uint8_t>& bytes = keep(std::move(owned));
