@@ -4,10 +4,14 @@ machine (libc, libstdc++, /bin/ls) and from tiny objects compiled here with
 clang for several targets. Needs clang, objcopy and xz. The output is small
 (well under 2 MB) and deterministic for a given machine; run it only when the
 seeds should change, then commit the result.
+
+Inputs found by fuzzing can join the seeds: merge a run's corpus into a new
+directory (build-fuzz/fuzz/<target> -merge=1 NEW fuzz/corpus-work/<target>),
+then copy the smallest files of NEW into fuzz/corpus/<target>/ within a size
+budget: everything in fuzz/corpus/ is replayed by the unit tests.
 """
 import hashlib
 import os
-import shutil
 import struct
 import subprocess
 import sys
@@ -156,9 +160,9 @@ def run(cmd, **kw):
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, **kw)
 
 
-def try_run(cmd):
+def try_run(cmd, cwd=None):
     try:
-        run(cmd, stderr=subprocess.DEVNULL)
+        run(cmd, stderr=subprocess.DEVNULL, cwd=cwd)
         return True
     except (subprocess.CalledProcessError, FileNotFoundError):
         return False
@@ -174,9 +178,11 @@ def build_objects(tmp):
     open(start, "w").write(START_SOURCE)
     out = {}
 
+    # Relative names, run in `tmp`: no temporary path ends up in the files.
     def obj(name, *args, src=c, compiler="clang"):
         path = os.path.join(tmp, name)
-        if try_run([compiler, "-c", "-O1", "-o", path, src] + list(args)):
+        if try_run([compiler, "-c", "-O1", "-fdebug-prefix-map=%s=." % tmp, "-o", name,
+                    os.path.basename(src)] + list(args), cwd=tmp):
             out[name] = path
         return path
 
@@ -199,7 +205,7 @@ def build_objects(tmp):
     exe = os.path.join(tmp, "tiny")
     if try_run(["clang", "-O1", "-nostdlib", "-static", "-fno-pie", "-no-pie", "-Wl,--build-id",
                 "-Wl,--eh-frame-hdr", "-Wl,-z,noseparate-code", "-Wl,-z,max-page-size=0x1000",
-                "-o", exe, start]):
+                "-o", "tiny", "start.c"], cwd=tmp):
         out["tiny"] = exe
         # MiniDebugInfo: the symbols of the object in an xz stream, as
         # .gnu_debugdata; and a .gnu_debuglink naming the object.
@@ -303,12 +309,15 @@ def eh_frame_hdr_seeds(elf):
 # ---- main -------------------------------------------------------------------
 
 def write(target, blobs):
+    """Replaces the seed-* files of the target; other files there (inputs a
+    fuzzing run found, merged in by hand) stay."""
     d = os.path.join(CORPUS, target)
-    if os.path.isdir(d):
-        shutil.rmtree(d)
-    os.makedirs(d)
+    os.makedirs(d, exist_ok=True)
+    for name in os.listdir(d):
+        if name.startswith("seed-"):
+            os.remove(os.path.join(d, name))
     for b in blobs:
-        name = hashlib.sha1(b).hexdigest()
+        name = "seed-" + hashlib.sha1(b).hexdigest()
         with open(os.path.join(d, name), "wb") as f:
             f.write(b)
     return sum(len(b) for b in blobs), len(blobs)
