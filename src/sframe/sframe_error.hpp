@@ -35,6 +35,7 @@ enum class Errc : uint8_t {
   kBadFreType,           // start-address type 3..15
   kBadFdeType,           // V3 FDE type other than DEFAULT (0) or FLEX (1)
   kZeroRepSize,          // PCMASK FDE with a repetition block of 0 bytes
+  kFunctionWraps,        // function start + size reaches past the end of the address space
   // FREs.
   kFreOutOfBounds,       // an FRE runs past the end of the FRE sub-section
   kBadDataWordSize,      // data-word size code 3

@@ -186,6 +186,8 @@ Result<void> Section::parse_fdes() {
     // The start field is the first of the entry in every version.
     const uint64_t base = pcrel() ? address_ + f.offset : address_;
     f.start = base + static_cast<uint64_t>(f.raw_start);
+    // Rows are [begin, end) ranges: the function's end must be an address.
+    if (f.size > ~f.start) return Error{Errc::kFunctionWraps, f.offset};
     // Each FRE takes at least its start address and info byte: a count that
     // the remaining bytes cannot hold is rejected before anything loops on it.
     const uint64_t min_fre = f.start_address_size() + 1u;
@@ -478,6 +480,7 @@ const char* to_string(Errc code) noexcept {
     case Errc::kBadFreType: return "unknown SFrame FRE type";
     case Errc::kBadFdeType: return "unknown SFrame FDE type";
     case Errc::kZeroRepSize: return "SFrame PCMASK FDE with a repetition block of 0 bytes";
+    case Errc::kFunctionWraps: return "SFrame function runs past the end of the address space";
     case Errc::kFreOutOfBounds: return "SFrame FRE runs past the end of the FRE sub-section";
     case Errc::kBadDataWordSize: return "SFrame FRE data-word size code 3";
     case Errc::kBadDataWordCount: return "SFrame FRE data-word count not valid for its FDE";
