@@ -645,6 +645,17 @@ TEST(SframeSectionErrors, ZeroRepSize) {
   expect_built_error(spec, Errc::kZeroRepSize, [](const Layout& layout) { return layout.attr_offsets[0] + 4; });
 }
 
+TEST(SframeSectionErrors, FunctionWraps) {
+  // Ending exactly at 2^64 is already one byte too far for a [begin, end) range.
+  SectionSpec spec = amd64(3);
+  spec.fdes[0].start = 0xffffffffffffffe0ull;
+  spec.fdes[0].size = 0x20;
+  expect_built_error(spec, Errc::kFunctionWraps, [](const Layout& layout) { return layout.fde_offsets[0]; });
+  spec.fdes[0].size = 0x1f;
+  spec.fdes[0].fres.back().start = 0x1e;
+  EXPECT_TRUE(parses(build(spec)));
+}
+
 TEST(SframeSectionErrors, FreOutOfBounds) {
   SectionSpec spec = amd64(3);  // FREs of 3, 4, 4 and 4 bytes after the 5-byte attribute
   Layout layout;
