@@ -29,6 +29,7 @@ SymbolTable SymbolTable::load(std::shared_ptr<const ElfFile> file) {
 void SymbolTable::merge(std::shared_ptr<const ElfFile> file) {
   for (const Section& s : file->sections())
     if (s.type == kShtSymtab || s.type == kShtDynsym) add_from(*file, s);
+  add_plt_stubs(*file);
   files_.push_back(std::move(file));
   finish();
 }
@@ -66,7 +67,44 @@ void SymbolTable::add_from(const ElfFile& file, const Section& table) {
     const char* base = reinterpret_cast<const char*>(strings->data()) + name_off;
     const std::string_view name(base, strnlen(base, strings->size() - name_off));
     if (name.empty()) continue;
-    symbols_.push_back(Symbol{value, size, name, static_cast<uint8_t>(info >> 4)});
+    uint64_t limit = 0;
+    if (size == 0 && shndx < file.sections().size()) {
+      const Section& in = file.sections()[shndx];
+      if (value >= in.address && value - in.address <= in.size) limit = in.address + in.size;
+    }
+    symbols_.push_back(Symbol{value, size, name, static_cast<uint8_t>(info >> 4), limit});
+  }
+}
+
+void SymbolTable::add_plt_stubs(const ElfFile& file) {
+  if (file.machine() != kEmX86_64 || !file.is_64()) return;
+  const Section* rela = file.section_by_name(".rela.plt");
+  const Section* sec = file.section_by_name(".plt.sec");
+  const Section* plt = sec ? sec : file.section_by_name(".plt");
+  if (!rela || !plt || rela->link >= file.sections().size() || plt->type == kShtNobits) return;
+  const Section& dynsym = file.sections()[rela->link];
+  if (dynsym.link >= file.sections().size()) return;
+  auto relocs = file.section_data(*rela);
+  auto syms = file.section_data(dynsym);
+  auto strings = file.section_data(file.sections()[dynsym.link]);
+  if (!relocs || !syms || !strings) return;
+  // With .plt.sec (IBT), stub i is its i-th 16-byte entry; otherwise the
+  // (i+1)-th entry of .plt, after the resolver stub PLT0.
+  const uint64_t first = plt->address + (sec ? 0 : 16);
+  const size_t count = relocs->size() / 24;
+  for (size_t i = 0; i < count; ++i) {
+    if (first + 16 * (i + 1) > plt->address + plt->size) break;
+    ByteReader r(relocs->subspan(i * 24, 24), file.endian());
+    (void)*r.u64();
+    const uint64_t info = *r.u64();
+    const uint64_t sym = info >> 32;
+    if (sym == 0 || (sym + 1) * 24 > syms->size()) continue;  // IRELATIVE and friends: no name
+    uint32_t name_off;
+    std::memcpy(&name_off, syms->data() + sym * 24, 4);
+    if (name_off >= strings->size()) continue;
+    const char* base = reinterpret_cast<const char*>(strings->data()) + name_off;
+    owned_names_.push_back(std::make_unique<std::string>(std::string(base, strnlen(base, strings->size() - name_off)) + "@plt"));
+    symbols_.push_back(Symbol{first + 16 * i, 16, *owned_names_.back(), kStbGlobal, 0});
   }
 }
 
@@ -95,6 +133,7 @@ std::optional<SymbolMatch> SymbolTable::lookup(uint64_t address) const {
   const Symbol& s = *std::prev(it);
   const uint64_t offset = address - s.address;
   if (s.size != 0 && offset >= s.size) return std::nullopt;
+  if (s.size == 0 && s.limit != 0 && address >= s.limit) return std::nullopt;  // not past its section
   if (s.size == 0 && it == symbols_.end() && offset > (uint64_t{1} << 20)) return std::nullopt;
   return SymbolMatch{&s, offset};
 }

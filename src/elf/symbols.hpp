@@ -2,7 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -15,6 +17,7 @@ struct Symbol {
   uint64_t size = 0;
   std::string_view name;  // points into the ElfFile's image
   uint8_t binding = 0;    // STB_LOCAL 0, STB_GLOBAL 1, STB_WEAK 2
+  uint64_t limit = 0;     // for size-0 symbols: the end of their section (0: unknown)
 };
 
 struct SymbolMatch {
@@ -36,10 +39,13 @@ class SymbolTable {
 
  private:
   void add_from(const ElfFile& file, const Section& table);
+  // "name@plt" for each PLT stub (x86-64 .plt / .plt.sec with .rela.plt), as gdb names them.
+  void add_plt_stubs(const ElfFile& file);
   void finish();
 
   std::vector<std::shared_ptr<const ElfFile>> files_;
   std::vector<Symbol> symbols_;
+  std::vector<std::unique_ptr<std::string>> owned_names_;  // for synthesized names
 };
 
 }  // namespace framewalk::elf
