@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <unordered_map>
 
 #include "dwarf/cfa_program.hpp"
 #include "dwarf/expression.hpp"
@@ -195,9 +196,30 @@ void write_row_json(TextWriter& w, const UnwindRow& row, const arch::ArchInfo* a
 
 }  // namespace
 
+namespace {
+
+// Each CIE's initial row, computed once: a section holds many FDEs per CIE,
+// and running a long CIE program again for each of them is quadratic.
+class InitialRows {
+ public:
+  explicit InitialRows(const dwarf::CfiSection& section) : section_(section) {}
+  const Result<UnwindRow>& get(const dwarf::Cie& cie) {
+    auto it = rows_.find(cie.offset);
+    if (it == rows_.end()) it = rows_.emplace(cie.offset, dwarf::run_cie(section_, cie)).first;
+    return it->second;
+  }
+
+ private:
+  const dwarf::CfiSection& section_;
+  std::unordered_map<uint64_t, Result<UnwindRow>> rows_;
+};
+
+}  // namespace
+
 void write_cfi_text(TextWriter& w, const CfiSource& source, const arch::ArchInfo* arch,
                     const elf::SymbolTable* symbols, const ProblemSink& on_problem) {
   const dwarf::CfiSection& section = *source.section;
+  InitialRows initial_rows(section);
   const Endian e = section.info().endian;
   size_t cies = 0, fdes = 0;
   w.str(source.file_name).str(": ").str(source.section_name);
@@ -229,7 +251,7 @@ void write_cfi_text(TextWriter& w, const CfiSource& source, const arch::ArchInfo
           if (cie.personality_encoding != 0xff) w.str(" personality ").str(hex(cie.personality));
           if (cie.signal_frame) w.str(" signal_frame");
           w.ch('\n');
-          auto initial = dwarf::run_cie(section, cie);
+          const Result<UnwindRow>& initial = initial_rows.get(cie);
           if (!initial) {
             if (on_problem) on_problem(DumpProblem{&source, initial.error(), entry.offset});
           } else {
@@ -247,7 +269,7 @@ void write_cfi_text(TextWriter& w, const CfiSource& source, const arch::ArchInfo
         w.str(" (CIE ").str(hex(fde.cie_offset)).ch(')');
         if (fde.has_lsda) w.str(" lsda ").str(hex(fde.lsda));
         w.ch('\n');
-        auto initial = dwarf::run_cie(section, cie);
+        const Result<UnwindRow>& initial = initial_rows.get(cie);
         Result<void> ran = initial ? dwarf::run_fde(section, cie, fde, *initial, [&](const UnwindRow& row, bool) {
           if (row.pc_end <= row.pc_begin) return true;  // empty rows change nothing
           w.str("  ").str(hex(row.pc_begin)).str("  ");
@@ -268,6 +290,7 @@ void write_cfi_text(TextWriter& w, const CfiSource& source, const arch::ArchInfo
 void write_cfi_json(TextWriter& w, const CfiSource& source, const arch::ArchInfo* arch,
                     const elf::SymbolTable* symbols, const ProblemSink& on_problem) {
   const dwarf::CfiSection& section = *source.section;
+  InitialRows initial_rows(section);
   const Endian e = section.info().endian;
   w.str("{\"file\":\"").str(json_escape(source.file_name)).str("\",\"section\":\"").str(source.section_name)
       .str("\",\"address\":\"").str(hex(section.info().bases.section_address)).str("\",\"size\":")
@@ -281,7 +304,7 @@ void write_cfi_json(TextWriter& w, const CfiSource& source, const arch::ArchInfo
         first = false;
         const dwarf::Cie& cie = *entry.cie;
         const uint8_t asz = cie.address_size;
-        auto initial = dwarf::run_cie(section, cie);
+        const Result<UnwindRow>& initial = initial_rows.get(cie);
         if (entry.type == dwarf::CfiSection::Entry::Type::kCie) {
           w.str("\n{\"type\":\"cie\",\"offset\":").udec(entry.offset).str(",\"version\":").udec(cie.version)
               .str(",\"augmentation\":\"").str(json_escape(cie.augmentation)).str("\",\"code_alignment\":")

@@ -281,4 +281,57 @@ TEST_F(BadInput, BadCiePointer) {
   }
 }
 
+// A minimal ELF64 file whose only section (besides the names) is `eh_frame`.
+std::vector<uint8_t> elf_with_eh_frame(const std::vector<uint8_t>& eh_frame) {
+  static const char kNames[] = "\0.eh_frame\0.shstrtab";
+  const uint64_t data_off = 0x1000, names_off = data_off + eh_frame.size();
+  const uint64_t sh_off = (names_off + sizeof kNames + 7) & ~uint64_t{7};
+  std::vector<uint8_t> b(sh_off + 3 * 64, 0);
+  std::memcpy(b.data(), "\x7f" "ELF\x02\x01\x01", 7);
+  put<uint16_t>(b, 16, 3);   // ET_DYN
+  put<uint16_t>(b, 18, 62);  // x86-64
+  put<uint32_t>(b, 20, 1);
+  put<uint64_t>(b, 0x28, sh_off);
+  put<uint16_t>(b, 0x34, 64);
+  put<uint16_t>(b, 0x36, 56);
+  put<uint16_t>(b, 0x3a, 64);
+  put<uint16_t>(b, 0x3c, 3);
+  put<uint16_t>(b, 0x3e, 2);
+  std::memcpy(b.data() + data_off, eh_frame.data(), eh_frame.size());
+  std::memcpy(b.data() + names_off, kNames, sizeof kNames);
+  const uint64_t eh = sh_off + 64, names = sh_off + 128;
+  put<uint32_t>(b, eh, 1);
+  put<uint32_t>(b, eh + 4, 1);        // PROGBITS
+  put<uint64_t>(b, eh + 8, 2);        // SHF_ALLOC
+  put<uint64_t>(b, eh + 0x10, 0x1000);
+  put<uint64_t>(b, eh + 0x18, data_off);
+  put<uint64_t>(b, eh + 0x20, eh_frame.size());
+  put<uint32_t>(b, names, 11);
+  put<uint32_t>(b, names + 4, 3);     // STRTAB
+  put<uint64_t>(b, names + 0x18, names_off);
+  put<uint64_t>(b, names + 0x20, sizeof kNames);
+  return b;
+}
+
+// Many FDEs of one CIE whose program is long: the text and JSON dumps ran the
+// CIE's program again for every FDE (minutes for this file), and must not.
+TEST_F(BadInput, LongCieProgramManyFdes) {
+  std::vector<uint8_t> eh;
+  std::vector<uint8_t> cie = {0, 0, 0, 0, 1, 0, 1, 0x78, 0x10, 0x0c, 0x07, 0x08};  // id, v1, "", caf, daf, ra, def_cfa
+  cie.resize(cie.size() + 200000, 0);                                                  // DW_CFA_nop
+  eh.resize(4);
+  put<uint32_t>(eh, 0, static_cast<uint32_t>(cie.size()));
+  eh.insert(eh.end(), cie.begin(), cie.end());
+  for (uint32_t i = 0; i < 10000; ++i) {
+    const size_t at = eh.size();
+    eh.resize(at + 24);
+    put<uint32_t>(eh, at, 20);
+    put<uint32_t>(eh, at + 4, static_cast<uint32_t>(at + 4));  // back to the CIE at 0
+    put<uint64_t>(eh, at + 8, 0x1000 + 16 * i);
+    put<uint64_t>(eh, at + 16, 16);
+  }
+  eh.resize(eh.size() + 4, 0);
+  check({"long-cie-program", elf_with_eh_frame(eh)});
+}
+
 }  // namespace
