@@ -16,10 +16,15 @@ Result<const Cie*> CfiSection::cie_at(uint64_t offset) const {
   {
     std::lock_guard<std::mutex> lock(cies_mutex_);
     if (auto it = cies_.find(offset); it != cies_.end()) return &it->second;
+    if (auto it = bad_cies_.find(offset); it != bad_cies_.end()) return it->second;
   }
-  FW_TRY(Cie cie, read_cie(offset));
+  auto cie = read_cie(offset);
   std::lock_guard<std::mutex> lock(cies_mutex_);
-  auto [it, inserted] = cies_.emplace(offset, cie);
+  if (!cie) {
+    bad_cies_.emplace(offset, cie.error());
+    return cie.error();
+  }
+  auto [it, inserted] = cies_.emplace(offset, std::move(*cie));
   return &it->second;
 }
 

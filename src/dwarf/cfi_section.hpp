@@ -134,6 +134,9 @@ class CfiSection {
   mutable std::mutex cies_mutex_;
   mutable std::atomic<bool> frozen_{false};
   mutable std::unordered_map<uint64_t, Cie> cies_;
+  // CIEs that failed to parse, with the error: many FDEs may name one broken
+  // CIE, and parsing it again for each of them is quadratic.
+  mutable std::unordered_map<uint64_t, Error> bad_cies_;
 };
 
 }  // namespace framewalk::dwarf
