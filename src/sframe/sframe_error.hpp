@@ -40,7 +40,7 @@ enum class Errc : uint8_t {
   kFreOutOfBounds,       // an FRE runs past the end of the FRE sub-section
   kBadDataWordSize,      // data-word size code 3
   kBadDataWordCount,     // a data-word count the FDE type and ABI do not allow
-  kFreStartOutOfRange,   // FRE start > function size (PCINC) or >= rep_size (PCMASK)
+  kFreStartOutOfRange,   // FRE start > function size, or (PCMASK) >= rep_size
   kFreNotIncreasing,     // FRE start addresses not strictly increasing
   kBadFlexControl,       // FLEX CFA control word without a register, or a padding word where a rule must be
   kBadRegister,          // FLEX register number too large for the row model (> 65535)

@@ -258,8 +258,9 @@ Result<uint64_t> Section::validate_fres(const Fde& fde,
   uint32_t prev_start = 0;
   for (uint32_t i = 0; i < fde.num_fres; ++i) {
     FW_TRY(Fre f, decode_fre(fde, at, i));
-    if (fde.pc_type == PcType::kInc ? f.start > fde.size
-                                    : (version() >= kVersion2 && f.start >= fde.rep_size))
+    // Within the function (at its end is allowed: libsframe PR 33131), and
+    // for PCMASK also within the repetition block.
+    if (f.start > fde.size || (fde.pc_type == PcType::kMask && version() >= kVersion2 && f.start >= fde.rep_size))
       return Error{Errc::kFreStartOutOfRange, f.offset};
     if (i > 0 && f.start <= prev_start) return Error{Errc::kFreNotIncreasing, f.offset};
     prev_start = f.start;

@@ -712,6 +712,9 @@ TEST(SframeSectionErrors, FreStartOutOfRange) {
   spec.fdes[0].fres[3].start = 0x20;  // at the end is allowed (libsframe PR 33131)
   EXPECT_TRUE(parses(build(spec)));
   spec = plt(2);
+  spec.fdes[0].size = 8;  // one PCMASK block, shorter than the FREs reach
+  expect_built_error(spec, Errc::kFreStartOutOfRange, [](const Layout& layout) { return layout.fre_offsets[0][2]; });
+  spec = plt(2);
   spec.fdes[0].fres[2].start = 16;  // a PCMASK block is 16 bytes
   expect_built_error(spec, Errc::kFreStartOutOfRange, [](const Layout& layout) { return layout.fre_offsets[0][2]; });
 }
