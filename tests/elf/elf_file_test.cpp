@@ -722,13 +722,14 @@ TEST(ElfFileTest, GnuDebugdataErrors) {
 
 // ---- symbols -------------------------------------------------------------------------------
 
+// The symbols' section 1 is a .text at 0x1000 of `text_size` bytes.
 std::shared_ptr<ElfFile> elf_with_symbols(const std::vector<Sym>& syms, const Flavour& f = kFlavours[0],
-                                          uint32_t table_type = kShtSymtab) {
+                                          uint32_t table_type = kShtSymtab, size_t text_size = 0x10) {
   const auto [tab, str] = symtab(syms, f.is64, f.endian);
   ElfSpec s;
   s.is64 = f.is64;
   s.endian = f.endian;
-  s.sections = {{".text", kShtProgbits, kShfAlloc | kShfExecinstr, 0x1000, text_bytes(0x10), 0, 0, 0, 16},
+  s.sections = {{".text", kShtProgbits, kShfAlloc | kShfExecinstr, 0x1000, text_bytes(text_size), 0, 0, 0, 16},
                 {table_type == kShtSymtab ? ".symtab" : ".dynsym", table_type, 0, 0, tab, 3, 1,
                  f.is64 ? 24u : 16u, 8},
                 {".strtab", kShtStrtab, 0, 0, str}};
@@ -785,7 +786,9 @@ TEST(ElfFileTest, GlobalSymbolPreferredOverAWeakAliasAtTheSameAddress) {
 }
 
 TEST(ElfFileTest, SizeZeroSymbols) {
-  auto elf = elf_with_symbols({{"start", 0x1000, 0}, {"next", 0x1100, 0x10}, {"last_label", 0x2000, 0}});
+  // .text covers start and next; last_label is absolute (SHN_ABS), in no section.
+  auto elf = elf_with_symbols({{"start", 0x1000, 0}, {"next", 0x1100, 0x10}, {"last_label", 0x4000, 0, kStbGlobal, kSttFunc, 0xfff1}},
+                              kFlavours[0], kShtSymtab, 0x2000);
   const SymbolTable t = SymbolTable::load(elf);
   ASSERT_EQ(t.size(), 3u);
   // A size-0 symbol covers up to the next symbol.
@@ -794,8 +797,8 @@ TEST(ElfFileTest, SizeZeroSymbols) {
   EXPECT_EQ(name_at(t, 0x1100), "next+0");
   EXPECT_EQ(name_at(t, 0x1110), "-");
   // The last one covers at most 1 MiB.
-  EXPECT_EQ(name_at(t, 0x2000 + (1 << 20)), "last_label+1048576");
-  EXPECT_EQ(name_at(t, 0x2000 + (1 << 20) + 1), "-");
+  EXPECT_EQ(name_at(t, 0x4000 + (1 << 20)), "last_label+1048576");
+  EXPECT_EQ(name_at(t, 0x4000 + (1 << 20) + 1), "-");
   // A sized symbol wins over a size-0 label at the same address.
   auto both = elf_with_symbols({{"label", 0x3000, 0}, {"function", 0x3000, 0x40}});
   EXPECT_EQ(name_at(SymbolTable::load(both), 0x3010), "function+16");
