@@ -60,6 +60,10 @@ int main(int argc, char** argv) {
                         "process: stop all threads for the whole dump (default); thread: stop each only while it is "
                         "unwound; copy: stop all, copy stacks, resume, then unwind")
       ->check(CLI::IsMember({"process", "thread", "copy"}));
+  stack_cmd->add_option("--source", stack.source,
+                        "unwind information to use: auto (.eh_frame, .debug_frame, .sframe, then fallbacks; default), "
+                        "cfi, or sframe (SFrame only, then the signal-trampoline and frame-pointer fallbacks)")
+      ->check(CLI::IsMember({"auto", "cfi", "sframe"}));
   stack_cmd->add_flag("-v,--verbose", stack.verbose, "show how each frame was found and why each walk stopped");
   pid_opt->excludes(core_opt);
 

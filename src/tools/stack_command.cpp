@@ -74,9 +74,12 @@ class StackCopyMemory final : public Memory {
   std::map<uint64_t, std::vector<uint8_t>> copies_;
 };
 
+SourceOrder g_sources = SourceOrder::kAuto;
+
 void walk_thread(const Unwinder& unwinder, const arch::RegisterFile& regs, size_t max_frames, ThreadResult& out) {
   UnwindOptions o;
   o.max_frames = max_frames;
+  o.sources = g_sources;
   out.walk = unwinder.walk(regs, [&](const Frame& f) {
     out.frames.push_back(f);
     return true;
@@ -358,6 +361,9 @@ int run_core(const StackCommandOptions& options) {
 }  // namespace
 
 int run_stack_command(const StackCommandOptions& options) {
+  g_sources = options.source == "sframe" ? SourceOrder::kSframe
+              : options.source == "cfi"  ? SourceOrder::kCfi
+                                         : SourceOrder::kAuto;
   if (!options.core.empty()) return run_core(options);
   return run_live(options);
 }

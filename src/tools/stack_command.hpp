@@ -16,6 +16,7 @@ struct StackCommandOptions {
   std::string sysroot;
   std::string format = "text";  // text | json
   std::string freeze = "process";  // process | thread | copy
+  std::string source = "auto";     // auto | cfi | sframe
   size_t max_frames = 256;
   bool verbose = false;
   bool modules = true;        // show each frame's module

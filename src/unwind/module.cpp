@@ -25,6 +25,31 @@ const elf::SymbolTable& ModuleData::symbols() const {
   return *symbols_;
 }
 
+const sframe::Section* ModuleData::sframe() const {
+  std::call_once(sframe_once_, [&] {
+    uint64_t address = 0;
+    Bytes bytes;
+    if (const elf::Section* s = elf_->section_by_name(".sframe"); s && s->type != elf::kShtNobits) {
+      auto data = elf_->section_data(*s);
+      if (!data) return;
+      bytes = *data;
+      address = s->address;
+    } else {
+      // A stripped file may keep only the segment.
+      const Bytes image = elf_->image();
+      for (const elf::Segment& p : elf_->segments()) {
+        if (p.type != elf::kPtGnuSframe || p.offset > image.size() || p.filesz > image.size() - p.offset) continue;
+        bytes = image.subspan(p.offset, p.filesz);
+        address = p.vaddr;
+      }
+    }
+    if (bytes.empty()) return;
+    auto parsed = sframe::Section::parse(bytes, address);
+    if (parsed) sframe_ = std::make_unique<sframe::Section>(std::move(*parsed));
+  });
+  return sframe_.get();
+}
+
 std::optional<uint64_t> ModuleData::vaddr_of_offset(uint64_t offset) const {
   for (const elf::Segment& p : elf_->segments()) {
     if (p.type != elf::kPtLoad) continue;

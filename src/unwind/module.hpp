@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "elf/symbols.hpp"
+#include "sframe/sframe_section.hpp"
 #include "unwind/elf_cfi.hpp"
 
 namespace framewalk {
@@ -28,6 +29,8 @@ class ModuleData {
   // Loaded on first use; thread-safe.
   const ElfCfi* cfi() const;
   const elf::SymbolTable& symbols() const;
+  // The .sframe section (or PT_GNU_SFRAME segment), if any.
+  const sframe::Section* sframe() const;
 
   // The link-time address that file offset `offset` is loaded at (via PT_LOAD).
   std::optional<uint64_t> vaddr_of_offset(uint64_t offset) const;
@@ -35,7 +38,8 @@ class ModuleData {
  private:
   std::string name_;
   std::shared_ptr<const elf::ElfFile> elf_;
-  mutable std::once_flag cfi_once_, symbols_once_;
+  mutable std::once_flag cfi_once_, symbols_once_, sframe_once_;
+  mutable std::unique_ptr<sframe::Section> sframe_;
   mutable std::unique_ptr<ElfCfi> cfi_;
   mutable std::unique_ptr<elf::SymbolTable> symbols_;
 };

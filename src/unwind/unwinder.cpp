@@ -4,6 +4,7 @@
 
 #include "arch/x86_64/frames.hpp"
 #include "dwarf/expression.hpp"
+#include "sframe/sframe_rows.hpp"
 
 namespace framewalk {
 
@@ -12,6 +13,7 @@ const char* to_string(FrameSource source) {
     case FrameSource::kContext: return "context";
     case FrameSource::kEhFrame: return "cfi";
     case FrameSource::kDebugFrame: return "debug_frame";
+    case FrameSource::kSframe: return "sframe";
     case FrameSource::kSignal: return "signal";
     case FrameSource::kFramePointer: return "fp";
     case FrameSource::kPrologue: return "prologue";
@@ -125,19 +127,33 @@ Result<arch::RegisterFile> Unwinder::apply_row(const UnwindRow& row, const arch:
 bool Unwinder::find_row(const Frame& frame, const UnwindOptions& options, Step* step) const {
   const Module* m = frame.module;
   if (!m || !m->data) return false;
-  const ElfCfi* cfi = m->data->cfi();
-  if (!cfi) return false;
   const uint64_t link_pc = frame.lookup_pc() - m->bias;
-  for (const auto& src : cfi->sources()) {
-    if (!src->section) continue;
-    if (src->kind == dwarf::CfiKind::kDebugFrame && !options.use_debug_frame) continue;
-    auto match = src->get_index().find(link_pc);
-    if (!match) continue;
-    auto row = dwarf::row_for_pc(*src->section, *match->cie, match->fde, link_pc);
-    if (!row) continue;
-    step->row = *row;
-    step->source = src->kind == dwarf::CfiKind::kEhFrame ? FrameSource::kEhFrame : FrameSource::kDebugFrame;
-    return true;
+  if (options.sources != SourceOrder::kSframe) {
+    if (const ElfCfi* cfi = m->data->cfi()) {
+      for (const auto& src : cfi->sources()) {
+        if (!src->section) continue;
+        if (src->kind == dwarf::CfiKind::kDebugFrame && !options.use_debug_frame) continue;
+        auto match = src->get_index().find(link_pc);
+        if (!match) continue;
+        auto row = dwarf::row_for_pc(*src->section, *match->cie, match->fde, link_pc);
+        if (!row) continue;
+        step->row = *row;
+        step->source = src->kind == dwarf::CfiKind::kEhFrame ? FrameSource::kEhFrame : FrameSource::kDebugFrame;
+        return true;
+      }
+    }
+  }
+  if (options.sources != SourceOrder::kCfi) {
+    if (const sframe::Section* sf = m->data->sframe()) {
+      auto row = sframe::row_for_pc(*sf, link_pc);
+      // Rules that read registers other than SP and FP hold only where every
+      // register is known: the frame the walk started from.
+      if (row && !(row->topmost_only && frame.source != FrameSource::kContext)) {
+        step->row = row->row;
+        step->source = FrameSource::kSframe;
+        return true;
+      }
+    }
   }
   return false;
 }
@@ -162,29 +178,15 @@ bool Unwinder::fallback_row(const Frame& frame, const arch::RegisterFile& regs, 
       start = s->symbol->address + frame.module->bias;
   }
   if (start) {
-    uint8_t prologue[4] = {};
-    const size_t got = memory_.read(*start, prologue, sizeof prologue);
-    const bool pushes_rbp = got >= 1 && prologue[0] == x::kPushRbp;
-    const bool sets_rbp = got == 4 && pushes_rbp &&
-                          (std::memcmp(prologue + 1, x::kMovRspRbp[0], 3) == 0 ||
-                           std::memcmp(prologue + 1, x::kMovRspRbp[1], 3) == 0);
+    // Read the prologue (up to the PC for an activation) and follow it.
+    uint8_t code[64] = {};
     const uint64_t at = frame.pc - *start;
-    if (frame.activation) {
-      if (at == 0 || !pushes_rbp) {
-        // At the entry, or a function that never pushes rbp: a frameless leaf.
-        step->row = x::entry_row();
-        step->source = FrameSource::kPrologue;
-        return true;
-      }
-      if (at < 4 || !sets_rbp) {
-        step->row = x::after_push_rbp_row();
-        step->source = FrameSource::kPrologue;
-        return true;
-      }
-    }
-    if (sets_rbp) {
-      step->row = x::frame_pointer_row();
-      step->source = FrameSource::kFramePointer;
+    const size_t want = frame.activation ? static_cast<size_t>(std::min<uint64_t>(at, sizeof code)) : sizeof code;
+    const size_t got = want ? memory_.read(*start, code, want) : 0;
+    UnwindRow row;
+    if (x::prologue_row(Bytes(code, got), frame.activation ? at : ~uint64_t{0}, &row)) {
+      step->row = row;
+      step->source = row.cfa.reg == fp_reg_ ? FrameSource::kFramePointer : FrameSource::kPrologue;
       return true;
     }
     return false;
@@ -198,6 +200,23 @@ bool Unwinder::fallback_row(const Frame& frame, const arch::RegisterFile& regs, 
   step->row = x::frame_pointer_row();
   step->source = FrameSource::kFramePointer;
   return true;
+}
+
+bool Unwinder::plausible_return_address(uint64_t ra) const {
+  if (ra < 8 || !modules_.find(ra - 1)) return false;
+  uint8_t before[8];
+  if (memory_.read(ra - 8, before, sizeof before) != sizeof before) {
+    // At least the 5 bytes of a `call rel32` must be readable.
+    return memory_.read(ra - 5, before, 5) == 5 && before[0] == 0xe8;
+  }
+  if (before[3] == 0xe8) return true;  // call rel32
+  // call r/m64: ff /2 with 0 to 6 bytes of ModRM displacement after the opcode.
+  for (int len = 2; len <= 7; ++len) {
+    const uint8_t op = before[8 - len];
+    const uint8_t modrm = before[8 - len + 1];
+    if (op == 0xff && ((modrm >> 3) & 7) == 2) return true;
+  }
+  return false;
 }
 
 WalkResult Unwinder::walk(const arch::RegisterFile& registers, const std::function<bool(const Frame&)>& on_frame,
@@ -253,6 +272,13 @@ WalkResult Unwinder::walk(const arch::RegisterFile& registers, const std::functi
     auto next_pc = caller->get(pc_reg_);
     if (!next_pc || *next_pc == 0) {
       result.reason = StopReason::kOutermost;
+      return result;
+    }
+    // Guesses without unwind information must land after a call.
+    if ((step.source == FrameSource::kPrologue || step.source == FrameSource::kFramePointer) &&
+        !plausible_return_address(*next_pc)) {
+      result.reason = StopReason::kNoUnwindInfo;
+      result.address = frame.pc;
       return result;
     }
     const uint64_t next_sp = caller->value_or(sp_reg_, 0);

@@ -16,6 +16,7 @@ enum class FrameSource : uint8_t {
   kContext,     // frame 0: the thread's own registers
   kEhFrame,     // the callee's .eh_frame row
   kDebugFrame,  // the callee's .debug_frame row
+  kSframe,      // the callee's .sframe row
   kSignal,      // the callee was the signal trampoline (no CFI): the kernel's ucontext
   kFramePointer,  // the callee keeps a frame pointer (no CFI; prologue checked)
   kPrologue,    // the callee was stopped in its prologue or is a frameless leaf (no CFI)
@@ -55,7 +56,15 @@ struct WalkResult {
   size_t frames = 0;
 };
 
+// Which unwind information the step loop reads, in this order.
+enum class SourceOrder : uint8_t {
+  kAuto,    // .eh_frame, .debug_frame, .sframe, then the fallbacks
+  kCfi,     // .eh_frame and .debug_frame only, then the fallbacks
+  kSframe,  // .sframe only, then the fallbacks (signal trampoline, frame pointer)
+};
+
 struct UnwindOptions {
+  SourceOrder sources = SourceOrder::kAuto;
   size_t max_frames = 256;
   // The first PC is a return address (a context captured inside a call), not
   // an exact PC: it is looked up at pc - 1.
@@ -82,6 +91,9 @@ class Unwinder {
   };
   bool find_row(const Frame& frame, const UnwindOptions& options, Step* step) const;
   bool fallback_row(const Frame& frame, const arch::RegisterFile& regs, const UnwindOptions& options, Step* step) const;
+  // A heuristic step is accepted only if it lands on a return address: inside
+  // a module, right after a call instruction.
+  bool plausible_return_address(uint64_t address) const;
 
   const ModuleMap& modules_;
   Memory& memory_;

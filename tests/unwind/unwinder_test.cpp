@@ -44,9 +44,29 @@ struct Walk {
   WalkResult result;
 };
 
+// One module without a file over the fake code addresses, so that
+// frame-pointer guesses can be checked to land after a call.
+const ModuleMap& fake_modules() {
+  static const ModuleMap map = [] {
+    ModuleMap m;
+    Module code;
+    code.start = 0x1000;
+    code.end = 0x6000;
+    code.name = "fake";
+    m.add(code);
+    return m;
+  }();
+  return map;
+}
+
+// A `call rel32` just before each return address the fake stacks use.
+void calls_before(FakeMemory& mem, std::initializer_list<uint64_t> return_addresses) {
+  static const uint8_t kCall[5] = {0xe8, 0, 0, 0, 0};
+  for (uint64_t ra : return_addresses) mem.code(ra - 5, kCall, 5);
+}
+
 Walk walk(Memory& memory, const arch::RegisterFile& regs, UnwindOptions options = {}) {
-  static const ModuleMap no_modules;
-  Unwinder unwinder(no_modules, memory, 62);
+  Unwinder unwinder(fake_modules(), memory, 62);
   Walk w;
   w.result = unwinder.walk(regs, [&](const Frame& f) {
     w.frames.push_back(f);
@@ -82,6 +102,7 @@ TEST(Unwinder, FramePointerChainToOutermost) {
   mem.word(0x7208, 0x3000);
   mem.word(0x7300, 0);
   mem.word(0x7308, 0);
+  calls_before(mem, {0x2000, 0x3000});
   UnwindOptions o;
   o.first_is_return_address = true;
   const Walk w = walk(mem, regs_at(0x1000, 0x7000, 0x7100), o);
@@ -98,7 +119,8 @@ TEST(Unwinder, MaxFrames) {
   FakeMemory mem;
   for (uint64_t i = 0; i < 10; ++i) {
     mem.word(0x7100 + i * 0x100, 0x7200 + i * 0x100);
-    mem.word(0x7108 + i * 0x100, 0x2000 + i);
+    mem.word(0x7108 + i * 0x100, 0x2000 + 0x10 * i);
+    calls_before(mem, {0x2000 + 0x10 * i});
   }
   UnwindOptions o;
   o.first_is_return_address = true;
@@ -124,12 +146,24 @@ TEST(Unwinder, CallerStackBelowCalleeStops) {
   mem.word(0x7108, 0x2000);
   mem.word(0x7180, 0x6000);
   mem.word(0x7188, 0x3000);
+  calls_before(mem, {0x2000, 0x3000});
   UnwindOptions o;
   o.first_is_return_address = true;
   const Walk w = walk(mem, regs_at(0x1000, 0x7000, 0x7100), o);
   // 0x7180 is above 0x7110, fine; the next caller would have sp 0x6010 < 0x7190.
   ASSERT_GE(w.frames.size(), 2u);
   EXPECT_NE(w.result.reason, StopReason::kOutermost);
+}
+
+TEST(Unwinder, GuessThatDoesNotLandAfterACallStops) {
+  FakeMemory mem;
+  mem.word(0x7100, 0x7200);
+  mem.word(0x7108, 0x2000);  // no call instruction before 0x2000
+  UnwindOptions o;
+  o.first_is_return_address = true;
+  const Walk w = walk(mem, regs_at(0x1000, 0x7000, 0x7100), o);
+  ASSERT_EQ(w.frames.size(), 1u);
+  EXPECT_EQ(w.result.reason, StopReason::kNoUnwindInfo);
 }
 
 TEST(Unwinder, SignalTrampolineWithoutCfi) {

@@ -77,6 +77,64 @@ UnwindRow frame_pointer_row() {
 
 UnwindRow entry_row() { return base_row(kRsp, 8); }
 
+bool prologue_row(Bytes code, uint64_t pc_offset, UnwindRow* row) {
+  // DWARF numbers of push %rax..%rdi (opcode 0x50 + n) and push %r8..%r15.
+  static constexpr uint16_t kPushReg[8] = {kRax, kRcx, kRdx, kRbx, kRsp, kRbp, kRsi, kRdi};
+  uint64_t delta = 0;            // bytes below the entry's rsp
+  bool fp_set = false;
+  uint64_t fp_delta = 0;         // delta when rbp became the frame pointer
+  struct Saved { uint16_t reg; uint64_t delta; };
+  Saved saved[16];
+  int saved_count = 0;
+  size_t at = 0;
+  while (at < code.size() && at < pc_offset) {
+    const uint8_t b = code[at];
+    size_t len = 0;
+    if (b == 0xf3 && at + 4 <= code.size() && code[at + 1] == 0x0f && code[at + 2] == 0x1e && code[at + 3] == 0xfa) {
+      len = 4;  // endbr64
+    } else if (b >= 0x50 && b <= 0x57) {
+      delta += 8;
+      if (saved_count < 16) saved[saved_count++] = {kPushReg[b - 0x50], delta};
+      len = 1;
+    } else if (b == 0x41 && at + 2 <= code.size() && code[at + 1] >= 0x50 && code[at + 1] <= 0x57) {
+      delta += 8;
+      if (saved_count < 16) saved[saved_count++] = {static_cast<uint16_t>(kR8 + (code[at + 1] - 0x50)), delta};
+      len = 2;
+    } else if (at + 3 <= code.size() && ((b == 0x48 && code[at + 1] == 0x89 && code[at + 2] == 0xe5) ||
+                                         (b == 0x48 && code[at + 1] == 0x8b && code[at + 2] == 0xec))) {
+      fp_set = true;
+      fp_delta = delta;
+      len = 3;
+    } else if (b == 0x48 && at + 4 <= code.size() && code[at + 1] == 0x83 && code[at + 2] == 0xec) {
+      delta += code[at + 3];
+      len = 4;
+    } else if (b == 0x48 && at + 7 <= code.size() && code[at + 1] == 0x81 && code[at + 2] == 0xec) {
+      uint32_t imm;
+      std::memcpy(&imm, code.data() + at + 3, 4);
+      delta += imm;
+      len = 7;
+    } else {
+      break;  // the body starts: the prologue is complete
+    }
+    at += len;
+  }
+  *row = UnwindRow{};
+  row->return_address_register = kRip;
+  row->cfa.kind = CfaKind::kRegisterOffset;
+  if (fp_set) {
+    // rbp = entry rsp - fp_delta, so CFA (entry rsp + 8) = rbp + 8 + fp_delta.
+    row->cfa.reg = kRbp;
+    row->cfa.offset = static_cast<int64_t>(8 + fp_delta);
+  } else {
+    row->cfa.reg = kRsp;
+    row->cfa.offset = static_cast<int64_t>(8 + delta);
+  }
+  (void)row->set(RegisterRule{kRip, RuleKind::kOffset, -8, {}, 0});
+  for (int i = 0; i < saved_count; ++i)
+    if (saved[i].reg != kRsp) (void)row->set(RegisterRule{saved[i].reg, RuleKind::kOffset, -static_cast<int64_t>(8 + saved[i].delta), {}, 0});
+  return true;
+}
+
 UnwindRow after_push_rbp_row() {
   UnwindRow row = base_row(kRsp, 16);
   (void)row.set(RegisterRule{kRbp, RuleKind::kOffset, -16, {}, 0});

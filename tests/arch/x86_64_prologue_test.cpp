@@ -1,0 +1,63 @@
+// Prologue analysis for x86-64 code without CFI, on hand-written bytes.
+#include <gtest/gtest.h>
+
+#include "arch/x86_64/frames.hpp"
+
+namespace framewalk::arch::x86_64 {
+namespace {
+
+// endbr64; push %rbp; mov %rsp,%rbp; push %r12; push %rbx; sub $0x20,%rsp; (body: mov $1,%eax)
+const uint8_t kFramed[] = {0xf3, 0x0f, 0x1e, 0xfa, 0x55, 0x48, 0x89, 0xe5, 0x41, 0x54,
+                           0x53, 0x48, 0x83, 0xec, 0x20, 0xb8, 0x01, 0x00, 0x00, 0x00};
+// push %r12; push %rbx; sub $0x118,%rsp; (body)
+const uint8_t kFrameless[] = {0x41, 0x54, 0x53, 0x48, 0x81, 0xec, 0x18, 0x01, 0x00, 0x00, 0xb8, 0x01, 0x00, 0x00, 0x00};
+
+UnwindRow at(const uint8_t* code, size_t size, uint64_t offset) {
+  UnwindRow row;
+  EXPECT_TRUE(prologue_row(Bytes(code, size), offset, &row));
+  return row;
+}
+
+void expect_cfa(const UnwindRow& row, uint16_t reg, int64_t offset) {
+  EXPECT_EQ(row.cfa.kind, CfaKind::kRegisterOffset);
+  EXPECT_EQ(row.cfa.reg, reg);
+  EXPECT_EQ(row.cfa.offset, offset);
+  ASSERT_NE(row.find(kRip), nullptr);
+  EXPECT_EQ(row.find(kRip)->value, -8);
+}
+
+TEST(X86_64Prologue, FramePointerFunction) {
+  expect_cfa(at(kFramed, sizeof kFramed, 0), kRsp, 8);   // at the entry
+  expect_cfa(at(kFramed, sizeof kFramed, 4), kRsp, 8);   // after endbr64
+  UnwindRow pushed = at(kFramed, sizeof kFramed, 5);     // after push %rbp
+  expect_cfa(pushed, kRsp, 16);
+  ASSERT_NE(pushed.find(kRbp), nullptr);
+  EXPECT_EQ(pushed.find(kRbp)->value, -16);
+  expect_cfa(at(kFramed, sizeof kFramed, 8), kRbp, 16);  // after mov %rsp,%rbp
+  // In the body (and for return-address frames): still rbp-based; r12 and rbx saved.
+  UnwindRow body = at(kFramed, sizeof kFramed, ~uint64_t{0});
+  expect_cfa(body, kRbp, 16);
+  ASSERT_NE(body.find(kR12), nullptr);
+  EXPECT_EQ(body.find(kR12)->value, -24);
+  ASSERT_NE(body.find(kRbx), nullptr);
+  EXPECT_EQ(body.find(kRbx)->value, -32);
+}
+
+TEST(X86_64Prologue, FramelessFunction) {
+  expect_cfa(at(kFrameless, sizeof kFrameless, 0), kRsp, 8);
+  expect_cfa(at(kFrameless, sizeof kFrameless, 2), kRsp, 16);
+  expect_cfa(at(kFrameless, sizeof kFrameless, 3), kRsp, 24);
+  UnwindRow body = at(kFrameless, sizeof kFrameless, 12);
+  expect_cfa(body, kRsp, 24 + 0x118);
+  EXPECT_EQ(body.find(kR12)->value, -16);
+  EXPECT_EQ(body.find(kRbx)->value, -24);
+  EXPECT_EQ(body.find(kRbp), nullptr);
+}
+
+TEST(X86_64Prologue, NotAPrologueAtAll) {
+  const uint8_t leaf[] = {0x8d, 0x04, 0x37, 0xc3};  // lea (%rdi,%rsi),%eax; ret
+  expect_cfa(at(leaf, sizeof leaf, 3), kRsp, 8);      // a frameless leaf: CFA = rsp+8
+}
+
+}  // namespace
+}  // namespace framewalk::arch::x86_64
