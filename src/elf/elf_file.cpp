@@ -365,8 +365,11 @@ Result<std::vector<uint8_t>> decompress_xz(Bytes input, uint64_t max_size) {
   lzma_stream strm = LZMA_STREAM_INIT;
   if (lzma_stream_decoder(&strm, UINT64_MAX, 0) != LZMA_OK)
     return Error{ErrorCode::kDecompressFailed, 0};
+  // Room for one byte past the limit tells "exactly max_size" from "too much",
+  // and the first buffer is no larger than that either.
+  const uint64_t cap = max_size < UINT64_MAX ? max_size + 1 : max_size;
   std::vector<uint8_t> out;
-  out.resize(std::max<size_t>(input.size() * 4, 4096));
+  out.resize(std::min<uint64_t>(std::max<size_t>(input.size() * 4, 4096), cap));
   strm.next_in = input.data();
   strm.avail_in = input.size();
   strm.next_out = out.data();
@@ -378,8 +381,8 @@ Result<std::vector<uint8_t>> decompress_xz(Bytes input, uint64_t max_size) {
     if (rc != LZMA_OK && rc != LZMA_BUF_ERROR) break;
     if (strm.avail_out == 0) {
       const size_t used = out.size();
-      if (used >= max_size) { rc = LZMA_MEMLIMIT_ERROR; break; }
-      out.resize(std::min<uint64_t>(used * 2, max_size));
+      if (used >= cap) { rc = LZMA_MEMLIMIT_ERROR; break; }
+      out.resize(std::min<uint64_t>(used * 2, cap));
       strm.next_out = out.data() + used;
       strm.avail_out = out.size() - used;
     } else if (rc == LZMA_BUF_ERROR) {
@@ -388,7 +391,7 @@ Result<std::vector<uint8_t>> decompress_xz(Bytes input, uint64_t max_size) {
   }
   const size_t produced = strm.total_out;
   lzma_end(&strm);
-  if (rc != LZMA_STREAM_END) return Error{ErrorCode::kDecompressFailed, 0};
+  if (rc != LZMA_STREAM_END || produced > max_size) return Error{ErrorCode::kDecompressFailed, 0};
   out.resize(produced);
   return out;
 }
