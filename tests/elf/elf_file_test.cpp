@@ -633,6 +633,17 @@ TEST(ElfFileTest, DecompressionHelpers) {
   auto capped = decompress_xz(xz_compress(plain), 50000);
   ASSERT_FALSE(capped.ok());
   EXPECT_EQ(capped.error().code, ErrorCode::kDecompressFailed);
+  // The limit holds whatever the size of the first output buffer.
+  const std::vector<uint8_t> small = text_bytes(3000);
+  EXPECT_FALSE(decompress_xz(xz_compress(small), 1000).ok());
+  EXPECT_FALSE(decompress_xz(xz_compress(small), 2999).ok());
+  auto exact = decompress_xz(xz_compress(small), 3000);
+  ASSERT_TRUE(exact.ok());
+  EXPECT_EQ(*exact, small);
+  auto exact_big = decompress_xz(xz_compress(plain), plain.size());
+  ASSERT_TRUE(exact_big.ok());
+  EXPECT_EQ(exact_big->size(), plain.size());
+  EXPECT_FALSE(decompress_xz(xz_compress(plain), plain.size() - 1).ok());
   // Truncated and garbage input.
   auto xz = xz_compress(plain);
   xz.resize(xz.size() / 2);
