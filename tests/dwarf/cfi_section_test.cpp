@@ -594,6 +594,24 @@ TEST(CfiSectionTest, ZeroTerminators) {
   EXPECT_EQ(w.entries[4].fde.pc_begin, 0x602000u);
 }
 
+TEST(CfiSectionTest, Dwarf64ZeroLengthIsATerminator) {
+  CfiBuilder b(CfiKind::kDebugFrame);
+  b.b().u32(0xffffffffu).u64(0);
+  CieSpec cs;
+  cs.augmentation = "";
+  b.cie(cs);
+  const auto data = b.finish();
+  CfiSection s(data, b.info());
+  const auto t = entry_ok(s, 0);
+  EXPECT_EQ(t.type, CfiSection::Entry::Type::kTerminator);
+  EXPECT_EQ(t.next, 12u);
+  const Walk w = walk(s);
+  ASSERT_EQ(w.entries.size(), 2u);
+  EXPECT_EQ(w.entries[1].type, CfiSection::Entry::Type::kCie);
+  EXPECT_EQ(w.entries[1].offset, 12u);
+  EXPECT_TRUE(w.diagnostics.empty());
+}
+
 TEST(CfiSectionTest, TrailingBytesShorterThanALength) {
   CfiBuilder b(CfiKind::kEhFrame);
   b.cie(CieSpec{});
