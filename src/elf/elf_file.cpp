@@ -1,4 +1,5 @@
 #include "elf/elf_file.hpp"
+#include "elf/string_table.hpp"
 
 #include <lzma.h>
 #include <zlib.h>
@@ -116,13 +117,8 @@ Result<void> ElfFile::parse_headers() {
       const Section& strtab = sections_[shstrndx];
       if (strtab.type != kShtNobits && strtab.offset <= bytes.size() &&
           strtab.size <= bytes.size() - strtab.offset) {
-        const char* base = reinterpret_cast<const char*>(bytes.data() + strtab.offset);
-        for (uint64_t i = 0; i < shnum; ++i) {
-          const uint32_t no = name_offsets[i];
-          if (no >= strtab.size) continue;
-          const size_t max = static_cast<size_t>(strtab.size - no);
-          sections_[i].name = std::string_view(base + no, strnlen(base + no, max));
-        }
+        const auto names = strings_at(bytes.subspan(strtab.offset, strtab.size), name_offsets);
+        for (uint64_t i = 0; i < shnum; ++i) sections_[i].name = names[i];
       }
     }
   }
@@ -393,6 +389,27 @@ Result<std::vector<uint8_t>> decompress_xz(Bytes input, uint64_t max_size) {
   lzma_end(&strm);
   if (rc != LZMA_STREAM_END || produced > max_size) return Error{ErrorCode::kDecompressFailed, 0};
   out.resize(produced);
+  return out;
+}
+
+std::vector<std::string_view> strings_at(Bytes table, const std::vector<uint32_t>& offsets) {
+  std::vector<std::string_view> out(offsets.size());
+  // Offsets from the highest down: [offset, scanned) is searched for a NUL
+  // only once, and without one the string ends where the next one did.
+  std::vector<size_t> order(offsets.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return offsets[a] > offsets[b]; });
+  const char* base = reinterpret_cast<const char*>(table.data());
+  size_t scanned = table.size(), nul = table.size();
+  for (size_t i : order) {
+    const size_t at = offsets[i];
+    if (at >= table.size()) continue;
+    if (at < scanned) {
+      if (const void* p = std::memchr(base + at, 0, scanned - at)) nul = static_cast<size_t>(static_cast<const char*>(p) - base);
+      scanned = at;
+    }
+    out[i] = std::string_view(base + at, nul - at);
+  }
   return out;
 }
 

@@ -1,4 +1,5 @@
 #include "elf/symbols.hpp"
+#include "elf/string_table.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -42,6 +43,8 @@ void SymbolTable::add_from(const ElfFile& file, const Section& table) {
   const size_t entsize = file.is_64() ? 24 : 16;
   const size_t count = data->size() / entsize;
   symbols_.reserve(symbols_.size() + count);
+  const size_t first = symbols_.size();
+  std::vector<uint32_t> name_offsets;
   for (size_t i = 1; i < count; ++i) {
     ByteReader r(data->subspan(i * entsize, entsize), file.endian());
     uint32_t name_off = *r.u32();
@@ -64,16 +67,20 @@ void SymbolTable::add_from(const ElfFile& file, const Section& table) {
     const uint8_t type = info & 0xf;
     if ((type != kSttFunc && type != kSttGnuIfunc) || shndx == 0) continue;
     if (name_off >= strings->size()) continue;
-    const char* base = reinterpret_cast<const char*>(strings->data()) + name_off;
-    const std::string_view name(base, strnlen(base, strings->size() - name_off));
-    if (name.empty()) continue;
+    name_offsets.push_back(name_off);
     uint64_t limit = 0;
     if (size == 0 && shndx < file.sections().size()) {
       const Section& in = file.sections()[shndx];
       if (value >= in.address && value - in.address <= in.size) limit = in.address + in.size;
     }
-    symbols_.push_back(Symbol{value, size, name, static_cast<uint8_t>(info >> 4), limit});
+    symbols_.push_back(Symbol{value, size, {}, static_cast<uint8_t>(info >> 4), limit});
   }
+  // The names, in one pass over the string table; unnamed symbols go.
+  const auto names = strings_at(*strings, name_offsets);
+  for (size_t k = 0; k < names.size(); ++k) symbols_[first + k].name = names[k];
+  symbols_.erase(std::remove_if(symbols_.begin() + static_cast<std::ptrdiff_t>(first), symbols_.end(),
+                                [](const Symbol& s) { return s.name.empty(); }),
+                 symbols_.end());
 }
 
 void SymbolTable::add_plt_stubs(const ElfFile& file) {
