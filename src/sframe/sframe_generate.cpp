@@ -1,0 +1,544 @@
+#include "sframe/sframe_generate.hpp"
+
+#include <algorithm>
+#include <optional>
+#include <unordered_map>
+
+#include "arch/x86_64/registers.hpp"
+#include "dwarf/cfa_program.hpp"
+
+namespace framewalk::sframe {
+
+namespace {
+
+using arch::x86_64::kRbp;
+using arch::x86_64::kRip;
+using arch::x86_64::kRsp;
+
+// DWARF expression operators the matchers know.
+constexpr uint8_t kOpDeref = 0x06, kOpConst1u = 0x08, kOpConst2u = 0x0a, kOpAnd = 0x1a, kOpPlus = 0x22,
+                  kOpShl = 0x24, kOpGe = 0x2a, kOpLit0 = 0x30, kOpLit31 = 0x4f, kOpBreg0 = 0x70,
+                  kOpBreg31 = 0x8f, kOpBregx = 0x92;
+
+// Reasons, as the report groups them.
+constexpr const char* kWhyCfaExpression = "CFA expression";
+constexpr const char* kWhyCfaUndefined = "no CFA rule";
+constexpr const char* kWhyRaColumn = "return-address column is not rip";
+constexpr const char* kWhyRaUnspecified = "RA rule unspecified";
+constexpr const char* kWhyRaSameValue = "RA rule same-value";
+constexpr const char* kWhyRaExpression = "RA rule is an expression";
+constexpr const char* kWhyFpUndefined = "FP (rbp) rule undefined";
+constexpr const char* kWhyFpExpression = "FP (rbp) rule is an expression";
+constexpr const char* kWhySpRule = "SP rule other than SP = CFA";
+constexpr const char* kWhySignalV2 = "signal frame (no signal bit before v3)";
+constexpr const char* kWhyFlexCfaDeref = "CFA = *(reg + offset) needs FLEX (v3)";
+constexpr const char* kWhyFlexCfaReg = "CFA based on a register other than rsp/rbp needs FLEX (v3)";
+constexpr const char* kWhyFlexRule = "register rule needs FLEX (v3)";
+constexpr const char* kWhyPltBlock = "PLT expression on a block SFrame cannot repeat";
+constexpr const char* kWhyRowsOrder = "CFI rows out of order";
+constexpr const char* kWhyOverlap = "overlaps another FDE";
+constexpr const char* kWhyOutsideCode = "outside the code sections";
+
+struct BregExpr {
+  uint16_t reg = 0;
+  int64_t offset = 0;
+  bool deref = false;
+};
+
+// "DW_OP_breg<N> off" or "DW_OP_bregx N off", optionally then DW_OP_deref, and nothing else.
+std::optional<BregExpr> match_breg(Bytes e) {
+  ByteReader r(e, Endian::kLittle);
+  auto op = r.u8();
+  if (!op) return std::nullopt;
+  BregExpr out;
+  if (*op >= kOpBreg0 && *op <= kOpBreg31) {
+    out.reg = static_cast<uint16_t>(*op - kOpBreg0);
+  } else if (*op == kOpBregx) {
+    auto reg = r.uleb128();
+    if (!reg || *reg > 0xffff) return std::nullopt;
+    out.reg = static_cast<uint16_t>(*reg);
+  } else {
+    return std::nullopt;
+  }
+  auto off = r.sleb128();
+  if (!off) return std::nullopt;
+  out.offset = *off;
+  if (!r.at_end()) {
+    auto next = r.u8();
+    if (!next || *next != kOpDeref || !r.at_end()) return std::nullopt;
+    out.deref = true;
+  }
+  return out;
+}
+
+// The CFA expression of glibc/ld PLT entries:
+//   DW_OP_breg<base> A; DW_OP_breg16 (rip) 0; <M>; DW_OP_and; <K>; DW_OP_ge; <S>; DW_OP_shl; DW_OP_plus
+// CFA = base + A + (((rip & M) >= K) << S), constants as DW_OP_lit / const1u / const2u.
+struct PltExpr {
+  uint16_t base = 0;
+  int64_t offset = 0;
+  uint64_t mask = 0;
+  uint64_t threshold = 0;
+  uint64_t shift = 0;
+};
+
+std::optional<PltExpr> match_plt(Bytes e) {
+  ByteReader r(e, Endian::kLittle);
+  auto constant = [&]() -> std::optional<uint64_t> {
+    auto op = r.u8();
+    if (!op) return std::nullopt;
+    if (*op >= kOpLit0 && *op <= kOpLit31) return uint64_t{*op} - kOpLit0;
+    if (*op == kOpConst1u) {
+      auto v = r.u8();
+      return v ? std::optional<uint64_t>(*v) : std::nullopt;
+    }
+    if (*op == kOpConst2u) {
+      auto v = r.u16();
+      return v ? std::optional<uint64_t>(*v) : std::nullopt;
+    }
+    return std::nullopt;
+  };
+  auto expect = [&](uint8_t want) {
+    auto op = r.u8();
+    return op && *op == want;
+  };
+  PltExpr p;
+  auto op = r.u8();
+  if (!op || *op < kOpBreg0 || *op > kOpBreg31) return std::nullopt;
+  p.base = static_cast<uint16_t>(*op - kOpBreg0);
+  auto a = r.sleb128();
+  if (!a) return std::nullopt;
+  p.offset = *a;
+  if (!expect(kOpBreg0 + kRip)) return std::nullopt;
+  auto rip_off = r.sleb128();
+  if (!rip_off || *rip_off != 0) return std::nullopt;
+  auto m = constant();
+  if (!m || !expect(kOpAnd)) return std::nullopt;
+  auto k = constant();
+  if (!k || !expect(kOpGe)) return std::nullopt;
+  auto s = constant();
+  if (!s || !expect(kOpShl) || !expect(kOpPlus) || !r.at_end()) return std::nullopt;
+  if (*s > 31) return std::nullopt;
+  p.mask = *m;
+  p.threshold = *k;
+  p.shift = *s;
+  return p;
+}
+
+// One CFI row as SFrame sees it.
+struct RowShape {
+  enum class Kind : uint8_t { kRules, kPlt, kFail } kind = Kind::kRules;
+  FrameRules rules;  // kRules; for kPlt the RA and FP rules (the CFA differs per half)
+  PltExpr plt;
+  const char* reason = nullptr;
+};
+
+RowShape fail(const char* reason) {
+  RowShape s;
+  s.kind = RowShape::Kind::kFail;
+  s.reason = reason;
+  return s;
+}
+
+// A saved-register rule (RA or FP) as an SFrame rule; null reason when it converts.
+const char* convert_rule(const RegisterRule& r, const char* expression_reason, Rule* out) {
+  *out = Rule{};
+  switch (r.kind) {
+    case RuleKind::kOffset:
+    case RuleKind::kValOffset:
+      out->kind = Rule::Kind::kCfa;
+      out->deref = r.kind == RuleKind::kOffset;
+      out->offset = r.value;
+      return nullptr;
+    case RuleKind::kRegister:
+      out->kind = Rule::Kind::kRegister;
+      out->reg = static_cast<uint16_t>(r.value);
+      return nullptr;
+    case RuleKind::kExpression:
+    case RuleKind::kValExpression: {
+      // The CFA is pushed first; an expression that pushes breg and stops
+      // leaves breg on top, which is the result.
+      auto b = match_breg(r.expression);
+      if (!b || b->deref) return expression_reason;
+      out->kind = Rule::Kind::kRegister;
+      out->reg = b->reg;
+      out->offset = b->offset;
+      out->deref = r.kind == RuleKind::kExpression;
+      return nullptr;
+    }
+    default:
+      return expression_reason;  // callers handle undefined/same-value first
+  }
+}
+
+RowShape shape_of(const UnwindRow& row) {
+  RowShape s;
+  if (row.return_address_register != kRip) return fail(kWhyRaColumn);
+  const RegisterRule* ra = row.find(kRip);
+  if (!ra) return fail(kWhyRaUnspecified);
+  if (ra->kind == RuleKind::kUndefined) {
+    s.rules.ra_undefined = true;  // outermost: nothing else matters
+    return s;
+  }
+  if (ra->kind == RuleKind::kSameValue) return fail(kWhyRaSameValue);
+  if (const char* why = convert_rule(*ra, kWhyRaExpression, &s.rules.ra)) return fail(why);
+
+  if (const RegisterRule* fp = row.find(kRbp)) {
+    if (fp->kind == RuleKind::kUndefined) return fail(kWhyFpUndefined);
+    if (fp->kind != RuleKind::kSameValue)
+      if (const char* why = convert_rule(*fp, kWhyFpExpression, &s.rules.fp)) return fail(why);
+  }
+
+  Rule& cfa = s.rules.cfa;
+  cfa.kind = Rule::Kind::kRegister;
+  switch (row.cfa.kind) {
+    case CfaKind::kUndefined: return fail(kWhyCfaUndefined);
+    case CfaKind::kRegisterOffset:
+      cfa.reg = row.cfa.reg;
+      cfa.offset = row.cfa.offset;
+      break;
+    case CfaKind::kExpression:
+      if (auto b = match_breg(row.cfa.expression)) {
+        cfa.reg = b->reg;
+        cfa.offset = b->offset;
+        cfa.deref = b->deref;
+      } else if (auto p = match_plt(row.cfa.expression)) {
+        s.kind = RowShape::Kind::kPlt;
+        s.plt = *p;
+      } else {
+        return fail(kWhyCfaExpression);
+      }
+      break;
+  }
+
+  // SFrame's caller SP is the CFA: a CFI row must say the same (or nothing).
+  if (const RegisterRule* sp = row.find(kRsp)) {
+    bool same = sp->kind == RuleKind::kValOffset && sp->value == 0;
+    if (!same && s.kind == RowShape::Kind::kRules &&
+        (sp->kind == RuleKind::kExpression || sp->kind == RuleKind::kValExpression)) {
+      // rsp saved at the address the CFA is loaded from, or rsp = the CFA's register + offset.
+      auto b = match_breg(sp->expression);
+      same = b && !b->deref && b->reg == cfa.reg && b->offset == cfa.offset &&
+             (sp->kind == RuleKind::kExpression) == cfa.deref;
+    }
+    if (!same) return fail(kWhySpRule);
+  }
+  return s;
+}
+
+// Why a run of rows needs FLEX, for versions without it.
+const char* flex_reason(const WriterOptions& wo, const FrameRules& r) {
+  const AbiRegisters regs = abi_registers(wo.abi);
+  if (r.cfa.deref) return kWhyFlexCfaDeref;
+  if (r.cfa.reg != regs.sp && r.cfa.reg != regs.fp) return kWhyFlexCfaReg;
+  return kWhyFlexRule;
+}
+
+bool same_rules(const FrameRules& a, const FrameRules& b) {
+  if (a.ra_undefined || b.ra_undefined) return a.ra_undefined == b.ra_undefined;
+  return a == b;
+}
+
+struct Piece {
+  uint64_t begin, end;
+  RowShape shape;
+};
+
+// The SFrame FDEs of one CFI FDE, or the reason it cannot have any.
+const char* convert_fde(const std::vector<Piece>& pieces, const WriterOptions& wo, bool signal,
+                        std::vector<FdeDesc>* out) {
+  if (signal && wo.version < kVersion3) return kWhySignalV2;
+  std::vector<FdeDesc> fdes;
+  FdeDesc run;
+  bool in_run = false;
+  uint64_t run_end = 0;
+  auto flush = [&]() -> const char* {
+    if (!in_run) return nullptr;
+    in_run = false;
+    run.size = static_cast<uint32_t>(run_end - run.start);
+    for (const FreDesc& f : run.fres)
+      if (!fits_default(wo, f.rules)) {
+        if (wo.version < kVersion3) return flex_reason(wo, f.rules);
+        run.fde_type = FdeType::kFlex;
+      }
+    fdes.push_back(std::move(run));
+    run = FdeDesc{};
+    return nullptr;
+  };
+  for (const Piece& p : pieces) {
+    if (p.shape.kind == RowShape::Kind::kFail) return p.shape.reason;
+    if (p.shape.kind == RowShape::Kind::kPlt) {
+      if (const char* why = flush()) return why;
+      const PltExpr& plt = p.shape.plt;
+      const uint64_t rep = plt.mask + 1;
+      // (rip & M) is the offset within an M+1 block only when M+1 is a power
+      // of two and the block starts on a multiple of it.
+      if (plt.mask == 0 || (rep & plt.mask) != 0 || rep > 0xff || p.begin % rep != 0) return kWhyPltBlock;
+      FdeDesc f;
+      f.start = p.begin;
+      f.size = static_cast<uint32_t>(p.end - p.begin);
+      f.pc_type = PcType::kMask;
+      f.rep_size = static_cast<uint8_t>(rep);
+      f.signal = signal;
+      FreDesc low, high;
+      low.rules = high.rules = p.shape.rules;
+      low.rules.cfa = Rule{Rule::Kind::kRegister, false, plt.base, plt.offset, 0};
+      high.rules.cfa = low.rules.cfa;
+      high.rules.cfa.offset += int64_t{1} << plt.shift;
+      high.start = static_cast<uint32_t>(plt.threshold);
+      if (plt.threshold == 0) f.fres.push_back(high);
+      else if (plt.threshold >= rep) f.fres.push_back(low);
+      else f.fres = {low, high};
+      for (const FreDesc& fre : f.fres)
+        if (!fits_default(wo, fre.rules)) {
+          if (wo.version < kVersion3) return flex_reason(wo, fre.rules);
+          f.fde_type = FdeType::kFlex;
+        }
+      fdes.push_back(std::move(f));
+      continue;
+    }
+    if (!in_run) {
+      in_run = true;
+      run = FdeDesc{};
+      run.start = p.begin;
+      run.signal = signal;
+    }
+    if (run.fres.empty() || !same_rules(run.fres.back().rules, p.shape.rules)) {
+      FreDesc f;
+      f.start = static_cast<uint32_t>(p.begin - run.start);
+      f.rules = p.shape.rules;
+      run.fres.push_back(f);
+    }
+    run_end = p.end;
+  }
+  if (const char* why = flush()) return why;
+  for (const FdeDesc& f : fdes)
+    if (WriteProblem problem = check_fde(wo, f); !problem.ok()) return to_string(problem.what);
+  *out = std::move(fdes);
+  return nullptr;
+}
+
+void count_skip(GenerateStats& stats, const std::string& reason, uint64_t begin, uint64_t bytes) {
+  GenerateStats::Skip& s = stats.skipped[reason];
+  if (s.fdes == 0) s.first_pc = begin;
+  ++s.fdes;
+  s.bytes += bytes;
+}
+
+bool inside(const std::vector<std::pair<uint64_t, uint64_t>>& ranges, uint64_t begin, uint64_t end) {
+  auto it = std::upper_bound(ranges.begin(), ranges.end(), begin,
+                             [](uint64_t v, const std::pair<uint64_t, uint64_t>& r) { return v < r.first; });
+  if (it == ranges.begin()) return false;
+  --it;
+  return begin >= it->first && end <= it->second;
+}
+
+}  // namespace
+
+Conversion convert_cfi(const dwarf::CfiSection& section, const GenerateOptions& options) {
+  Conversion conv;
+  GenerateStats& stats = conv.stats;
+  stats.cfi_section = section.kind() == dwarf::CfiKind::kEhFrame ? ".eh_frame" : ".debug_frame";
+  const WriterOptions wo = writer_options_for(Abi::kAmd64Little, options.version, options.section_address);
+
+  // Executable ranges, adjacent ones merged (an FDE may span .init/.plt/.text).
+  std::vector<std::pair<uint64_t, uint64_t>> code = options.code_ranges;
+  std::sort(code.begin(), code.end());
+  std::vector<std::pair<uint64_t, uint64_t>> merged;
+  for (const auto& r : code) {
+    if (!merged.empty() && r.first <= merged.back().second) merged.back().second = std::max(merged.back().second, r.second);
+    else merged.push_back(r);
+  }
+
+  struct Item {
+    const dwarf::Cie* cie;
+    dwarf::Fde fde;
+  };
+  std::vector<Item> items;
+  section.for_each(
+      [&](const dwarf::CfiSection::Entry& e) {
+        if (e.type == dwarf::CfiSection::Entry::Type::kFde && e.fde.pc_range != 0) items.push_back({e.cie, e.fde});
+        return true;
+      },
+      [&](const dwarf::CfiDiagnostic& d) {
+        ++stats.cfi_fdes;
+        count_skip(stats, std::string("CFI record unreadable: ") + to_string(d.error.code), 0, 0);
+      });
+  std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.fde.pc_begin < b.fde.pc_begin; });
+
+  std::unordered_map<uint64_t, UnwindRow> initial_rows;
+  std::vector<Piece> pieces;
+  uint64_t covered_end = 0;
+  bool any = false;
+  for (const Item& item : items) {
+    const dwarf::Fde& fde = item.fde;
+    const uint64_t begin = fde.pc_begin, end = fde.pc_end();
+    const uint64_t bytes = fde.pc_range;
+    ++stats.cfi_fdes;
+    stats.cfi_bytes += bytes;
+    if (end < begin) {
+      count_skip(stats, "function runs past the end of the address space", begin, bytes);
+      continue;
+    }
+    if (!merged.empty() && !inside(merged, begin, end)) {
+      count_skip(stats, kWhyOutsideCode, begin, bytes);
+      continue;
+    }
+    if (any && begin < covered_end) {
+      count_skip(stats, kWhyOverlap, begin, bytes);
+      covered_end = std::max(covered_end, end);
+      continue;
+    }
+    any = true;
+    covered_end = end;
+
+    auto it = initial_rows.find(item.cie->offset);
+    if (it == initial_rows.end()) {
+      auto initial = dwarf::run_cie(section, *item.cie);
+      if (!initial) {
+        count_skip(stats, std::string("CIE program error: ") + to_string(initial.error().code), begin, bytes);
+        continue;
+      }
+      it = initial_rows.emplace(item.cie->offset, *initial).first;
+    }
+    pieces.clear();
+    const char* why = nullptr;
+    uint64_t last_end = begin;
+    auto ran = dwarf::run_fde(section, *item.cie, fde, it->second, [&](const UnwindRow& row, bool) {
+      const uint64_t b = std::max(row.pc_begin, begin);
+      const uint64_t e = std::min(row.pc_end, end);
+      if (b >= e) return true;
+      if (b < last_end) {
+        why = kWhyRowsOrder;
+        return false;
+      }
+      last_end = e;
+      pieces.push_back(Piece{b, e, shape_of(row)});
+      return true;
+    });
+    if (!ran) {
+      count_skip(stats, std::string("FDE program error: ") + to_string(ran.error().code), begin, bytes);
+      continue;
+    }
+    std::vector<FdeDesc> out;
+    if (!why) why = convert_fde(pieces, wo, item.cie->signal_frame, &out);
+    if (why) {
+      if (item.cie->signal_frame && wo.version >= kVersion3 && bytes <= 0xffffffffu) {
+        // As gas does: the signal bit and no rows tell a tracer to use its
+        // own signal-frame unwinder here.
+        FdeDesc marker;
+        marker.start = begin;
+        marker.size = static_cast<uint32_t>(bytes);
+        marker.signal = true;
+        conv.fdes.push_back(marker);
+        conv.origins.push_back({begin, end, true});
+        ++stats.signal_markers;
+        stats.signal_marker_bytes += bytes;
+        count_skip(stats, std::string("signal frame written without rows: ") + why, begin, bytes);
+      } else {
+        count_skip(stats, why, begin, bytes);
+      }
+      continue;
+    }
+    ++stats.represented_fdes;
+    stats.represented_bytes += bytes;
+    for (FdeDesc& f : out) {
+      conv.fdes.push_back(std::move(f));
+      conv.origins.push_back({begin, end, false});
+    }
+  }
+  return conv;
+}
+
+ElfCfiOptions primary_cfi_options() {
+  ElfCfiOptions o;
+  o.use_debug_frame = true;
+  o.use_gnu_debugdata = false;
+  o.use_separate_debug_file = false;
+  return o;
+}
+
+const CfiSource* primary_cfi_source(const ElfCfi& cfi) {
+  const CfiSource* debug = nullptr;
+  for (const auto& src : cfi.sources()) {
+    if (!src->section) continue;
+    if (src->kind == dwarf::CfiKind::kEhFrame) {
+      bool has_fde = false;
+      src->section->for_each(
+          [&](const dwarf::CfiSection::Entry& e) {
+            has_fde = e.type == dwarf::CfiSection::Entry::Type::kFde;
+            return !has_fde;
+          },
+          nullptr);
+      if (has_fde) return src.get();
+    } else if (!debug) {
+      debug = src.get();
+    }
+  }
+  return debug;
+}
+
+framewalk::Result<GeneratedSection> generate_sframe(std::shared_ptr<const elf::ElfFile> file,
+                                                    const GenerateOptions& options) {
+  if (file->machine() != elf::kEmX86_64 || !file->is_64() || file->endian() != Endian::kLittle)
+    return framewalk::Error{ErrorCode::kUnsupportedElf, 18};
+  if (file->type() == elf::kEtRel) return framewalk::Error{ErrorCode::kUnsupportedElf, 16};
+  if (options.version < kVersion1 || options.version > kVersion3) return framewalk::Error{ErrorCode::kUnsupportedElf, 0};
+  FW_TRY(ElfCfi cfi, ElfCfi::load(file, primary_cfi_options()));
+  const CfiSource* src = primary_cfi_source(cfi);
+  if (!src) return framewalk::Error{ErrorCode::kNotFound, 0};
+
+  GenerateOptions opts = options;
+  if (opts.code_ranges.empty())
+    for (const elf::Section& s : file->sections())
+      if ((s.flags & elf::kShfExecinstr) && (s.flags & elf::kShfAlloc) && s.size) opts.code_ranges.emplace_back(s.address, s.address + s.size);
+  Conversion conv = convert_cfi(*src->section, opts);
+  const WriterOptions wo = writer_options_for(Abi::kAmd64Little, opts.version, opts.section_address);
+
+  // What the writer still refuses (a V1/V2 start field out of reach, two
+  // functions at one address) leaves the CFI FDE it came from out as well.
+  GeneratedSection out;
+  for (size_t attempt = 0;; ++attempt) {
+    WrittenSection w = write_section(wo, conv.fdes);
+    if (w.problem.ok()) {
+      out.bytes = std::move(w.bytes);
+      break;
+    }
+    const Conversion::Origin origin = conv.origins[w.problem.fde];
+    std::vector<FdeDesc> kept;
+    std::vector<Conversion::Origin> kept_origins;
+    for (size_t i = 0; i < conv.fdes.size(); ++i) {
+      if (conv.origins[i].begin == origin.begin && conv.origins[i].end == origin.end) continue;
+      kept.push_back(std::move(conv.fdes[i]));
+      kept_origins.push_back(conv.origins[i]);
+    }
+    conv.fdes = std::move(kept);
+    conv.origins = std::move(kept_origins);
+    const uint64_t bytes = origin.end - origin.begin;
+    if (origin.marker) {
+      --conv.stats.signal_markers;
+      conv.stats.signal_marker_bytes -= bytes;
+    } else {
+      --conv.stats.represented_fdes;
+      conv.stats.represented_bytes -= bytes;
+    }
+    count_skip(conv.stats, to_string(w.problem.what), origin.begin, bytes);
+    if (attempt > conv.fdes.size() + 1) return framewalk::Error{ErrorCode::kBadLength, 0};
+  }
+
+  GenerateStats& st = conv.stats;
+  st.sframe_fdes = conv.fdes.size();
+  for (const FdeDesc& f : conv.fdes) {
+    st.fres += f.fres.size();
+    if (f.fde_type == FdeType::kFlex) ++st.flex_fdes;
+    else ++st.default_fdes;
+    if (f.pc_type == PcType::kMask) ++st.pcmask_fdes;
+    if (f.signal) ++st.signal_fdes;
+    for (const FreDesc& r : f.fres) st.ra_undefined_fres += r.rules.ra_undefined;
+  }
+  st.section_bytes = out.bytes.size();
+  out.stats = std::move(st);
+  return out;
+}
+
+}  // namespace framewalk::sframe

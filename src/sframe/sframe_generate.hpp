@@ -1,0 +1,107 @@
+// SFrame from DWARF CFI (x86-64): every FDE's rows (dwarf::run_fde, the one
+// executor) are turned into SFrame function descriptions (sframe_writer's
+// FdeDesc), which the writer encodes. The conversion never looks at bytes
+// of the output; the writer never looks at CFI.
+//
+// Per CFI row, SFrame needs: the CFA, the return address (rip) and the frame
+// pointer (rbp); the caller's SP must be the CFA (no other register is
+// tracked, and none needs to be: SFrame is for stack tracing, not for
+// restoring callee-saved registers).
+//
+//   CFI row                                        SFrame
+//   CFA = rsp/rbp + off                            DEFAULT (CFA base bit, offset)
+//   CFA = reg + off (r10, r13... DRAP prologues)   FLEX (v3), topmost frame only
+//   CFA = *(reg + off)  (DW_OP_breg N; DW_OP_deref) FLEX (v3)
+//   CFA = the PLT expression (breg7 A; breg16 0;   PCMASK FDE, rep_size M+1, FREs at 0 and K
+//     litM; and; litK; ge; litS; shl; plus)         (the CFA grows by 1<<S from in-block offset K)
+//   rip at CFA-8                                   the header's fixed RA offset
+//   rip undefined                                  "RA undefined" FRE (outermost frame)
+//   rip at CFA+off / in a register / *(reg+off)    FLEX (v3)
+//   rbp unchanged / at CFA+off                     DEFAULT (no FP word / FP word)
+//   rbp in a register / *(reg+off) / reg+off       FLEX (v3)
+//   CIE 'S' (signal frame)                         v3 signal bit; when its rows cannot be
+//                                                  written, an FDE with the bit and no FREs
+//                                                  (as gas emits it: "use your signal unwinder")
+//
+// A CFI FDE is written whole or not at all (as gas does): one row SFrame
+// cannot say leaves the whole function out, and the reason is counted. FDEs
+// are split only around PLT expression rows (PLT0 stays an ordinary FDE, the
+// pltN block becomes a PCMASK FDE), as ld lays out its own PLT SFrame.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "dwarf/cfi_section.hpp"
+#include "elf/elf_file.hpp"
+#include "sframe/sframe_writer.hpp"
+#include "unwind/elf_cfi.hpp"
+
+namespace framewalk::sframe {
+
+struct GenerateOptions {
+  uint8_t version = kVersion3;     // 1, 2 or 3 (1 only to feed binutils 2.40's objdump)
+  uint64_t section_address = 0;    // where the .sframe section will be
+  // Executable address ranges [begin, end): FDEs outside them are left out
+  // (.debug_frame keeps FDEs of discarded functions at address 0). Empty: no check.
+  std::vector<std::pair<uint64_t, uint64_t>> code_ranges;
+};
+
+struct GenerateStats {
+  std::string cfi_section;         // ".eh_frame" or ".debug_frame"
+  uint64_t cfi_fdes = 0;           // FDEs with a non-empty range
+  uint64_t cfi_bytes = 0;          // the code bytes they cover
+  uint64_t represented_fdes = 0;   // CFI FDEs whose every row SFrame carries
+  uint64_t represented_bytes = 0;
+  uint64_t signal_markers = 0;     // v3: signal FDEs written without rows
+  uint64_t signal_marker_bytes = 0;
+  // The written section.
+  uint64_t sframe_fdes = 0, default_fdes = 0, flex_fdes = 0, pcmask_fdes = 0, signal_fdes = 0;
+  uint64_t fres = 0, ra_undefined_fres = 0;
+  uint64_t section_bytes = 0;
+  struct Skip {
+    uint64_t fdes = 0;
+    uint64_t bytes = 0;
+    uint64_t first_pc = 0;  // an example
+  };
+  std::map<std::string, Skip> skipped;  // reason -> FDEs left out
+};
+
+struct Conversion {
+  std::vector<FdeDesc> fdes;
+  // For each of `fdes`, the CFI FDE it came from ([begin, end) of its range)
+  // and whether it is a signal marker: a CFI FDE is kept or dropped whole.
+  struct Origin {
+    uint64_t begin = 0, end = 0;
+    bool marker = false;
+  };
+  std::vector<Origin> origins;
+  GenerateStats stats;
+};
+
+// Converts every FDE of `section` (x86-64 CFI). Reasons for leaving an FDE out
+// are counted in stats.skipped; nothing else is dropped.
+Conversion convert_cfi(const dwarf::CfiSection& section, const GenerateOptions& options);
+
+// The CFI a file's SFrame is made from: .eh_frame when it has FDEs, else
+// .debug_frame (the file's own: no separate debug file, no MiniDebugInfo).
+// Null when there is none. The checker compares against the same source.
+const CfiSource* primary_cfi_source(const ElfCfi& cfi);
+ElfCfiOptions primary_cfi_options();
+
+struct GeneratedSection {
+  std::vector<uint8_t> bytes;
+  GenerateStats stats;
+};
+
+// Converts and writes the SFrame section of `file` (an x86-64 executable or
+// shared object) for a section at options.section_address. FDEs the writer
+// refuses (a V1/V2 start field out of reach, say) are left out and counted too.
+framewalk::Result<GeneratedSection> generate_sframe(std::shared_ptr<const elf::ElfFile> file,
+                                                  const GenerateOptions& options);
+
+}  // namespace framewalk::sframe
