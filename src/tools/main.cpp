@@ -5,6 +5,7 @@
 #include <string>
 
 #include "tools/cfi_command.hpp"
+#include "tools/check_command.hpp"
 #include "tools/sframe_command.hpp"
 #include "tools/stack_command.hpp"
 
@@ -46,6 +47,23 @@ int main(int argc, char** argv) {
   sframe_cmd->add_option("--binutils", sframe.binutils, "dump as this binutils release (2.40 .. 2.46; default: by version)");
   sframe_cmd->add_flag("--rows", sframe.rows, "print the rows (CFA and register rules) of every FDE");
   sframe_cmd->add_option("--pc", sframe_pc_text, "print only the row in force at this address");
+  framewalk::tools::GenerateCommandOptions generate;
+  bool sframe_generate = false;
+  sframe_cmd->add_flag("--generate", sframe_generate, "write a copy of the (one) file with .sframe made from its CFI");
+  sframe_cmd->add_option("-o,--output", generate.output, "--generate: the copy to write");
+  sframe_cmd->add_option("--sframe-version", generate.version, "--generate: SFrame version 3 (default), 2, or 1 (for binutils 2.40)")
+      ->check(CLI::IsMember({1, 2, 3}));
+  sframe_cmd->add_flag("--no-segment", generate.no_segment,
+                       "--generate: keep .sframe non-allocated (no new PT_LOAD and PT_GNU_SFRAME)");
+
+  framewalk::tools::CheckCommandOptions check;
+  std::string check_address_text;
+  auto* check_cmd = app.add_subcommand("check", "Compare the CFI and SFrame rows of a file at every PC");
+  check_cmd->add_option("file", check.file, "ELF file")->required();
+  check_cmd->add_option("--sframe", check.sframe_file, "take SFrame from this file (ELF, or a bare section) instead of FILE's .sframe");
+  check_cmd->add_option("--sframe-address", check_address_text, "--sframe: the bare section's address");
+  check_cmd->add_option("--limit", check.limit, "list at most this many disagreements and holes of each kind (0: all; default 50)");
+  check_cmd->add_flag("--summary", check.summary_only, "print only the summary line");
 
   framewalk::tools::StackCommandOptions stack;
   auto* stack_cmd = app.add_subcommand("stack", "Print the call stack of every thread of a process or core file");
@@ -96,7 +114,26 @@ int main(int argc, char** argv) {
       }
       (text == &sframe_pc_text ? sframe.pc : sframe.address) = v;
     }
+    if (sframe_generate) {
+      if (sframe.files.size() != 1 || generate.output.empty() || sframe.raw || sframe.rows || sframe.pc) {
+        std::fprintf(stderr, "framewalk sframe: --generate takes one input file and -o OUTPUT\n");
+        return 2;
+      }
+      generate.input = sframe.files[0];
+      return framewalk::tools::run_sframe_generate(generate);
+    }
     return framewalk::tools::run_sframe_command(sframe);
+  }
+  if (check_cmd->parsed()) {
+    if (!check_address_text.empty()) {
+      uint64_t v;
+      if (!parse_address(check_address_text, &v)) {
+        std::fprintf(stderr, "framewalk check: not an address: %s\n", check_address_text.c_str());
+        return 2;
+      }
+      check.sframe_address = v;
+    }
+    return framewalk::tools::run_check_command(check);
   }
   if (stack_cmd->parsed()) {
     if (stack.pid <= 0 && stack.core.empty()) {
