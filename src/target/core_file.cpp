@@ -158,9 +158,15 @@ std::optional<std::vector<uint8_t>> build_id_in_memory(Memory& memory, uint64_t 
 }  // namespace
 
 Result<std::unique_ptr<CoreFile>> CoreFile::open(const std::string& path, const CoreOptions& options) {
+  FW_TRY(auto image, FileImage::map(path));
+  return parse(std::move(image), path, options);
+}
+
+Result<std::unique_ptr<CoreFile>> CoreFile::parse(std::shared_ptr<const FileImage> image, const std::string& name,
+                                                  const CoreOptions& options) {
   std::unique_ptr<CoreFile> core(new CoreFile());
   core->options_ = options;
-  FW_TRY(core->core_, elf::ElfFile::open(path));
+  FW_TRY(core->core_, elf::ElfFile::parse(std::move(image), name));
   if (core->core_->type() != elf::kEtCore) return Error{ErrorCode::kUnsupportedElf, 16};
   if (core->core_->machine() != elf::kEmX86_64) return Error{ErrorCode::kUnsupportedElf, 18};
   FW_CHECK(core->parse_notes());

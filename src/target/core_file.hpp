@@ -37,6 +37,9 @@ struct CoreOptions {
 class CoreFile {
  public:
   static Result<std::unique_ptr<CoreFile>> open(const std::string& path, const CoreOptions& options);
+  // A core already in memory (tests, fuzzing); `name` is for messages.
+  static Result<std::unique_ptr<CoreFile>> parse(std::shared_ptr<const FileImage> image, const std::string& name,
+                                                 const CoreOptions& options);
 
   pid_t pid() const { return pid_; }
   const std::string& process_name() const { return process_name_; }
