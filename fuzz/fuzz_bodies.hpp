@@ -17,6 +17,8 @@ int fuzz_cfi(const uint8_t* data, size_t size);
 int fuzz_expression(const uint8_t* data, size_t size);
 // Byte 0 chooses byte order, address size and address; the rest is .eh_frame_hdr.
 int fuzz_eh_frame_hdr(const uint8_t* data, size_t size);
+// Byte 0 chooses the address; the rest is an .sframe section.
+int fuzz_sframe(const uint8_t* data, size_t size);
 
 }  // namespace framewalk::fuzz
 
