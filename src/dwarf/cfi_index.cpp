@@ -22,12 +22,17 @@ CfiIndex CfiIndex::build(const CfiSection& section, const EhFrameHdr* hdr) {
   section.for_each(
       [&](const CfiSection::Entry& e) {
         if (e.type == CfiSection::Entry::Type::kFde && e.fde.pc_range != 0)
-          index.items_.push_back(Item{e.fde.pc_begin, e.fde.pc_end(), e.offset});
+          index.items_.push_back(Item{e.fde.pc_begin, e.fde.pc_end(), e.offset, 0});
         return true;
       },
       nullptr);
   std::stable_sort(index.items_.begin(), index.items_.end(),
                    [](const Item& a, const Item& b) { return a.pc_begin < b.pc_begin; });
+  uint64_t max_end = 0;
+  for (Item& i : index.items_) {
+    max_end = std::max(max_end, i.pc_end);
+    i.max_end = max_end;
+  }
   index.items_.shrink_to_fit();
   return index;
 }
@@ -45,9 +50,10 @@ Result<FdeMatch> CfiIndex::find(uint64_t pc) const {
   }
   auto it = std::upper_bound(items_.begin(), items_.end(), pc,
                              [](uint64_t p, const Item& i) { return p < i.pc_begin; });
-  // Overlapping FDEs are rare; look back a few entries for one that covers pc.
-  for (int back = 0; back < 4 && it != items_.begin(); ++back) {
+  // FDEs may overlap or nest: walk back while an earlier FDE can still reach pc.
+  while (it != items_.begin()) {
     --it;
+    if (it->max_end <= pc) break;
     if (pc >= it->pc_begin && pc < it->pc_end) {
       FW_TRY(m.fde, section_->fde_at(it->fde_offset, &m.cie));
       return m;

@@ -34,6 +34,7 @@ class CfiIndex {
     uint64_t pc_begin;
     uint64_t pc_end;
     uint64_t fde_offset;
+    uint64_t max_end;  // the largest pc_end of this item and all before it
   };
   const CfiSection* section_ = nullptr;
   std::optional<EhFrameHdr> hdr_;
