@@ -19,6 +19,10 @@ int fuzz_expression(const uint8_t* data, size_t size);
 int fuzz_eh_frame_hdr(const uint8_t* data, size_t size);
 // Byte 0 chooses the address; the rest is an .sframe section.
 int fuzz_sframe(const uint8_t* data, size_t size);
+// The bytes as a core file: threads, modules, memory, and a walk of each thread.
+int fuzz_core(const uint8_t* data, size_t size);
+// Registers, memory and CFI for the step loop and the row executor.
+int fuzz_unwind(const uint8_t* data, size_t size);
 
 }  // namespace framewalk::fuzz
 

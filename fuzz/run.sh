@@ -22,7 +22,7 @@ jobs=${FUZZ_JOBS:-1}
 cc=${FUZZ_CC:-clang}
 cxx=${FUZZ_CXX:-clang++}
 
-all_targets=(fuzz_elf fuzz_cfi fuzz_expression fuzz_eh_frame_hdr fuzz_sframe)
+all_targets=(fuzz_elf fuzz_cfi fuzz_expression fuzz_eh_frame_hdr fuzz_sframe fuzz_core fuzz_unwind)
 if [[ $# -gt 0 ]]; then targets=("$@"); else targets=("${all_targets[@]}"); fi
 
 # Longest input per target: whole small ELF files; CFI sections of a few dozen
@@ -34,6 +34,8 @@ max_len() {
     fuzz_expression) echo 1024 ;;
     fuzz_eh_frame_hdr) echo 4096 ;;
     fuzz_sframe) echo 4096 ;;
+    fuzz_core) echo 16384 ;;
+    fuzz_unwind) echo 4096 ;;
     *) echo "unknown fuzz target: $1" >&2; exit 2 ;;
   esac
 }
