@@ -456,7 +456,7 @@ void write_readelf_frames(TextWriter& w, const CfiSource& source, const arch::Ar
   if (size < (1u << 20)) threads = 1;
   std::vector<uint64_t> bounds{0};
   if (threads > 1) {
-    const uint64_t target = 256 * 1024;  // bytes of section per range
+    const uint64_t target = 64 * 1024;  // bytes of section per range (about 1 MB of text)
     for (uint64_t off = 0, last = 0; off < size; off = next_record(section, off)) {
       if (off - last >= target) {
         bounds.push_back(off);
