@@ -1,0 +1,104 @@
+// Hand-written x86-64 .eh_frame for the SFrame generator and checker tests:
+// a CIE like gcc's (CFA = rsp+8, rip at CFA-8), one with 'S' for signal
+// frames, and one FDE per function with the instructions given.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "dwarf/cfi_section.hpp"
+#include "support/section_builder.hpp"
+
+namespace framewalk::sframe::test {
+
+using Insns = std::vector<uint8_t>;
+
+inline Insns operator+(Insns a, const Insns& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+// DW_CFA_* instructions (code alignment 1, data alignment -8).
+namespace cfa {
+inline Insns uleb(uint64_t v) { return framewalk::test::uleb_bytes(v); }
+inline Insns sleb(int64_t v) { return framewalk::test::sleb_bytes(v); }
+inline Insns advance(uint64_t n) {
+  if (n < 64) return {static_cast<uint8_t>(0x40 | n)};
+  if (n < 256) return {0x02, static_cast<uint8_t>(n)};
+  return {0x03, static_cast<uint8_t>(n), static_cast<uint8_t>(n >> 8)};
+}
+inline Insns def_cfa(uint16_t reg, uint64_t off) { return Insns{0x0c} + uleb(reg) + uleb(off); }
+inline Insns def_cfa_offset(uint64_t off) { return Insns{0x0e} + uleb(off); }
+inline Insns def_cfa_register(uint16_t reg) { return Insns{0x0d} + uleb(reg); }
+// Saved at CFA + offset (offset a multiple of -8).
+inline Insns offset(uint16_t reg, int64_t off) { return Insns{static_cast<uint8_t>(0x80 | reg)} + uleb(static_cast<uint64_t>(off / -8)); }
+inline Insns def_cfa_expression(const Insns& e) { return Insns{0x0f} + uleb(e.size()) + e; }
+inline Insns expression(uint16_t reg, const Insns& e) { return Insns{0x10} + uleb(reg) + uleb(e.size()) + e; }
+inline Insns val_expression(uint16_t reg, const Insns& e) { return Insns{0x16} + uleb(reg) + uleb(e.size()) + e; }
+inline Insns val_offset(uint16_t reg, int64_t off) { return Insns{0x14} + uleb(reg) + uleb(static_cast<uint64_t>(off / -8)); }
+inline Insns undefined(uint16_t reg) { return Insns{0x07} + uleb(reg); }
+inline Insns same_value(uint16_t reg) { return Insns{0x08} + uleb(reg); }
+inline Insns in_register(uint16_t reg, uint16_t holder) { return Insns{0x09} + uleb(reg) + uleb(holder); }
+inline Insns restore(uint16_t reg) { return {static_cast<uint8_t>(0xc0 | reg)}; }
+}  // namespace cfa
+
+// DW_OP_* pieces.
+namespace op {
+inline Insns breg(uint16_t reg, int64_t off) { return Insns{static_cast<uint8_t>(0x70 + reg)} + cfa::sleb(off); }
+inline Insns bregx(uint16_t reg, int64_t off) { return Insns{0x92} + cfa::uleb(reg) + cfa::sleb(off); }
+inline Insns deref() { return {0x06}; }
+inline Insns lit(uint8_t n) { return {static_cast<uint8_t>(0x30 + n)}; }
+inline Insns plus_uconst(uint64_t n) { return Insns{0x23} + cfa::uleb(n); }
+// The CFA of glibc/ld PLT entries: rsp + 8 + (((rip & 15) >= K) << 3).
+inline Insns plt(uint8_t threshold = 11) {
+  return breg(7, 8) + breg(16, 0) + lit(15) + Insns{0x1a} + lit(threshold) + Insns{0x2a} + lit(3) + Insns{0x24, 0x22};
+}
+}  // namespace op
+
+constexpr uint16_t kRax = 0, kRdx = 1, kRcx = 2, kRbx = 3, kRbp = 6, kRsp = 7, kR8 = 8, kR10 = 10, kRip = 16;
+
+struct FunctionCfi {
+  uint64_t begin = 0;
+  uint64_t size = 0;
+  Insns insns;
+  bool signal = false;  // use the 'S' CIE
+};
+
+// Owns the section bytes; section() parses them.
+class CfiFixture {
+ public:
+  static constexpr uint64_t kSectionAddress = 0x600000;
+
+  explicit CfiFixture(const std::vector<FunctionCfi>& functions) {
+    using framewalk::test::CfiBuilder;
+    using framewalk::test::CieSpec;
+    using framewalk::test::FdeSpec;
+    CfiBuilder b(dwarf::CfiKind::kEhFrame, Endian::kLittle, kSectionAddress);
+    CieSpec cs;
+    cs.augmentation = "zR";
+    cs.instructions = cfa::def_cfa(kRsp, 8) + cfa::offset(kRip, -8);
+    const auto plain = b.cie(cs);
+    cs.augmentation = "zRS";
+    const auto signal = b.cie(cs);
+    for (const FunctionCfi& f : functions) {
+      FdeSpec fs;
+      fs.pc_begin = f.begin;
+      fs.pc_range = f.size;
+      fs.instructions = f.insns;
+      b.fde(f.signal ? signal.start : plain.start, fs);
+    }
+    b.terminator();
+    bytes_ = std::make_unique<std::vector<uint8_t>>(b.finish());
+    section_ = std::make_unique<dwarf::CfiSection>(Bytes(*bytes_), b.info());
+  }
+
+  const dwarf::CfiSection& section() const { return *section_; }
+
+ private:
+  std::unique_ptr<std::vector<uint8_t>> bytes_;
+  std::unique_ptr<dwarf::CfiSection> section_;
+};
+
+}  // namespace framewalk::sframe::test
