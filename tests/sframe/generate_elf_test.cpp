@@ -1,0 +1,319 @@
+// SFrame into a copy of an ELF file, end to end: generate -> elf_writer ->
+// ElfFile -> SFrame reader -> checker, on this test program itself; the copy's
+// layout (old bytes kept, the new PT_LOAD / PT_GNU_SFRAME / PT_PHDR, section
+// headers); the non-allocated fallback; and elf_writer on small hand-made
+// ELF32/ELF64 images of either byte order.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "base/mapped_file.hpp"
+#include "elf/elf_writer.hpp"
+#include "sframe/sframe_check.hpp"
+#include "sframe/sframe_generate.hpp"
+
+namespace framewalk::sframe {
+namespace {
+
+struct Copy {
+  std::shared_ptr<elf::ElfFile> original;
+  elf::SectionPlacement placement;
+  GeneratedSection generated;
+  std::shared_ptr<elf::ElfFile> copy;
+};
+
+Copy make_copy(const std::string& path, elf::SegmentPolicy policy, uint8_t version = 3) {
+  Copy c;
+  auto f = elf::ElfFile::open(path);
+  EXPECT_TRUE(f.ok());
+  c.original = *f;
+  auto p = elf::plan_added_section(*c.original, policy);
+  EXPECT_TRUE(p.ok());
+  c.placement = *p;
+  GenerateOptions o;
+  o.version = version;
+  o.section_address = c.placement.address;
+  auto g = generate_sframe(c.original, o);
+  EXPECT_TRUE(g.ok());
+  c.generated = std::move(*g);
+  elf::NewSection s;
+  s.name = ".sframe";
+  s.type = elf::kShtGnuSframe;
+  s.data = c.generated.bytes;
+  auto bytes = elf::add_section(*c.original, c.placement, s);
+  EXPECT_TRUE(bytes.ok());
+  auto copy = elf::ElfFile::parse(FileImage::from_buffer(std::move(*bytes)), "copy");
+  EXPECT_TRUE(copy.ok());
+  c.copy = *copy;
+  return c;
+}
+
+const elf::Segment* segment_of_type(const elf::ElfFile& f, uint32_t type) {
+  for (const elf::Segment& s : f.segments())
+    if (s.type == type) return &s;
+  return nullptr;
+}
+
+TEST(GenerateElf, ThisProgramRoundTripsThroughACopyWithAGnuSframeSegment) {
+  const Copy c = make_copy("/proc/self/exe", elf::SegmentPolicy::kAuto);
+  ASSERT_TRUE(c.copy);
+  ASSERT_TRUE(c.placement.in_segment) << c.placement.note;
+  const elf::ElfFile& orig = *c.original;
+  const elf::ElfFile& copy = *c.copy;
+  EXPECT_GT(c.generated.stats.represented_fdes, 100u);
+  EXPECT_EQ(c.generated.stats.cfi_section, ".eh_frame");
+
+  // Old sections unchanged (only .shstrtab moved), .sframe appended.
+  ASSERT_EQ(copy.sections().size(), orig.sections().size() + 1);
+  for (size_t i = 0; i < orig.sections().size(); ++i) {
+    const elf::Section& a = orig.sections()[i];
+    const elf::Section& b = copy.sections()[i];
+    EXPECT_EQ(a.name, b.name);
+    EXPECT_EQ(a.address, b.address);
+    if (a.name != ".shstrtab") {  // moved to the end, with the new name
+      EXPECT_EQ(a.offset, b.offset) << a.name;
+      EXPECT_EQ(a.size, b.size) << a.name;
+    }
+  }
+  const elf::Section& sf = copy.sections().back();
+  EXPECT_EQ(sf.name, ".sframe");
+  EXPECT_EQ(sf.type, elf::kShtGnuSframe);
+  EXPECT_EQ(sf.flags & elf::kShfAlloc, elf::kShfAlloc);
+  EXPECT_EQ(sf.address, c.placement.address);
+  EXPECT_EQ(sf.size, c.generated.bytes.size());
+
+  // Every byte of the original past the ELF header is where it was.
+  const Bytes a = orig.image(), b = copy.image();
+  ASSERT_GE(b.size(), a.size());
+  EXPECT_EQ(std::memcmp(a.data() + 64, b.data() + 64, a.size() - 64), 0);
+
+  // Segments: the old ones, a PT_LOAD after the last PT_LOAD mapping the moved
+  // table and the section, PT_GNU_SFRAME naming it, PT_PHDR on the new table.
+  ASSERT_EQ(copy.segments().size(), orig.segments().size() + 2);
+  const elf::Segment* gs = segment_of_type(copy, elf::kPtGnuSframe);
+  ASSERT_NE(gs, nullptr);
+  EXPECT_EQ(gs->vaddr, sf.address);
+  EXPECT_EQ(gs->offset, sf.offset);
+  EXPECT_EQ(gs->filesz, sf.size);
+  const elf::Segment* load = nullptr;
+  uint64_t last_vaddr = 0;
+  for (const elf::Segment& s : copy.segments()) {
+    if (s.type != elf::kPtLoad) continue;
+    EXPECT_GE(s.vaddr, last_vaddr);  // still in address order
+    last_vaddr = s.vaddr;
+    load = &s;
+  }
+  ASSERT_NE(load, nullptr);
+  EXPECT_EQ(load->vaddr, c.placement.phdr_address);
+  EXPECT_LE(load->vaddr, sf.address);
+  EXPECT_GE(load->vaddr + load->memsz, sf.address + sf.size);
+  EXPECT_EQ(load->vaddr - load->offset, copy.first_load_vaddr());
+  if (const elf::Segment* phdr = segment_of_type(copy, elf::kPtPhdr)) {
+    EXPECT_EQ(phdr->vaddr, c.placement.phdr_address);
+    EXPECT_EQ(phdr->offset, c.placement.phdr_offset);
+  }
+
+  // The section reads back and agrees with the CFI everywhere it covers.
+  auto data = copy.section_data(sf);
+  ASSERT_TRUE(data.ok());
+  auto section = Section::parse(*data, sf.address);
+  ASSERT_TRUE(section.ok()) << to_string(section.error().code);
+  EXPECT_EQ(section->version(), 3);
+  EXPECT_EQ(section->fdes().size(), c.generated.stats.sframe_fdes);
+  auto cfi = ElfCfi::load(c.copy, primary_cfi_options());
+  ASSERT_TRUE(cfi.ok());
+  const CfiSource* src = primary_cfi_source(*cfi);
+  ASSERT_NE(src, nullptr);
+  const CheckReport r = check_rows(*src->section, *section);
+  EXPECT_EQ(r.disagreements, 0u);
+  EXPECT_EQ(r.sframe_only_bytes, 0u);
+  EXPECT_EQ(r.bytes_compared, c.generated.stats.represented_bytes);
+  EXPECT_EQ(r.cfi_only_bytes + r.no_row_bytes, c.generated.stats.cfi_bytes - c.generated.stats.represented_bytes);
+}
+
+TEST(GenerateElf, VersionTwoAndANonAllocatedSection) {
+  const Copy c = make_copy("/proc/self/exe", elf::SegmentPolicy::kNever, 2);
+  ASSERT_TRUE(c.copy);
+  EXPECT_FALSE(c.placement.in_segment);
+  EXPECT_NE(c.placement.note.find("not allocated"), std::string::npos);
+  EXPECT_EQ(c.copy->segments().size(), c.original->segments().size());
+  EXPECT_EQ(segment_of_type(*c.copy, elf::kPtGnuSframe), nullptr);
+  const elf::Section& sf = c.copy->sections().back();
+  EXPECT_EQ(sf.flags & elf::kShfAlloc, 0u);
+  // Its sh_addr is the address the PC-relative starts were computed for: past every segment.
+  EXPECT_EQ(sf.address, c.placement.address);
+  for (const elf::Segment& s : c.original->segments()) EXPECT_GE(sf.address, s.vaddr + s.memsz);
+  auto data = c.copy->section_data(sf);
+  ASSERT_TRUE(data.ok());
+  auto section = Section::parse(*data, sf.address);
+  ASSERT_TRUE(section.ok());
+  EXPECT_EQ(section->version(), 2);
+  auto cfi = ElfCfi::load(c.original, primary_cfi_options());
+  ASSERT_TRUE(cfi.ok());
+  EXPECT_EQ(check_rows(*primary_cfi_source(*cfi)->section, *section).disagreements, 0u);
+}
+
+// ---- elf_writer on hand-made images ----------------------------------------
+
+class Image {
+ public:
+  Image(bool is64, Endian e) : is64_(is64), e_(e) {}
+  void put(uint64_t pos, uint64_t v, unsigned n) {
+    if (bytes.size() < pos + n) bytes.resize(pos + n, 0);
+    for (unsigned i = 0; i < n; ++i) bytes[pos + i] = static_cast<uint8_t>(v >> (e_ == Endian::kLittle ? 8 * i : 8 * (n - 1 - i)));
+  }
+  void word(uint64_t pos, uint64_t v) { put(pos, v, is64_ ? 8 : 4); }
+  std::vector<uint8_t> bytes;
+
+ private:
+  bool is64_;
+  Endian e_;
+};
+
+// ELF header, two program headers (PT_LOAD of the first 0x1000 bytes at
+// 0x10000, PT_NOTE), .text at 0x100, .shstrtab, section headers at 0x200.
+std::vector<uint8_t> tiny_elf(bool is64, Endian e, bool with_sections = true) {
+  Image m(is64, e);
+  const unsigned ehsize = is64 ? 64 : 52, phentsize = is64 ? 56 : 32, shentsize = is64 ? 64 : 40;
+  m.bytes.resize(0x300, 0);
+  std::memcpy(m.bytes.data(), "\x7f" "ELF", 4);
+  m.bytes[4] = is64 ? 2 : 1;
+  m.bytes[5] = e == Endian::kLittle ? 1 : 2;
+  m.bytes[6] = 1;
+  m.put(16, elf::kEtDyn, 2);
+  m.put(18, is64 ? 62 : 3, 2);
+  m.put(20, 1, 4);
+  const unsigned w = is64 ? 8 : 4;
+  m.word(24 + w, ehsize);                    // e_phoff
+  m.word(24 + 2 * w, with_sections ? 0x200 : 0);  // e_shoff
+  const unsigned after = 24 + 3 * w + 4;
+  m.put(after, ehsize, 2);
+  m.put(after + 2, phentsize, 2);
+  m.put(after + 4, 2, 2);
+  m.put(after + 6, shentsize, 2);
+  m.put(after + 8, with_sections ? 3 : 0, 2);
+  m.put(after + 10, with_sections ? 2 : 0, 2);
+  auto phdr = [&](unsigned i, uint32_t type, uint64_t off, uint64_t vaddr, uint64_t size, uint64_t align) {
+    const uint64_t at = ehsize + i * phentsize;
+    m.put(at, type, 4);
+    if (is64) {
+      m.put(at + 4, 4, 4);
+      m.put(at + 8, off, 8);
+      m.put(at + 16, vaddr, 8);
+      m.put(at + 24, vaddr, 8);
+      m.put(at + 32, size, 8);
+      m.put(at + 40, size, 8);
+      m.put(at + 48, align, 8);
+    } else {
+      m.put(at + 4, off, 4);
+      m.put(at + 8, vaddr, 4);
+      m.put(at + 12, vaddr, 4);
+      m.put(at + 16, size, 4);
+      m.put(at + 20, size, 4);
+      m.put(at + 24, 4, 4);
+      m.put(at + 28, align, 4);
+    }
+  };
+  phdr(0, elf::kPtLoad, 0, 0x10000, 0x300, 0x1000);
+  phdr(1, elf::kPtNote, 0x100, 0x10100, 0x10, 4);
+  const char names[] = "\0.text\0.shstrtab";
+  std::memcpy(m.bytes.data() + 0x180, names, sizeof names);
+  if (with_sections) {
+    auto shdr = [&](unsigned i, uint32_t name, uint32_t type, uint64_t flags, uint64_t addr, uint64_t off, uint64_t size) {
+      const uint64_t at = 0x200 + i * shentsize;
+      m.put(at, name, 4);
+      m.put(at + 4, type, 4);
+      m.word(at + 8, flags);
+      m.word(at + (is64 ? 16 : 12), addr);
+      m.word(at + (is64 ? 24 : 16), off);
+      m.word(at + (is64 ? 32 : 20), size);
+    };
+    shdr(1, 1, elf::kShtProgbits, elf::kShfAlloc | elf::kShfExecinstr, 0x10100, 0x100, 0x10);
+    shdr(2, 7, elf::kShtStrtab, 0, 0, 0x180, sizeof names);
+  }
+  return m.bytes;
+}
+
+TEST(ElfWriter, AddsASectionToElf32AndElf64OfEitherByteOrder) {
+  const uint8_t payload[] = {1, 2, 3, 4, 5};
+  for (bool is64 : {false, true}) {
+    for (Endian e : {Endian::kLittle, Endian::kBig}) {
+      SCOPED_TRACE(std::string(is64 ? "ELF64 " : "ELF32 ") + (e == Endian::kLittle ? "LE" : "BE"));
+      auto f = elf::ElfFile::parse(FileImage::from_buffer(tiny_elf(is64, e)), "tiny");
+      ASSERT_TRUE(f.ok());
+      for (elf::SegmentPolicy policy : {elf::SegmentPolicy::kAuto, elf::SegmentPolicy::kNever}) {
+        auto p = elf::plan_added_section(**f, policy);
+        ASSERT_TRUE(p.ok());
+        EXPECT_EQ(p->in_segment, policy == elf::SegmentPolicy::kAuto);
+        EXPECT_EQ(p->address % 8, 0u);
+        EXPECT_GE(p->address, 0x11000u);  // past the only segment, on its page size
+        elf::NewSection s;
+        s.name = ".sframe";
+        s.type = elf::kShtGnuSframe;
+        s.data = Bytes(payload);
+        auto out = elf::add_section(**f, *p, s);
+        ASSERT_TRUE(out.ok());
+        auto g = elf::ElfFile::parse(FileImage::from_buffer(std::move(*out)), "out");
+        ASSERT_TRUE(g.ok());
+        const elf::ElfFile& o = **g;
+        ASSERT_EQ(o.sections().size(), 4u);
+        EXPECT_EQ(o.sections()[1].name, ".text");
+        EXPECT_EQ(o.sections()[2].name, ".shstrtab");
+        const elf::Section& added = o.sections()[3];
+        EXPECT_EQ(added.name, ".sframe");
+        EXPECT_EQ(added.address, p->address);
+        auto data = o.section_data(added);
+        ASSERT_TRUE(data.ok());
+        EXPECT_EQ(std::vector<uint8_t>(data->begin(), data->end()), std::vector<uint8_t>(payload, payload + 5));
+        if (policy == elf::SegmentPolicy::kAuto) {
+          ASSERT_EQ(o.segments().size(), 4u);
+          EXPECT_EQ(o.segments()[1].type, elf::kPtLoad);  // right after the last PT_LOAD
+          EXPECT_EQ(o.segments()[1].vaddr - o.segments()[1].offset, 0x10000u);  // the first PT_LOAD's bias
+          EXPECT_EQ(o.segments()[2].type, elf::kPtNote);
+          EXPECT_EQ(o.segments()[3].type, elf::kPtGnuSframe);
+          EXPECT_EQ(o.segments()[3].vaddr, added.address);
+          EXPECT_EQ(o.segments()[3].filesz, 5u);
+        } else {
+          EXPECT_EQ(o.segments().size(), 2u);
+        }
+      }
+    }
+  }
+}
+
+TEST(ElfWriter, AFileWithoutSectionHeadersGetsAStringTableToo) {
+  auto f = elf::ElfFile::parse(FileImage::from_buffer(tiny_elf(true, Endian::kLittle, false)), "tiny");
+  ASSERT_TRUE(f.ok());
+  auto p = elf::plan_added_section(**f, elf::SegmentPolicy::kAuto);
+  ASSERT_TRUE(p.ok());
+  const uint8_t payload[] = {9};
+  elf::NewSection s;
+  s.name = ".sframe";
+  s.data = Bytes(payload);
+  auto out = elf::add_section(**f, *p, s);
+  ASSERT_TRUE(out.ok());
+  auto g = elf::ElfFile::parse(FileImage::from_buffer(std::move(*out)), "out");
+  ASSERT_TRUE(g.ok());
+  ASSERT_EQ((*g)->sections().size(), 3u);
+  EXPECT_EQ((*g)->sections()[1].name, ".sframe");
+  EXPECT_EQ((*g)->sections()[2].name, ".shstrtab");
+}
+
+TEST(ElfWriter, AHugeBssKeepsTheSectionUnallocated) {
+  // A PT_LOAD whose memory image runs 64 MiB past the file: mapping past it
+  // with offset = address - bias would need that much padding.
+  std::vector<uint8_t> bytes = tiny_elf(true, Endian::kLittle);
+  Image m(true, Endian::kLittle);
+  m.bytes = bytes;
+  m.put(64 + 40, uint64_t{64} << 20, 8);  // p_memsz of the PT_LOAD
+  auto f = elf::ElfFile::parse(FileImage::from_buffer(m.bytes), "bss");
+  ASSERT_TRUE(f.ok());
+  auto p = elf::plan_added_section(**f, elf::SegmentPolicy::kAuto);
+  ASSERT_TRUE(p.ok());
+  EXPECT_FALSE(p->in_segment);
+  EXPECT_NE(p->note.find("padding"), std::string::npos);
+  EXPECT_GE(p->address, 0x10000u + (uint64_t{64} << 20));
+}
+
+}  // namespace
+}  // namespace framewalk::sframe
