@@ -51,15 +51,28 @@ struct Word {
   bool control;
 };
 
+// At most 6 words are ever written (FLEX: CFA, RA and FP pairs): a fixed
+// array, as FREs are encoded three times per section and there are millions.
+struct Words {
+  static constexpr size_t kCapacity = 8;
+  Word items[kCapacity];
+  size_t count = 0;
+  void push_back(Word w) { items[count++] = w; }
+  bool empty() const { return count == 0; }
+  size_t size() const { return count; }
+  const Word* begin() const { return items; }
+  const Word* end() const { return items + count; }
+};
+
 struct EncodedFre {
   bool base_sp = false;
-  std::vector<Word> words;
+  Words words;
 };
 
 bool fits_i32(int64_t v) { return v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max(); }
 
 // The smallest of 1, 2, 4 bytes holding every word; 0 if none does.
-unsigned word_size(const std::vector<Word>& words) {
+unsigned word_size(const Words& words) {
   unsigned size = 1;
   for (const Word& w : words) {
     unsigned need;
@@ -125,7 +138,7 @@ Unencodable encode_default(const WriterOptions& o, const FrameRules& rules, Enco
 // A FLEX (control, offset) pair for an RA or FP rule; false when the control
 // word would read as padding or the rule is "unchanged" (only the default
 // rule, written as padding or nothing, can mean that).
-bool flex_pair(const Rule& r, std::vector<Word>* words) {
+bool flex_pair(const Rule& r, Words* words) {
   uint64_t ctrl;
   switch (r.kind) {
     case Rule::Kind::kUnchanged: return false;
@@ -149,12 +162,12 @@ Unencodable encode_flex(const WriterOptions& o, const FrameRules& rules, Encoded
   out->words.push_back({stored, false});
   const bool ra_default = same_rule(rules.ra, fixed_rule(o.fixed_ra_offset));
   const bool fp_default = same_rule(rules.fp, fixed_rule(o.fixed_fp_offset));
-  std::vector<Word> ra, fp;
+  Words ra, fp;
   if (!ra_default && !flex_pair(rules.ra, &ra)) return Unencodable::kRaFlexRule;
   if (!fp_default && !flex_pair(rules.fp, &fp)) return Unencodable::kFpFlexRule;
-  if (!ra.empty()) out->words.insert(out->words.end(), ra.begin(), ra.end());
-  else if (!fp.empty()) out->words.push_back({0, true});  // RA padding before an FP pair
-  out->words.insert(out->words.end(), fp.begin(), fp.end());
+  for (const Word& w : ra) out->words.push_back(w);
+  if (ra.empty() && !fp.empty()) out->words.push_back({0, true});  // RA padding before an FP pair
+  for (const Word& w : fp) out->words.push_back(w);
   return Unencodable::kNone;
 }
 
