@@ -2,11 +2,12 @@
 
 #include <algorithm>
 #include <numeric>
-#include <unordered_map>
+#include <map>
 
 #include "arch/x86_64/registers.hpp"
 #include "dwarf/cfa_program.hpp"
 #include "dwarf/expression.hpp"
+#include "sframe/sframe_generate.hpp"
 #include "sframe/sframe_rows.hpp"
 
 namespace framewalk::sframe {
@@ -154,7 +155,7 @@ std::string hex(uint64_t v) {
 
 class Checker {
  public:
-  Checker(const dwarf::CfiSection& cfi, const Section& sf, const CheckOptions& o, CheckReport& report)
+  Checker(std::span<const dwarf::CfiSection* const> cfi, const Section& sf, const CheckOptions& o, CheckReport& report)
       : cfi_(cfi), sf_(sf), o_(o), rep_(report) {}
 
   void run() {
@@ -167,32 +168,22 @@ class Checker {
     rep_.sframe_fdes = fdes.size();
     for (const Fde& f : fdes) rep_.sframe_fres += f.num_fres;
 
-    struct Item {
-      const dwarf::Cie* cie;
-      dwarf::Fde fde;
-    };
-    std::vector<Item> items;
-    cfi_.for_each(
-        [&](const dwarf::CfiSection::Entry& e) {
-          if (e.type == dwarf::CfiSection::Entry::Type::kFde && e.fde.pc_range != 0 && e.fde.pc_end() > e.fde.pc_begin)
-            items.push_back({e.cie, e.fde});
-          return true;
-        },
-        [&](const dwarf::CfiDiagnostic& d) {
-          ++rep_.cfi_errors;
-          note_error("CFI record at offset " + hex(d.entry_offset) + ": " + to_string(d.error.code));
-        });
-    std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.fde.pc_begin < b.fde.pc_begin; });
+    const std::vector<CfiFde> items = collect_cfi_fdes(cfi_, [&](const dwarf::CfiDiagnostic& d) {
+      ++rep_.cfi_errors;
+      note_error("CFI record at offset " + hex(d.entry_offset) + ": " + to_string(d.error.code));
+    });
+    rep_.cfi_sections = cfi_sections_name(items);
 
     std::vector<std::pair<uint64_t, uint64_t>> cfi_ranges;
     uint64_t covered = 0;
-    for (const Item& item : items) {
+    for (const CfiFde& item : items) {
+      if (item.fde.pc_end() <= item.fde.pc_begin) continue;  // wraps: not a range
       ++rep_.cfi_fdes;
       const uint64_t begin = std::max(item.fde.pc_begin, covered), end = item.fde.pc_end();
       if (begin >= end) continue;  // wholly inside an earlier FDE
       covered = end;
       cfi_ranges.emplace_back(begin, end);
-      check_function(*item.cie, item.fde, begin, end);
+      check_function(*item.section, *item.cie, item.fde, begin, end);
     }
     flush_difference();
 
@@ -235,12 +226,12 @@ class Checker {
     if (o_.list_limit == 0 || list.size() < o_.list_limit) list.push_back({begin, end});
   }
 
-  const UnwindRow* initial_row(const dwarf::Cie& cie) {
-    auto it = initial_.find(cie.offset);
+  const UnwindRow* initial_row(const dwarf::CfiSection& section, const dwarf::Cie& cie) {
+    auto it = initial_.find({&section, cie.offset});
     if (it == initial_.end()) {
-      auto row = dwarf::run_cie(cfi_, cie);
+      auto row = dwarf::run_cie(section, cie);
       if (!row) return nullptr;
-      it = initial_.emplace(cie.offset, *row).first;
+      it = initial_.emplace(std::make_pair(&section, cie.offset), *row).first;
     }
     return &it->second;
   }
@@ -287,8 +278,9 @@ class Checker {
     }
   }
 
-  void check_function(const dwarf::Cie& cie, const dwarf::Fde& fde, uint64_t begin, uint64_t end) {
-    const UnwindRow* initial = initial_row(cie);
+  void check_function(const dwarf::CfiSection& section, const dwarf::Cie& cie, const dwarf::Fde& fde, uint64_t begin,
+                      uint64_t end) {
+    const UnwindRow* initial = initial_row(section, cie);
     if (!initial) {
       ++rep_.cfi_errors;
       note_error("CIE at offset " + hex(cie.offset) + " does not run");
@@ -297,7 +289,7 @@ class Checker {
     cfi_rows_.clear();
     cfi_pieces_.clear();
     uint64_t last = begin;
-    auto ran = dwarf::run_fde(cfi_, cie, fde, *initial, [&](const UnwindRow& row, bool) {
+    auto ran = dwarf::run_fde(section, cie, fde, *initial, [&](const UnwindRow& row, bool) {
       const uint64_t b = std::max(row.pc_begin, last), e = std::min(row.pc_end, end);
       if (b >= e) return true;
       cfi_rows_.push_back(row);
@@ -392,12 +384,12 @@ class Checker {
 
   static constexpr size_t kNoRow = ~size_t{0};
 
-  const dwarf::CfiSection& cfi_;
+  std::span<const dwarf::CfiSection* const> cfi_;
   const Section& sf_;
   const CheckOptions& o_;
   CheckReport& rep_;
   std::vector<uint32_t> order_;
-  std::unordered_map<uint64_t, UnwindRow> initial_;
+  std::map<std::pair<const dwarf::CfiSection*, uint64_t>, UnwindRow> initial_;
   std::vector<UnwindRow> cfi_rows_;
   std::vector<Piece> cfi_pieces_;
   std::vector<SframeRow> sf_rows_;
@@ -423,7 +415,7 @@ std::string check_items_text(uint8_t items) {
   return s;
 }
 
-CheckReport check_rows(const dwarf::CfiSection& cfi, const Section& sframe, const CheckOptions& options) {
+CheckReport check_rows(std::span<const dwarf::CfiSection* const> cfi, const Section& sframe, const CheckOptions& options) {
   CheckReport report;
   Checker(cfi, sframe, options, report).run();
   return report;

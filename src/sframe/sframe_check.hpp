@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,7 @@ struct CheckOptions {
 };
 
 struct CheckReport {
+  std::string cfi_sections;       // ".eh_frame", ".debug_frame" or ".eh_frame + .debug_frame"
   uint64_t cfi_fdes = 0;          // CFI FDEs with a non-empty range
   uint64_t sframe_fdes = 0;
   uint64_t sframe_fres = 0;
@@ -78,6 +80,13 @@ struct CheckReport {
   std::vector<std::string> errors;         // unreadable FDEs (first list_limit)
 };
 
-CheckReport check_rows(const dwarf::CfiSection& cfi, const Section& sframe, const CheckOptions& options = {});
+// `cfi`: the sections in priority order (sframe_cfi_sections: .eh_frame, then
+// .debug_frame for the functions .eh_frame lacks; see collect_cfi_fdes).
+CheckReport check_rows(std::span<const dwarf::CfiSection* const> cfi, const Section& sframe,
+                       const CheckOptions& options = {});
+inline CheckReport check_rows(const dwarf::CfiSection& cfi, const Section& sframe, const CheckOptions& options = {}) {
+  const dwarf::CfiSection* one = &cfi;
+  return check_rows(std::span<const dwarf::CfiSection* const>(&one, 1), sframe, options);
+}
 
 }  // namespace framewalk::sframe

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <optional>
-#include <unordered_map>
+#include <map>
 
 #include "arch/x86_64/registers.hpp"
 #include "dwarf/cfa_program.hpp"
@@ -335,10 +335,51 @@ bool inside(const std::vector<std::pair<uint64_t, uint64_t>>& ranges, uint64_t b
 
 }  // namespace
 
-Conversion convert_cfi(const dwarf::CfiSection& section, const GenerateOptions& options) {
+std::vector<CfiFde> collect_cfi_fdes(std::span<const dwarf::CfiSection* const> sections,
+                                     const std::function<void(const dwarf::CfiDiagnostic&)>& on_error) {
+  std::vector<CfiFde> all;
+  std::vector<std::pair<uint64_t, uint64_t>> earlier;  // ranges of the sections before, sorted
+  for (const dwarf::CfiSection* section : sections) {
+    std::vector<CfiFde> mine;
+    section->for_each(
+        [&](const dwarf::CfiSection::Entry& e) {
+          if (e.type == dwarf::CfiSection::Entry::Type::kFde && e.fde.pc_range != 0) mine.push_back({section, e.cie, e.fde});
+          return true;
+        },
+        [&](const dwarf::CfiDiagnostic& d) {
+          if (on_error) on_error(d);
+        });
+    for (const CfiFde& f : mine) {
+      const uint64_t b = f.fde.pc_begin, e = f.fde.pc_end();
+      // Overlaps an earlier section's FDE: the last range starting below e.
+      auto it = std::lower_bound(earlier.begin(), earlier.end(), std::make_pair(e, uint64_t{0}));
+      bool overlaps = false;
+      for (int back = 0; back < 4 && it != earlier.begin(); ++back) {
+        --it;
+        if (it->second > b && it->first < e) {
+          overlaps = true;
+          break;
+        }
+      }
+      if (!overlaps || earlier.empty()) all.push_back(f);
+    }
+    for (const CfiFde& f : mine) earlier.emplace_back(f.fde.pc_begin, f.fde.pc_end());
+    std::sort(earlier.begin(), earlier.end());
+  }
+  std::stable_sort(all.begin(), all.end(), [](const CfiFde& a, const CfiFde& b) { return a.fde.pc_begin < b.fde.pc_begin; });
+  return all;
+}
+
+std::string cfi_sections_name(const std::vector<CfiFde>& fdes) {
+  bool eh = false, debug = false;
+  for (const CfiFde& f : fdes) (f.section->kind() == dwarf::CfiKind::kEhFrame ? eh : debug) = true;
+  if (eh && debug) return ".eh_frame + .debug_frame";
+  return debug ? ".debug_frame" : ".eh_frame";
+}
+
+Conversion convert_cfi(std::span<const dwarf::CfiSection* const> sections, const GenerateOptions& options) {
   Conversion conv;
   GenerateStats& stats = conv.stats;
-  stats.cfi_section = section.kind() == dwarf::CfiKind::kEhFrame ? ".eh_frame" : ".debug_frame";
   const WriterOptions wo = writer_options_for(Abi::kAmd64Little, options.version, options.section_address);
 
   // Executable ranges, adjacent ones merged (an FDE may span .init/.plt/.text).
@@ -350,27 +391,18 @@ Conversion convert_cfi(const dwarf::CfiSection& section, const GenerateOptions& 
     else merged.push_back(r);
   }
 
-  struct Item {
-    const dwarf::Cie* cie;
-    dwarf::Fde fde;
-  };
-  std::vector<Item> items;
-  section.for_each(
-      [&](const dwarf::CfiSection::Entry& e) {
-        if (e.type == dwarf::CfiSection::Entry::Type::kFde && e.fde.pc_range != 0) items.push_back({e.cie, e.fde});
-        return true;
-      },
-      [&](const dwarf::CfiDiagnostic& d) {
-        ++stats.cfi_fdes;
-        count_skip(stats, std::string("CFI record unreadable: ") + to_string(d.error.code), 0, 0);
-      });
-  std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.fde.pc_begin < b.fde.pc_begin; });
+  const std::vector<CfiFde> items = collect_cfi_fdes(sections, [&](const dwarf::CfiDiagnostic& d) {
+    ++stats.cfi_fdes;
+    count_skip(stats, std::string("CFI record unreadable: ") + to_string(d.error.code), 0, 0);
+  });
+  stats.cfi_section = cfi_sections_name(items);
 
-  std::unordered_map<uint64_t, UnwindRow> initial_rows;
+  std::map<std::pair<const dwarf::CfiSection*, uint64_t>, UnwindRow> initial_rows;
   std::vector<Piece> pieces;
   uint64_t covered_end = 0;
   bool any = false;
-  for (const Item& item : items) {
+  for (const CfiFde& item : items) {
+    const dwarf::CfiSection& section = *item.section;
     const dwarf::Fde& fde = item.fde;
     const uint64_t begin = fde.pc_begin, end = fde.pc_end();
     const uint64_t bytes = fde.pc_range;
@@ -392,14 +424,14 @@ Conversion convert_cfi(const dwarf::CfiSection& section, const GenerateOptions& 
     any = true;
     covered_end = end;
 
-    auto it = initial_rows.find(item.cie->offset);
+    auto it = initial_rows.find({item.section, item.cie->offset});
     if (it == initial_rows.end()) {
       auto initial = dwarf::run_cie(section, *item.cie);
       if (!initial) {
         count_skip(stats, std::string("CIE program error: ") + to_string(initial.error().code), begin, bytes);
         continue;
       }
-      it = initial_rows.emplace(item.cie->offset, *initial).first;
+      it = initial_rows.emplace(std::make_pair(item.section, item.cie->offset), *initial).first;
     }
     pieces.clear();
     const char* why = nullptr;
@@ -450,7 +482,7 @@ Conversion convert_cfi(const dwarf::CfiSection& section, const GenerateOptions& 
   return conv;
 }
 
-ElfCfiOptions primary_cfi_options() {
+ElfCfiOptions sframe_cfi_options() {
   ElfCfiOptions o;
   o.use_debug_frame = true;
   o.use_gnu_debugdata = false;
@@ -458,24 +490,12 @@ ElfCfiOptions primary_cfi_options() {
   return o;
 }
 
-const CfiSource* primary_cfi_source(const ElfCfi& cfi) {
-  const CfiSource* debug = nullptr;
-  for (const auto& src : cfi.sources()) {
-    if (!src->section) continue;
-    if (src->kind == dwarf::CfiKind::kEhFrame) {
-      bool has_fde = false;
-      src->section->for_each(
-          [&](const dwarf::CfiSection::Entry& e) {
-            has_fde = e.type == dwarf::CfiSection::Entry::Type::kFde;
-            return !has_fde;
-          },
-          nullptr);
-      if (has_fde) return src.get();
-    } else if (!debug) {
-      debug = src.get();
-    }
-  }
-  return debug;
+std::vector<const dwarf::CfiSection*> sframe_cfi_sections(const ElfCfi& cfi) {
+  std::vector<const dwarf::CfiSection*> out;
+  for (dwarf::CfiKind kind : {dwarf::CfiKind::kEhFrame, dwarf::CfiKind::kDebugFrame})
+    for (const auto& src : cfi.sources())
+      if (src->section && src->kind == kind && src->file_name == cfi.elf().name()) out.push_back(src->section.get());
+  return out;
 }
 
 framewalk::Result<GeneratedSection> generate_sframe(std::shared_ptr<const elf::ElfFile> file,
@@ -484,15 +504,15 @@ framewalk::Result<GeneratedSection> generate_sframe(std::shared_ptr<const elf::E
     return framewalk::Error{ErrorCode::kUnsupportedElf, 18};
   if (file->type() == elf::kEtRel) return framewalk::Error{ErrorCode::kUnsupportedElf, 16};
   if (options.version < kVersion1 || options.version > kVersion3) return framewalk::Error{ErrorCode::kUnsupportedElf, 0};
-  FW_TRY(ElfCfi cfi, ElfCfi::load(file, primary_cfi_options()));
-  const CfiSource* src = primary_cfi_source(cfi);
-  if (!src) return framewalk::Error{ErrorCode::kNotFound, 0};
+  FW_TRY(ElfCfi cfi, ElfCfi::load(file, sframe_cfi_options()));
+  const std::vector<const dwarf::CfiSection*> sections = sframe_cfi_sections(cfi);
 
   GenerateOptions opts = options;
   if (opts.code_ranges.empty())
     for (const elf::Section& s : file->sections())
       if ((s.flags & elf::kShfExecinstr) && (s.flags & elf::kShfAlloc) && s.size) opts.code_ranges.emplace_back(s.address, s.address + s.size);
-  Conversion conv = convert_cfi(*src->section, opts);
+  Conversion conv = convert_cfi(sections, opts);
+  if (conv.stats.cfi_fdes == 0) return framewalk::Error{ErrorCode::kNotFound, 0};
   const WriterOptions wo = writer_options_for(Abi::kAmd64Little, opts.version, opts.section_address);
 
   // What the writer still refuses (a V1/V2 start field out of reach, two

@@ -30,8 +30,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -52,7 +54,7 @@ struct GenerateOptions {
 };
 
 struct GenerateStats {
-  std::string cfi_section;         // ".eh_frame" or ".debug_frame"
+  std::string cfi_section;         // ".eh_frame", ".debug_frame" or ".eh_frame + .debug_frame"
   uint64_t cfi_fdes = 0;           // FDEs with a non-empty range
   uint64_t cfi_bytes = 0;          // the code bytes they cover
   uint64_t represented_fdes = 0;   // CFI FDEs whose every row SFrame carries
@@ -83,15 +85,37 @@ struct Conversion {
   GenerateStats stats;
 };
 
-// Converts every FDE of `section` (x86-64 CFI). Reasons for leaving an FDE out
-// are counted in stats.skipped; nothing else is dropped.
-Conversion convert_cfi(const dwarf::CfiSection& section, const GenerateOptions& options);
+// The CFI of a file that its SFrame is made from, and checked against: the
+// file's own .eh_frame, then its .debug_frame (no separate debug file, no
+// MiniDebugInfo). .debug_frame fills in functions .eh_frame lacks (a program
+// built with -fno-asynchronous-unwind-tables has .eh_frame only for the C
+// runtime's start files); where both describe a function, .eh_frame wins, as
+// in ElfCfi::lookup.
+ElfCfiOptions sframe_cfi_options();
+std::vector<const dwarf::CfiSection*> sframe_cfi_sections(const ElfCfi& cfi);
 
-// The CFI a file's SFrame is made from: .eh_frame when it has FDEs, else
-// .debug_frame (the file's own: no separate debug file, no MiniDebugInfo).
-// Null when there is none. The checker compares against the same source.
-const CfiSource* primary_cfi_source(const ElfCfi& cfi);
-ElfCfiOptions primary_cfi_options();
+struct CfiFde {
+  const dwarf::CfiSection* section = nullptr;
+  const dwarf::Cie* cie = nullptr;
+  dwarf::Fde fde;
+};
+
+// The FDEs with a non-empty range, sorted by start: every FDE of the first
+// section, then those of each later section that overlap none of the earlier
+// sections' FDEs. Malformed records go to `on_error`.
+std::vector<CfiFde> collect_cfi_fdes(std::span<const dwarf::CfiSection* const> sections,
+                                     const std::function<void(const dwarf::CfiDiagnostic&)>& on_error);
+// ".eh_frame", ".debug_frame", or ".eh_frame + .debug_frame": the kinds of `fdes`.
+std::string cfi_sections_name(const std::vector<CfiFde>& fdes);
+
+// Converts every FDE of `sections` (x86-64 CFI, see collect_cfi_fdes).
+// Reasons for leaving an FDE out are counted in stats.skipped; nothing else
+// is dropped.
+Conversion convert_cfi(std::span<const dwarf::CfiSection* const> sections, const GenerateOptions& options);
+inline Conversion convert_cfi(const dwarf::CfiSection& section, const GenerateOptions& options) {
+  const dwarf::CfiSection* one = &section;
+  return convert_cfi(std::span<const dwarf::CfiSection* const>(&one, 1), options);
+}
 
 struct GeneratedSection {
   std::vector<uint8_t> bytes;

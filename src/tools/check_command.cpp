@@ -132,16 +132,12 @@ int run_check_command(const CheckCommandOptions& options) {
     report(options.file, open_error(file.error()));
     return 1;
   }
-  auto cfi = ElfCfi::load(*file, sframe::primary_cfi_options());
+  auto cfi = ElfCfi::load(*file, sframe::sframe_cfi_options());
   if (!cfi) {
     report(options.file, to_string(cfi.error().code));
     return 1;
   }
-  const CfiSource* src = sframe::primary_cfi_source(*cfi);
-  if (!src) {
-    report(options.file, "no .eh_frame or .debug_frame with FDEs");
-    return 1;
-  }
+  const std::vector<const dwarf::CfiSection*> sections = sframe::sframe_cfi_sections(*cfi);
   std::string why;
   auto loaded = load_sframe(options.sframe_file, *file, options.sframe_address, &why);
   if (!loaded) {
@@ -156,7 +152,11 @@ int run_check_command(const CheckCommandOptions& options) {
 
   sframe::CheckOptions copts;
   copts.list_limit = options.summary_only ? 1 : options.limit;
-  const sframe::CheckReport r = sframe::check_rows(*src->section, *section, copts);
+  const sframe::CheckReport r = sframe::check_rows(sections, *section, copts);
+  if (r.cfi_fdes == 0 && r.cfi_errors == 0) {
+    report(options.file, "no .eh_frame or .debug_frame with FDEs");
+    return 1;
+  }
 
   const arch::ArchInfo* arch = arch::arch_for_machine((*file)->machine());
   const elf::SymbolTable symbols = elf::SymbolTable::load(*file);
@@ -183,7 +183,7 @@ int run_check_command(const CheckCommandOptions& options) {
               " ranges (%" PRIu64 " bytes); sframe-only %" PRIu64 " ranges (%" PRIu64 " bytes); sframe without rows %" PRIu64
               " ranges (%" PRIu64 " bytes); unreadable %" PRIu64 " CFI, %" PRIu64 " SFrame\n",
               options.file.c_str(), "SFrame", static_cast<unsigned>(section->version()), loaded->where.c_str(),
-              src->section_name.c_str(), r.cfi_fdes, r.sframe_fdes, r.sframe_fres, r.rows_compared, r.bytes_compared,
+              r.cfi_sections.c_str(), r.cfi_fdes, r.sframe_fdes, r.sframe_fres, r.rows_compared, r.bytes_compared,
               r.disagreements, r.disagreement_bytes, r.cfi_only_ranges, r.cfi_only_bytes, r.sframe_only_ranges,
               r.sframe_only_bytes, r.no_row_ranges, r.no_row_bytes, r.cfi_errors, r.sframe_errors);
   return r.disagreements == 0 ? 0 : 1;
