@@ -52,9 +52,10 @@ Loaded& loaded() {
       std::exit(1);
     }
     r.file = *f;
-    auto cfi = ElfCfi::load(r.file, sframe::primary_cfi_options());
+    auto cfi = ElfCfi::load(r.file, sframe::sframe_cfi_options());
     r.cfi = std::make_unique<ElfCfi>(std::move(*cfi));
-    r.eh = sframe::primary_cfi_source(*r.cfi);
+    for (const auto& src : r.cfi->sources())
+      if (src->section && src->kind == dwarf::CfiKind::kEhFrame) r.eh = src.get();
     if (!r.eh || r.eh->kind != dwarf::CfiKind::kEhFrame) {
       std::fprintf(stderr, "%s: no .eh_frame\n", bench_file().c_str());
       std::exit(1);

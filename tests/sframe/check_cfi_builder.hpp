@@ -66,30 +66,36 @@ struct FunctionCfi {
   bool signal = false;  // use the 'S' CIE
 };
 
-// Owns the section bytes; section() parses them.
+// Owns the section bytes; section() parses them. A .debug_frame has no
+// augmentations (so no signal CIE) and absolute FDE addresses.
 class CfiFixture {
  public:
   static constexpr uint64_t kSectionAddress = 0x600000;
 
-  explicit CfiFixture(const std::vector<FunctionCfi>& functions) {
+  explicit CfiFixture(const std::vector<FunctionCfi>& functions, dwarf::CfiKind kind = dwarf::CfiKind::kEhFrame) {
     using framewalk::test::CfiBuilder;
     using framewalk::test::CieSpec;
     using framewalk::test::FdeSpec;
-    CfiBuilder b(dwarf::CfiKind::kEhFrame, Endian::kLittle, kSectionAddress);
+    const bool eh = kind == dwarf::CfiKind::kEhFrame;
+    CfiBuilder b(kind, Endian::kLittle, eh ? kSectionAddress : 0);
     CieSpec cs;
-    cs.augmentation = "zR";
+    cs.augmentation = eh ? "zR" : "";
     cs.instructions = cfa::def_cfa(kRsp, 8) + cfa::offset(kRip, -8);
     const auto plain = b.cie(cs);
     cs.augmentation = "zRS";
-    const auto signal = b.cie(cs);
+    const auto signal = eh ? b.cie(cs) : plain;
     for (const FunctionCfi& f : functions) {
       FdeSpec fs;
       fs.pc_begin = f.begin;
       fs.pc_range = f.size;
       fs.instructions = f.insns;
+      if (!eh) {
+        fs.encoding = framewalk::pe::kAbsptr;
+        fs.augmentation = false;
+      }
       b.fde(f.signal ? signal.start : plain.start, fs);
     }
-    b.terminator();
+    if (eh) b.terminator();
     bytes_ = std::make_unique<std::vector<uint8_t>>(b.finish());
     section_ = std::make_unique<dwarf::CfiSection>(Bytes(*bytes_), b.info());
   }

@@ -295,6 +295,32 @@ TEST(GenerateConvert, OverlapsAndCodeRanges) {
   EXPECT_EQ(c.stats.cfi_fdes, 3u);
 }
 
+TEST(GenerateConvert, DebugFrameFillsInWhatEhFrameLacks) {
+  // .eh_frame for the start files only (as with -fno-asynchronous-unwind-tables
+  // -g); .debug_frame for the program, and again for one .eh_frame function.
+  CfiFixture eh({{0x401000, 0x20, cfa::undefined(kRip)}});
+  CfiFixture debug({{0x401000, 0x20, cfa::advance(1) + cfa::def_cfa_offset(16)}, {0x401100, 0x20, frame_pointer_function()}},
+                   dwarf::CfiKind::kDebugFrame);
+  const dwarf::CfiSection* sections[] = {&eh.section(), &debug.section()};
+  GenerateOptions o;
+  o.section_address = kSframeAddress;
+  const Conversion c = convert_cfi(sections, o);
+  EXPECT_EQ(c.stats.cfi_section, ".eh_frame + .debug_frame");
+  EXPECT_EQ(c.stats.cfi_fdes, 2u);  // the duplicate is not counted
+  ASSERT_EQ(c.fdes.size(), 2u);
+  EXPECT_TRUE(c.fdes[0].fres[0].rules.ra_undefined);  // .eh_frame's rows win
+  EXPECT_EQ(c.fdes[1].start, 0x401100u);
+  EXPECT_EQ(c.fdes[1].fres.size(), 4u);
+  const WrittenSection w = write_section(writer_options_for(Abi::kAmd64Little, 3, kSframeAddress), c.fdes);
+  auto s = Section::parse(Bytes(w.bytes), kSframeAddress);
+  ASSERT_TRUE(s.ok());
+  const CheckReport r = check_rows(sections, *s);
+  EXPECT_EQ(r.cfi_sections, ".eh_frame + .debug_frame");
+  EXPECT_EQ(r.cfi_fdes, 2u);
+  expect_clean(r);
+  EXPECT_EQ(r.bytes_compared, 0x40u);
+}
+
 TEST(GenerateConvert, LargeOffsetsAndLongFunctionsPickWiderFields) {
   // A 70000-byte frame and a row 300 bytes in: 4-byte data words, 2-byte FRE starts.
   CfiFixture cfi({{0x410000, 0x400, cfa::advance(300) + cfa::def_cfa_offset(70000) + cfa::advance(200) + cfa::def_cfa_offset(8)}});

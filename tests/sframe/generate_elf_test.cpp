@@ -120,11 +120,9 @@ TEST(GenerateElf, ThisProgramRoundTripsThroughACopyWithAGnuSframeSegment) {
   ASSERT_TRUE(section.ok()) << to_string(section.error().code);
   EXPECT_EQ(section->version(), 3);
   EXPECT_EQ(section->fdes().size(), c.generated.stats.sframe_fdes);
-  auto cfi = ElfCfi::load(c.copy, primary_cfi_options());
+  auto cfi = ElfCfi::load(c.copy, sframe_cfi_options());
   ASSERT_TRUE(cfi.ok());
-  const CfiSource* src = primary_cfi_source(*cfi);
-  ASSERT_NE(src, nullptr);
-  const CheckReport r = check_rows(*src->section, *section);
+  const CheckReport r = check_rows(sframe_cfi_sections(*cfi), *section);
   EXPECT_EQ(r.disagreements, 0u);
   EXPECT_EQ(r.sframe_only_bytes, 0u);
   EXPECT_EQ(r.bytes_compared, c.generated.stats.represented_bytes);
@@ -148,9 +146,9 @@ TEST(GenerateElf, VersionTwoAndANonAllocatedSection) {
   auto section = Section::parse(*data, sf.address);
   ASSERT_TRUE(section.ok());
   EXPECT_EQ(section->version(), 2);
-  auto cfi = ElfCfi::load(c.original, primary_cfi_options());
+  auto cfi = ElfCfi::load(c.original, sframe_cfi_options());
   ASSERT_TRUE(cfi.ok());
-  EXPECT_EQ(check_rows(*primary_cfi_source(*cfi)->section, *section).disagreements, 0u);
+  EXPECT_EQ(check_rows(sframe_cfi_sections(*cfi), *section).disagreements, 0u);
 }
 
 // ---- elf_writer on hand-made images ----------------------------------------
