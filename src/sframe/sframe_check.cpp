@@ -264,7 +264,11 @@ class Checker {
         continue;
       }
       const uint64_t rep = rows->empty() ? 0 : (*rows)[0].rep_size;
-      for (uint64_t block = 0; block < f.size; block += rep ? rep : f.size) {
+      // Only the blocks that meet [begin, end): a 4 GiB function of 1-byte
+      // blocks must not be walked block by block.
+      const uint64_t from = std::max(begin, f.start) - f.start;
+      for (uint64_t block = rep ? from - from % rep : 0; block < f.size && f.start + block < end;
+           block += rep ? rep : f.size) {
         for (const SframeRow& r : *rows) {
           const uint64_t b = std::max({r.row.pc_begin + block, begin, last, f.start});
           const uint64_t e = std::min({r.row.pc_end + block, end, f.end()});
