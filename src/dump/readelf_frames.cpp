@@ -501,7 +501,7 @@ void write_readelf_frames(TextWriter& w, const CfiSource& source, const arch::Ar
       changed.wait(lock, [&] { return finished[i % window] == i; });
       lock.unlock();
       TextWriter& part = *buffers[i % window];
-      w.str(part.text());
+      w.write_through(part.text());
       part.clear();
       lock.lock();
       written = i + 1;

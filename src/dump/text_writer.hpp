@@ -97,6 +97,17 @@ class TextWriter {
       len_ = 0;
     }
   }
+  // Appends a large block: written straight to the FILE when there is one
+  // (after what is buffered), copied otherwise.
+  void write_through(std::string_view block) {
+    if (!out_) {
+      str(block);
+      return;
+    }
+    flush();
+    std::fwrite(block.data(), 1, block.size(), out_);
+  }
+
   // Forgets the collected text, keeping the buffer for reuse.
   void clear() { len_ = 0; }
   // For writers without a FILE: everything written so far.

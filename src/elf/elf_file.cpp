@@ -359,7 +359,7 @@ Result<std::vector<uint8_t>> decompress_zstd(Bytes input, uint64_t expected_size
 
 Result<std::vector<uint8_t>> decompress_xz(Bytes input, uint64_t max_size) {
   lzma_stream strm = LZMA_STREAM_INIT;
-  if (lzma_stream_decoder(&strm, UINT64_MAX, 0) != LZMA_OK)
+  if (lzma_stream_decoder(&strm, /*memlimit=*/uint64_t{512} << 20, 0) != LZMA_OK)
     return Error{ErrorCode::kDecompressFailed, 0};
   // Room for one byte past the limit tells "exactly max_size" from "too much",
   // and the first buffer is no larger than that either.
