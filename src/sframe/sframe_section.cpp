@@ -200,7 +200,11 @@ Result<void> Section::parse_fdes() {
     fdes->push_back(f);
   }
   if (total_fres != h.num_fres) return Error{Errc::kFreCountMismatch, kOffNumFres};
+  auto starts = std::make_shared<std::vector<uint64_t>>();
+  starts->reserve(fdes->size());
+  for (const Fde& f : *fdes) starts->push_back(f.start);
   fdes_ = std::move(fdes);
+  starts_ = std::move(starts);
   build_expressions(expr_keys);
   return ok();
 }
@@ -342,12 +346,11 @@ uint64_t Section::match_offset(const Fde& fde, uint64_t pc) const {
 
 Result<const Fde*> Section::find_fde(uint64_t pc) const {
   if (!sorted()) return Error{Errc::kUnsortedLookup, kOffFlags};
-  const auto& fdes = *fdes_;
-  // The last FDE whose start is <= pc.
-  auto it = std::upper_bound(fdes.begin(), fdes.end(), pc,
-                             [](uint64_t value, const Fde& f) { return value < f.start; });
-  if (it == fdes.begin()) return Error{Errc::kNoFde, fdes_offset()};
-  const Fde& f = *(it - 1);
+  // The last FDE whose start is <= pc, searched in a dense array of starts.
+  const auto& starts = *starts_;
+  auto it = std::upper_bound(starts.begin(), starts.end(), pc);
+  if (it == starts.begin()) return Error{Errc::kNoFde, fdes_offset()};
+  const Fde& f = (*fdes_)[static_cast<size_t>(it - starts.begin()) - 1];
   if (!f.contains(pc)) return Error{Errc::kNoFde, f.offset};
   return &f;
 }

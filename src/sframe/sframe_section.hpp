@@ -248,6 +248,7 @@ class Section {
   Endian endian_ = Endian::kLittle;
   Header header_;
   std::shared_ptr<const std::vector<Fde>> fdes_;
+  std::shared_ptr<const std::vector<uint64_t>> starts_;  // fdes_[i].start, for the binary search
   std::shared_ptr<const std::vector<uint8_t>> expr_pool_;
   std::shared_ptr<const std::vector<ExprEntry>> expr_index_;
 };
