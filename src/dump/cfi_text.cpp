@@ -1,13 +1,12 @@
 #include "dump/cfi_text.hpp"
 
-#include <cxxabi.h>
-
 #include <cstdlib>
 #include <string>
 #include <unordered_map>
 
 #include "dwarf/cfa_program.hpp"
 #include "dwarf/expression.hpp"
+#include "unwind/symbolize.hpp"
 
 namespace framewalk::dump {
 
@@ -54,44 +53,8 @@ std::string encoding_text(uint8_t enc) {
 
 }  // namespace
 
-std::string demangle(std::string_view name) {
-  if (name.size() < 2 || name[0] != '_' || name[1] != 'Z') return std::string(name);
-  int status = 0;
-  std::string n(name);
-  char* d = abi::__cxa_demangle(n.c_str(), nullptr, nullptr, &status);
-  if (status != 0 || !d) return n;
-  std::string out(d);
-  std::free(d);
-  return out;
-}
+std::string demangle(std::string_view name) { return demangle_name(std::string(name)); }
 
-namespace {
-
-// Length of the well-formed UTF-8 sequence at the start of `s`, or 0.
-size_t utf8_sequence(std::string_view s) {
-  const auto byte = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
-  const unsigned char c = byte(0);
-  size_t n;
-  uint32_t cp;
-  if (c >= 0xc2 && c <= 0xdf) { n = 2; cp = c & 0x1f; }
-  else if (c >= 0xe0 && c <= 0xef) { n = 3; cp = c & 0x0f; }
-  else if (c >= 0xf0 && c <= 0xf4) { n = 4; cp = c & 0x07; }
-  else return 0;
-  if (s.size() < n) return 0;
-  for (size_t i = 1; i < n; ++i) {
-    if ((byte(i) & 0xc0) != 0x80) return 0;
-    cp = (cp << 6) | (byte(i) & 0x3f);
-  }
-  if (n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) return 0;
-  if (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) return 0;
-  return n;
-}
-
-}  // namespace
-
-// JSON strings must be UTF-8: a byte that does not start a well-formed
-// sequence (augmentation strings and names come from the file) is written as
-// the code point of the same value, \u0080 to \u00ff.
 std::string json_escape(std::string_view s) {
   std::string out;
   out.reserve(s.size() + 2);
