@@ -55,6 +55,30 @@ std::string encoding_text(uint8_t enc) {
 
 std::string demangle(std::string_view name) { return demangle_name(std::string(name)); }
 
+namespace {
+
+// Length of the well-formed UTF-8 sequence at the start of `s`, or 0.
+size_t utf8_sequence(std::string_view s) {
+  const auto byte = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
+  const unsigned char c = byte(0);
+  size_t n;
+  uint32_t cp;
+  if (c >= 0xc2 && c <= 0xdf) { n = 2; cp = c & 0x1f; }
+  else if (c >= 0xe0 && c <= 0xef) { n = 3; cp = c & 0x0f; }
+  else if (c >= 0xf0 && c <= 0xf4) { n = 4; cp = c & 0x07; }
+  else return 0;
+  if (s.size() < n) return 0;
+  for (size_t i = 1; i < n; ++i) {
+    if ((byte(i) & 0xc0) != 0x80) return 0;
+    cp = (cp << 6) | (byte(i) & 0x3f);
+  }
+  if (n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) return 0;
+  if (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) return 0;
+  return n;
+}
+
+}  // namespace
+
 std::string json_escape(std::string_view s) {
   std::string out;
   out.reserve(s.size() + 2);
