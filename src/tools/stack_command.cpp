@@ -3,6 +3,8 @@
 #include <sys/ptrace.h>
 #include <time.h>
 
+#include <sys/uio.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -50,19 +52,46 @@ struct ThreadResult {
 class StackCopyMemory final : public Memory {
  public:
   explicit StackCopyMemory(Memory& live) : live_(live) {}
-  void add(uint64_t start, std::vector<uint8_t> bytes) { copies_.emplace(start, std::move(bytes)); }
-  size_t copied_bytes() const {
-    size_t n = 0;
-    for (auto& [k, v] : copies_) n += v.size();
-    return n;
+  // Copies every range with one process_vm_readv (ranges that fail are read
+  // one by one); the bytes live in one arena.
+  void copy(pid_t pid, const std::vector<std::pair<uint64_t, uint64_t>>& ranges) {
+    size_t total = 0;
+    for (auto& [from, to] : ranges) total += to - from;
+    arena_.reset(new uint8_t[total ? total : 1]);
+    std::vector<iovec> local, remote;
+    size_t at = 0;
+    for (auto& [from, to] : ranges) {
+      local.push_back(iovec{arena_.get() + at, to - from});
+      remote.push_back(iovec{reinterpret_cast<void*>(from), to - from});
+      at += to - from;
+    }
+    size_t done = 0;  // ranges fully read
+    while (done < ranges.size()) {
+      const size_t n = std::min<size_t>(ranges.size() - done, 1024);
+      const ssize_t got = process_vm_readv(pid, &local[done], n, &remote[done], n, 0);
+      size_t bytes = got > 0 ? static_cast<size_t>(got) : 0;
+      size_t k = done;
+      while (k < done + n && bytes >= local[k].iov_len) {
+        copies_.emplace(ranges[k].first, View{static_cast<uint8_t*>(local[k].iov_base), local[k].iov_len});
+        bytes -= local[k].iov_len;
+        ++k;
+      }
+      if (k < done + n) {
+        // This range stopped short: read what it has on its own, go on after it.
+        const size_t len = live_.read(ranges[k].first, local[k].iov_base, local[k].iov_len);
+        copies_.emplace(ranges[k].first, View{static_cast<uint8_t*>(local[k].iov_base), len});
+        ++k;
+      }
+      done = k;
+    }
   }
   size_t read(uint64_t address, void* out, size_t size) override {
     auto it = copies_.upper_bound(address);
     if (it != copies_.begin()) {
       --it;
       const uint64_t off = address - it->first;
-      if (off < it->second.size() && size <= it->second.size() - off) {
-        std::memcpy(out, it->second.data() + off, size);
+      if (off < it->second.size && size <= it->second.size - off) {
+        std::memcpy(out, it->second.data + off, size);
         return size;
       }
     }
@@ -70,8 +99,13 @@ class StackCopyMemory final : public Memory {
   }
 
  private:
+  struct View {
+    const uint8_t* data;
+    size_t size;
+  };
   Memory& live_;
-  std::map<uint64_t, std::vector<uint8_t>> copies_;
+  std::unique_ptr<uint8_t[]> arena_;
+  std::map<uint64_t, View> copies_;
 };
 
 SourceOrder g_sources = SourceOrder::kAuto;
@@ -271,6 +305,7 @@ int run_live(const StackCommandOptions& options) {
     if (options.freeze == "copy") {
       // Copy each stack's live part, let the process go, then unwind the copies.
       copies = std::make_unique<StackCopyMemory>(session.memory());
+      std::vector<std::pair<uint64_t, uint64_t>> ranges;
       for (size_t i = 0; i < tids.size(); ++i) {
         if (!have[i]) continue;
         const uint64_t sp = regs[i].value_or(arch::x86_64::kRsp, 0);
@@ -278,10 +313,9 @@ int run_live(const StackCommandOptions& options) {
         uint64_t to = from + (512u << 10);
         for (const MapEntry& m : maps)
           if (sp >= m.start && sp < m.end) to = std::min(to, m.end);
-        std::vector<uint8_t> bytes(to - from);
-        bytes.resize(session.memory().read(from, bytes.data(), bytes.size()));
-        copies->add(from, std::move(bytes));
+        ranges.emplace_back(from, to);
       }
+      copies->copy(options.pid, ranges);
       phase("copy");
       session.detach_all();
       pause_ns = now_ns() - t0;
