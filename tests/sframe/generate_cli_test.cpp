@@ -5,6 +5,8 @@
 // reads the v1 copy exactly as framewalk's 2.40 emulation does.
 #include <gtest/gtest.h>
 
+#include "support/run_command.hpp"
+
 #include <unistd.h>
 
 #include <cstdio>
@@ -21,20 +23,7 @@ namespace {
 namespace fs = std::filesystem;
 using namespace framewalk;
 
-std::string run(const std::string& cmd, int* status) {
-  std::string out;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) {
-    *status = -1;
-    return out;
-  }
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  const int raw = pclose(p);
-  *status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  return out;
-}
+std::string run(const std::string& cmd, int* status) { return framewalk::test::run_command(cmd, status); }
 
 class GenerateCli : public ::testing::Test {
  protected:

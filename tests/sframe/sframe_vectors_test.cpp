@@ -10,6 +10,8 @@
 // row, and the row looked up at each FRE's first PC is that FRE's.
 #include <gtest/gtest.h>
 
+#include "support/run_command.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -266,13 +268,9 @@ TEST(SframeVectors, CommandRawMatches) {
   }
   const std::string cmd = std::string(FRAMEWALK_CLI) + " sframe --raw " + raw.string() + " --address " +
                           std::to_string(v.section_base);
-  FILE* p = popen(cmd.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  EXPECT_EQ(pclose(p), 0);
+  int status = -1;
+  const std::string out = framewalk::test::run_command(cmd, &status, /*with_stderr=*/false);
+  EXPECT_EQ(status, 0);
   EXPECT_EQ(out, expected_text(v.groundtruth));
   fs::remove(raw);
 }
