@@ -3,7 +3,8 @@
 //   BM_GenerateSframe  CFI -> SFrame section bytes (conversion and writing), in
 //                      MB of .eh_frame per second;
 //   BM_ParseSframe     Section::parse of the generated section (it validates every FRE);
-//   BM_SframeRow       the row at a random PC from SFrame: find FDE + find FRE + make the row;
+//   BM_SframeRow       the row at a random PC from SFrame: row_for_pc, the unwinder's call
+//                      (FDE by block index, FRE scan, the row);
 //   BM_CfiRow          the row at the same PCs from CFI: CfiIndex::find + dwarf::row_for_pc
 //                      (through .eh_frame_hdr, or a built index);
 //   BM_Sizes           the generated section against .eh_frame + .eh_frame_hdr.
@@ -121,10 +122,8 @@ void BM_SframeRow(benchmark::State& state) {
   size_t i = 0, found = 0;
   for (auto _ : state) {
     const uint64_t pc = l.pcs[i++ & 4095];
-    auto fde = s.find_fde(pc);
-    if (!fde) continue;
-    auto row = sframe::row_for_pc(s, **fde, pc);  // FRE scan + the row
-    found += row.ok();
+    sframe::SframeRow row;
+    found += sframe::row_for_pc(s, pc, row).ok();  // the unwinder's call: FDE, FRE scan, the row
     benchmark::DoNotOptimize(row);
   }
   state.counters["found_share"] = static_cast<double>(found) / static_cast<double>(state.iterations());
@@ -138,11 +137,11 @@ void BM_SframeFre(benchmark::State& state) {
   size_t i = 0;
   for (auto _ : state) {
     const uint64_t pc = l.pcs[i++ & 4095];
-    auto fde = s.find_fde(pc);
+    const sframe::Fde* fde = s.lookup_fde(pc);
     if (!fde) continue;
-    auto fre = s.find_fre(**fde, pc);
+    auto fre = s.find_fre(*fde, pc);
     if (fre) {
-      auto rules = s.rules(**fde, *fre);
+      auto rules = s.rules(*fde, *fre);
       benchmark::DoNotOptimize(rules);
     }
   }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 
 #include "base/byte_reader.hpp"
 #include "base/result.hpp"
@@ -23,7 +24,6 @@ enum class RuleKind : uint8_t {
   kValExpression,  // the value is what the expression computes (CFA pushed first)
 };
 
-// Trivially constructible so that a row's rule array costs nothing until used.
 struct RegisterRule {
   uint16_t reg;
   RuleKind kind;
@@ -75,9 +75,14 @@ struct UnwindRow {
   bool negate_ra_state = false;   // AArch64 RA is signed (DW_CFA_AARCH64_negate_ra_state parity)
   uint64_t args_size = 0;         // DW_CFA_GNU_args_size
   uint8_t rule_count = 0;
-  RegisterRule rules[kMaxRules];  // sorted by register; only [0, rule_count) is valid
+  // Sorted by register; only [0, rule_count) is valid. A union, so that no
+  // rule is constructed until used: RegisterRule is not trivially
+  // constructible (std::span), and a row is made per lookup on hot paths.
+  union {
+    RegisterRule rules[kMaxRules];
+  };
 
-  UnwindRow() = default;
+  UnwindRow() {}  // leaves the rules unconstructed
   // Copies only the rules in use: rows are copied per FDE and per remembered
   // state, and most hold a handful of rules.
   UnwindRow(const UnwindRow& o) { copy_from(o); }
@@ -103,8 +108,8 @@ struct UnwindRow {
       return ok();
     }
     if (rule_count >= kMaxRules) return Error{ErrorCode::kTooManyRules, 0};
-    for (int j = rule_count; j > i; --j) rules[j] = rules[j - 1];
-    rules[i] = rule;
+    for (int j = rule_count; j > i; --j) std::construct_at(&rules[j], rules[j - 1]);
+    std::construct_at(&rules[i], rule);
     ++rule_count;
     return ok();
   }
@@ -128,7 +133,7 @@ struct UnwindRow {
     negate_ra_state = o.negate_ra_state;
     args_size = o.args_size;
     rule_count = o.rule_count;
-    for (int i = 0; i < rule_count; ++i) rules[i] = o.rules[i];
+    for (int i = 0; i < rule_count; ++i) std::construct_at(&rules[i], o.rules[i]);
   }
 
   // Same CFA and register rules (ignores the PC range).

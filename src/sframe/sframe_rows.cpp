@@ -1,7 +1,6 @@
 #include "sframe/sframe_rows.hpp"
 
 #include <algorithm>
-#include <optional>
 
 namespace framewalk::sframe {
 
@@ -38,17 +37,11 @@ Result<void> set_rule(UnwindRow& row, const Section& section, const Rule& rule, 
   return ok();
 }
 
-// Start of the FRE after `index`, or the end of the function (or block).
-struct Neighbours {
-  std::optional<Fre> found;
-  uint64_t next_start = 0;
-};
-
 }  // namespace
 
-Result<SframeRow> make_row(const Section& section, const Fde& fde, const Fre& fre, uint64_t pc_begin,
-                           uint64_t pc_end) {
-  SframeRow out;
+Result<void> make_row(const Section& section, const Fde& fde, const Fre& fre, uint64_t pc_begin, uint64_t pc_end,
+                      SframeRow& out) {
+  out = SframeRow{};  // cheap: a fresh row constructs no rules
   out.fde_index = fde.index;
   out.fre_index = fre.index;
   out.pauth_key_b = fde.pauth_key_b;
@@ -62,12 +55,14 @@ Result<SframeRow> make_row(const Section& section, const Fde& fde, const Fre& fr
   row.negate_ra_state = fre.mangled_ra();
   out.ra_mangled = fre.mangled_ra();
 
-  FW_TRY(FrameRules rules, section.rules(fde, fre));
+  FrameRules rules;
+  Error error;
+  if (!section.decode_rules(fde, fre, rules, &error)) return error;
   if (rules.ra_undefined) {
     out.outermost = true;
     row.cfa.kind = CfaKind::kUndefined;
     if (!row.set(RegisterRule{regs.ra, RuleKind::kUndefined, 0, {}, 0})) return Error{Errc::kBadRegister, fre.offset};
-    return out;
+    return ok();
   }
   out.topmost_only = rules.topmost_only;
   if (rules.cfa.deref) {
@@ -86,6 +81,13 @@ Result<SframeRow> make_row(const Section& section, const Fde& fde, const Fre& fr
     if (!row.set(RegisterRule{regs.sp, RuleKind::kValOffset, -kS390xCfaAdjustment, {}, 0}))
       return Error{Errc::kBadRegister, fre.offset};
   }
+  return ok();
+}
+
+Result<SframeRow> make_row(const Section& section, const Fde& fde, const Fre& fre, uint64_t pc_begin,
+                           uint64_t pc_end) {
+  SframeRow out;
+  FW_CHECK(make_row(section, fde, fre, pc_begin, pc_end, out));
   return out;
 }
 
@@ -109,32 +111,38 @@ Result<std::vector<SframeRow>> fde_rows(const Section& section, const Fde& fde) 
   return rows;
 }
 
-Result<SframeRow> row_for_pc(const Section& section, const Fde& fde, uint64_t pc) {
-  if (!fde.contains(pc)) return Error{Errc::kNoFde, fde.offset};
+Result<void> row_for_pc(const Section& section, const Fde& fde, uint64_t pc, SframeRow& out) {
+  if (!fde.contains(pc) || !section.owns(fde)) return Error{Errc::kNoFde, fde.offset};  // see find_fre
   const uint32_t rep = section.effective_rep_size(fde);
   const uint64_t in_fde = pc - fde.start;
   const uint64_t block_base = rep ? in_fde - in_fde % rep : 0;
-  const uint64_t off = in_fde - block_base;
   const uint64_t block_end = rep ? std::min<uint64_t>(block_base + rep, fde.size) : fde.size;
-  Neighbours n;
-  n.next_start = block_end - block_base;
-  FW_CHECK(section.for_each_fre(fde, [&](const Fre& f) {
-    if (f.start > off) {
-      n.next_start = f.start;
-      return false;
-    }
-    n.found = f;
-    return true;
-  }));
-  if (!n.found) return Error{Errc::kNoFre, fde.offset};
-  const uint64_t begin = fde.start + block_base + n.found->start;
-  const uint64_t end = fde.start + std::min<uint64_t>(block_base + n.next_start, block_end);
-  return make_row(section, fde, *n.found, begin, std::max(begin, end));
+  Section::FreSlot slot;
+  if (!section.find_fre_slot(fde, in_fde - block_base, &slot)) return Error{Errc::kNoFre, fde.offset};
+  const uint64_t begin = fde.start + block_base + slot.start;
+  const uint64_t end = slot.has_next ? fde.start + std::min<uint64_t>(block_base + slot.next_start, block_end)
+                                     : fde.start + block_end;
+  return make_row(section, fde, section.fre_at(fde, slot), begin, std::max(begin, end), out);
+}
+
+Result<void> row_for_pc(const Section& section, uint64_t pc, SframeRow& out) {
+  const Fde* fde = section.lookup_fde(pc);
+  if (!fde) {
+    FW_TRY(fde, section.find_fde(pc));  // for the error: unsorted, or which FDE stops short
+  }
+  return row_for_pc(section, *fde, pc, out);
+}
+
+Result<SframeRow> row_for_pc(const Section& section, const Fde& fde, uint64_t pc) {
+  SframeRow out;
+  FW_CHECK(row_for_pc(section, fde, pc, out));
+  return out;
 }
 
 Result<SframeRow> row_for_pc(const Section& section, uint64_t pc) {
-  FW_TRY(const Fde* fde, section.find_fde(pc));
-  return row_for_pc(section, *fde, pc);
+  SframeRow out;
+  FW_CHECK(row_for_pc(section, pc, out));
+  return out;
 }
 
 }  // namespace framewalk::sframe

@@ -57,8 +57,15 @@ Result<std::vector<SframeRow>> fde_rows(const Section& section, const Fde& fde);
 // The row in force at `pc`, whose range is the one around pc (for PCMASK FDEs,
 // inside pc's block). Errc::kNoFde / kNoFre when nothing covers pc (an FDE
 // without FREs: outermost if DEFAULT, a signal frame SFrame cannot describe if
-// fde.signal).
+// fde.signal). `fde` must be one of the section's (Section::owns).
 Result<SframeRow> row_for_pc(const Section& section, const Fde& fde, uint64_t pc);
 Result<SframeRow> row_for_pc(const Section& section, uint64_t pc);
+// The same written into `out`, for the unwinder's hot path: no row is copied
+// on the way out.
+Result<void> row_for_pc(const Section& section, const Fde& fde, uint64_t pc, SframeRow& out);
+Result<void> row_for_pc(const Section& section, uint64_t pc, SframeRow& out);
+// make_row into `out`.
+Result<void> make_row(const Section& section, const Fde& fde, const Fre& fre, uint64_t pc_begin, uint64_t pc_end,
+                      SframeRow& out);
 
 }  // namespace framewalk::sframe

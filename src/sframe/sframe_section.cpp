@@ -1,6 +1,7 @@
 #include "sframe/sframe_section.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 #include "arch/x86_64/registers.hpp"
 
@@ -103,6 +104,7 @@ Result<Section> Section::parse(Bytes data, uint64_t section_address) {
   if (h.version < kVersion1 || h.version > kVersion3) return Error{Errc::kBadVersion, kOffVersion};
   if (h.flags & ~valid_flags(h.version)) return Error{Errc::kBadFlags, kOffFlags};
   if (!valid_abi_for(h.abi_arch, h.version, s.endian_)) return Error{Errc::kBadAbi, kOffAbi};
+  s.regs_ = abi_registers(s.abi());
   if (h.auxhdr_len != 0) return Error{Errc::kAuxHeader, kOffAuxLen};
 
   // Sub-section bounds, in 64 bits: nothing below can overflow.
@@ -133,6 +135,7 @@ Result<void> Section::parse_fdes() {
   for (uint32_t i = 0; i < h.num_fdes; ++i) {
     Fde f;
     f.index = i;
+    f.version = h.version;
     f.offset = fdes_offset() + uint64_t{i} * entry_size;
     FW_CHECK(r.seek(static_cast<size_t>(f.offset)));
     uint64_t info_offset, num_fres_offset, rep_offset = 0, info2_offset = 0;
@@ -143,18 +146,18 @@ Result<void> Section::parse_fdes() {
       FW_TRY(f.fre_off, r.u32());
       if (uint64_t{f.fre_off} + kV3AttrSize > h.fre_len)
         return Error{Errc::kFreOffsetOutOfBounds, f.offset + 12};
-      f.attr_offset = fres_start + f.fre_off;
-      FW_CHECK(r.seek(static_cast<size_t>(f.attr_offset)));
+      const uint64_t attr_offset = fres_start + f.fre_off;
+      FW_CHECK(r.seek(static_cast<size_t>(attr_offset)));
       FW_TRY(uint16_t n, r.u16());
       f.num_fres = n;
       FW_TRY(f.info, r.u8());
       FW_TRY(f.info2, r.u8());
       FW_TRY(f.rep_size, r.u8());
-      num_fres_offset = f.attr_offset;
-      info_offset = f.attr_offset + 2;
-      info2_offset = f.attr_offset + 3;
-      rep_offset = f.attr_offset + 4;
-      f.fres_offset = f.attr_offset + kV3AttrSize;
+      num_fres_offset = attr_offset;
+      info_offset = attr_offset + 2;
+      info2_offset = attr_offset + 3;
+      rep_offset = attr_offset + 4;
+      f.fres_offset = attr_offset + kV3AttrSize;
     } else {
       FW_TRY(uint32_t start, r.u32());
       f.raw_start = static_cast<int32_t>(start);
@@ -200,56 +203,92 @@ Result<void> Section::parse_fdes() {
     fdes->push_back(f);
   }
   if (total_fres != h.num_fres) return Error{Errc::kFreCountMismatch, kOffNumFres};
-  auto starts = std::make_shared<std::vector<uint64_t>>();
-  starts->reserve(fdes->size());
-  for (const Fde& f : *fdes) starts->push_back(f.start);
   fdes_ = std::move(fdes);
-  starts_ = std::move(starts);
+  if (sorted()) build_lookup();
   build_expressions(expr_keys);
   return ok();
 }
+
+void Section::build_lookup() {
+  auto lookup = std::make_shared<Lookup>();
+  const std::vector<Fde>& fdes = *fdes_;
+  if (!fdes.empty()) {
+    // Blocks of 2^shift bytes, the smallest power of two that keeps their
+    // number at most the FDE count + 1 (shift stays below 64: span >> 63 <= 1).
+    const uint64_t n = fdes.size();
+    lookup->base = fdes.front().start;
+    const uint64_t span = fdes.back().start - lookup->base;
+    while ((span >> lookup->shift) > n) ++lookup->shift;
+    const uint64_t blocks = (span >> lookup->shift) + 1;
+    lookup->first.resize(blocks + 1);
+    uint32_t i = 0;
+    for (uint64_t b = 0; b < blocks; ++b) {
+      const uint64_t block_start = lookup->base + (b << lookup->shift);
+      while (i < n && fdes[i].start <= block_start) ++i;
+      lookup->first[b] = i;
+    }
+    lookup->first[blocks] = static_cast<uint32_t>(n);  // past the last start
+  }
+  lookup_ = std::move(lookup);
+}
+
+namespace {
+
+// A validated field of 1, 2 or 4 bytes.
+uint32_t load_unchecked(const uint8_t* p, unsigned size, Endian endian) {
+  switch (size) {
+    case 1: return *p;
+    case 2: {
+      uint16_t v;
+      std::memcpy(&v, p, 2);
+      return endian == Endian::kBig ? __builtin_bswap16(v) : v;
+    }
+    default: {
+      uint32_t v;
+      std::memcpy(&v, p, 4);
+      return endian == Endian::kBig ? __builtin_bswap32(v) : v;
+    }
+  }
+}
+
+int32_t sign_extend(uint32_t v, unsigned size) {
+  switch (size) {
+    case 1: return static_cast<int8_t>(v);
+    case 2: return static_cast<int16_t>(v);
+    default: return static_cast<int32_t>(v);
+  }
+}
+
+}  // namespace
 
 Result<Fre> Section::decode_fre(const Fde& fde, uint64_t at, uint32_t index) const {
   const uint64_t end = fres_offset() + header_.fre_len;
   const unsigned addr_size = fde.start_address_size();
   if (at > end || end - at < addr_size + 1u) return Error{Errc::kFreOutOfBounds, at};
-  ByteReader r(data_, endian_);
-  FW_CHECK(r.seek(static_cast<size_t>(at)));
+  const uint8_t info = data_[static_cast<size_t>(at + addr_size)];
+  const unsigned size_code = (info >> 5) & 3;
+  if (size_code == 3) return Error{Errc::kBadDataWordSize, at + addr_size};
+  const uint64_t words_bytes = uint64_t{(info >> 1) & 0xfu} << size_code;
+  if (end - at - addr_size - 1 < words_bytes) return Error{Errc::kFreOutOfBounds, at};
+  return decode_fre_unchecked(fde, at, index);
+}
+
+Fre Section::decode_fre_unchecked(const Fde& fde, uint64_t at, uint32_t index) const noexcept {
+  const uint8_t* p = data_.data() + at;
+  const unsigned addr_size = fde.start_address_size();
   Fre f;
   f.index = index;
   f.offset = at;
-  FW_TRY(uint64_t start, r.unsigned_of_size(addr_size));
-  f.start = static_cast<uint32_t>(start);
-  FW_TRY(f.info, r.u8());
-  const unsigned size_code = (f.info >> 5) & 3;
-  if (size_code == 3) return Error{Errc::kBadDataWordSize, at + addr_size};
-  f.word_size = static_cast<uint8_t>(1u << size_code);
+  f.start = load_unchecked(p, addr_size, endian_);
+  f.info = p[addr_size];
+  f.word_size = static_cast<uint8_t>(1u << ((f.info >> 5) & 3));
   f.word_count = (f.info >> 1) & 0xf;
-  const uint64_t words_bytes = uint64_t{f.word_count} * f.word_size;
-  if (end - at - addr_size - 1 < words_bytes) return Error{Errc::kFreOutOfBounds, at};
-  for (unsigned i = 0; i < f.word_count; ++i) {
-    switch (f.word_size) {
-      case 1: {
-        FW_TRY(uint8_t v, r.u8());
-        f.uwords[i] = v;
-        f.words[i] = static_cast<int8_t>(v);
-        break;
-      }
-      case 2: {
-        FW_TRY(uint16_t v, r.u16());
-        f.uwords[i] = v;
-        f.words[i] = static_cast<int16_t>(v);
-        break;
-      }
-      default: {
-        FW_TRY(uint32_t v, r.u32());
-        f.uwords[i] = v;
-        f.words[i] = static_cast<int32_t>(v);
-        break;
-      }
-    }
+  const uint8_t* w = p + addr_size + 1;
+  for (unsigned i = 0; i < f.word_count; ++i, w += f.word_size) {
+    f.uwords[i] = load_unchecked(w, f.word_size, endian_);
+    f.words[i] = sign_extend(f.uwords[i], f.word_size);
   }
-  f.size = static_cast<uint8_t>(addr_size + 1 + words_bytes);
+  f.size = static_cast<uint8_t>(addr_size + 1 + f.word_count * f.word_size);
   return f;
 }
 
@@ -333,49 +372,103 @@ Result<Fre> Section::fre(const Fde& fde, uint32_t i) const {
   }
 }
 
-uint32_t Section::effective_rep_size(const Fde& fde) const {
-  if (fde.pc_type != PcType::kMask) return 0;
-  return version() == kVersion1 ? 16u : fde.rep_size;
-}
-
 uint64_t Section::match_offset(const Fde& fde, uint64_t pc) const {
   uint64_t off = pc - fde.start;
   if (const uint32_t rep = effective_rep_size(fde)) off %= rep;
   return off;
 }
 
+const Fde* Section::lookup_fde(uint64_t pc) const noexcept {
+  if (!lookup_ || lookup_->first.empty() || pc < lookup_->base) return nullptr;
+  const Lookup& l = *lookup_;
+  const Fde* const fdes = fdes_->data();
+  // The last FDE whose start is <= pc, searched within pc's block.
+  const uint64_t block = (pc - l.base) >> l.shift;
+  const Fde* f;
+  if (block + 1 >= l.first.size()) {
+    f = fdes + fdes_->size() - 1;  // past the last block: every FDE starts below pc
+  } else {
+    const Fde* begin = fdes + l.first[block];
+    const Fde* end = fdes + l.first[block + 1];
+    // base <= pc, so the result is past the first FDE.
+    f = std::upper_bound(begin, end, pc, [](uint64_t v, const Fde& e) { return v < e.start; }) - 1;
+  }
+  return f->contains(pc) ? f : nullptr;
+}
+
 Result<const Fde*> Section::find_fde(uint64_t pc) const {
   if (!sorted()) return Error{Errc::kUnsortedLookup, kOffFlags};
-  // The last FDE whose start is <= pc, searched in a dense array of starts.
-  const auto& starts = *starts_;
-  auto it = std::upper_bound(starts.begin(), starts.end(), pc);
-  if (it == starts.begin()) return Error{Errc::kNoFde, fdes_offset()};
-  const Fde& f = (*fdes_)[static_cast<size_t>(it - starts.begin()) - 1];
-  if (!f.contains(pc)) return Error{Errc::kNoFde, f.offset};
-  return &f;
+  if (const Fde* f = lookup_fde(pc)) return f;
+  // The error names the FDE that stops short of pc, if any.
+  const std::vector<Fde>& fdes = *fdes_;
+  auto it = std::upper_bound(fdes.begin(), fdes.end(), pc, [](uint64_t v, const Fde& e) { return v < e.start; });
+  if (it == fdes.begin()) return Error{Errc::kNoFde, fdes_offset()};
+  return Error{Errc::kNoFde, std::prev(it)->offset};
+}
+
+bool Section::owns(const Fde& fde) const noexcept {
+  if (!fdes_ || fde.index >= fdes_->size()) return false;
+  const Fde& mine = (*fdes_)[fde.index];
+  return &mine == &fde || (mine.fres_offset == fde.fres_offset && mine.num_fres == fde.num_fres &&
+                           mine.fre_type == fde.fre_type && mine.fres_end == fde.fres_end);
+}
+
+bool Section::find_fre_slot(const Fde& fde, uint64_t off, FreSlot* slot) const noexcept {
+  // The bytes are read unchecked: only an FDE of this section points at bytes parse validated.
+  if (!owns(fde)) return false;
+  // Only start addresses and info bytes are read: each FRE's size follows
+  // from its info byte, and the scan stops at the first start past `off`.
+  const unsigned addr_size = fde.start_address_size();
+  const uint8_t* const base = data_.data();
+  const uint8_t* p = base + fde.fres_offset;
+  bool found = false;
+  for (uint32_t i = 0; i < fde.num_fres; ++i) {
+    const uint32_t start = load_unchecked(p, addr_size, endian_);
+    if (start > off) {
+      slot->next_start = start;
+      slot->has_next = true;
+      return found;
+    }
+    found = true;
+    slot->offset = static_cast<uint64_t>(p - base);
+    slot->index = i;
+    slot->start = start;
+    const uint8_t info = p[addr_size];
+    p += addr_size + 1 + (((info >> 1) & 0xfu) << ((info >> 5) & 3));
+  }
+  slot->has_next = false;
+  return found;
+}
+
+Fre Section::fre_at(const Fde& fde, const FreSlot& slot) const noexcept {
+  return decode_fre_unchecked(fde, slot.offset, slot.index);
 }
 
 Result<Fre> Section::find_fre(const Fde& fde, uint64_t pc) const {
-  if (!fde.contains(pc)) return Error{Errc::kNoFde, fde.offset};
-  const uint64_t off = match_offset(fde, pc);
-  std::optional<Fre> found;
-  FW_CHECK(for_each_fre(fde, [&](const Fre& f) {
-    if (f.start > off) return false;
-    found = f;
-    return true;
-  }));
-  if (!found) return Error{Errc::kNoFre, fde.offset};
-  return *found;
+  if (!fde.contains(pc) || !owns(fde)) return Error{Errc::kNoFde, fde.offset};
+  FreSlot slot;
+  if (!find_fre_slot(fde, match_offset(fde, pc), &slot)) return Error{Errc::kNoFre, fde.offset};
+  return fre_at(fde, slot);
 }
 
 Result<FrameRules> Section::rules(const Fde& fde, const Fre& f) const {
   FrameRules out;
+  Error error;
+  if (!decode_rules(fde, f, out, &error)) return error;
+  return out;
+}
+
+bool Section::decode_rules(const Fde& fde, const Fre& f, FrameRules& out, Error* error) const noexcept {
+  out = FrameRules{};
   out.ra_mangled = f.mangled_ra();
   if (f.ra_undefined()) {
     out.ra_undefined = true;
-    return out;
+    return true;
   }
-  const AbiRegisters regs = registers();
+  auto fail = [&](Errc code, uint64_t offset) {
+    *error = Error{code, offset};
+    return false;
+  };
   const bool s390x = abi() == Abi::kS390xBig;
   const uint64_t words_at = f.words_offset();
   auto word_at = [&](unsigned i) { return words_at + uint64_t{i} * f.word_size; };
@@ -383,68 +476,66 @@ Result<FrameRules> Section::rules(const Fde& fde, const Fre& f) const {
     return s390x ? int64_t{stored} * kS390xCfaFactor + kS390xCfaAdjustment : int64_t{stored};
   };
   // Defaults from the header: a fixed offset means "saved at CFA + offset".
-  auto fixed_rule = [&](int8_t fixed, uint64_t field) {
-    Rule rule;
+  auto fixed_rule = [&](int8_t fixed, uint64_t field, Rule& rule) {
     if (fixed != 0) {
       rule.kind = Rule::Kind::kCfa;
       rule.deref = true;
       rule.offset = fixed;
       rule.source_offset = field;
     }
-    return rule;
   };
-  out.ra = fixed_rule(header_.cfa_fixed_ra_offset, 6);
-  out.fp = fixed_rule(header_.cfa_fixed_fp_offset, 5);
+  fixed_rule(header_.cfa_fixed_ra_offset, 6, out.ra);
+  fixed_rule(header_.cfa_fixed_fp_offset, 5, out.fp);
 
   if (fde.fde_type == FdeType::kDefault) {
     out.cfa.kind = Rule::Kind::kRegister;
-    out.cfa.reg = f.cfa_base_sp() ? regs.sp : regs.fp;
+    out.cfa.reg = f.cfa_base_sp() ? regs_.sp : regs_.fp;
     out.cfa.offset = decode_cfa_offset(f.words[0]);
     out.cfa.source_offset = word_at(0);
     unsigned index = 1;
-    auto tracked = [&](Rule& rule) -> Result<void> {
-      if (index >= f.word_count) return ok();
+    auto tracked = [&](Rule& rule) {
+      if (index >= f.word_count) return true;
       const int32_t v = f.words[index];
       rule = Rule{};
       rule.source_offset = word_at(index);
       ++index;
-      if (v == 0) return ok();  // padding: not saved (s390x FP without RA)
+      if (v == 0) return true;  // padding: not saved (s390x FP without RA)
       if (s390x && version() == kVersion2 && (v & 1)) {
-        if (v < 0) return Error{Errc::kBadRegister, rule.source_offset};
+        if (v < 0) return fail(Errc::kBadRegister, rule.source_offset);
         rule.kind = Rule::Kind::kRegister;
         rule.reg = static_cast<uint16_t>(v >> 1);
-        return ok();
+        return true;
       }
       rule.kind = Rule::Kind::kCfa;
       rule.deref = true;
       rule.offset = v;
-      return ok();
+      return true;
     };
-    if (header_.cfa_fixed_ra_offset == 0) FW_CHECK(tracked(out.ra));
-    if (header_.cfa_fixed_fp_offset == 0) FW_CHECK(tracked(out.fp));
-    if (index != f.word_count) return Error{Errc::kBadDataWordCount, f.offset + fde.start_address_size()};
-    return out;
+    if (header_.cfa_fixed_ra_offset == 0 && !tracked(out.ra)) return false;
+    if (header_.cfa_fixed_fp_offset == 0 && !tracked(out.fp)) return false;
+    if (index != f.word_count) return fail(Errc::kBadDataWordCount, f.offset + fde.start_address_size());
+    return true;
   }
 
   // FLEX.
-  if (f.word_count < 2) return Error{Errc::kBadDataWordCount, f.offset + fde.start_address_size()};
-  auto from_control = [&](unsigned index, Rule& rule) -> Result<void> {
+  if (f.word_count < 2) return fail(Errc::kBadDataWordCount, f.offset + fde.start_address_size());
+  auto from_control = [&](unsigned index, Rule& rule) {
     const uint32_t ctrl = f.uwords[index];
     rule = Rule{};
     rule.source_offset = word_at(index);
     rule.deref = (ctrl >> 1) & 1;
     rule.offset = f.words[index + 1];
     if (ctrl & 1) {
-      if ((ctrl >> 3) > kMaxRegister) return Error{Errc::kBadRegister, word_at(index)};
+      if ((ctrl >> 3) > kMaxRegister) return fail(Errc::kBadRegister, word_at(index));
       rule.kind = Rule::Kind::kRegister;
       rule.reg = static_cast<uint16_t>(ctrl >> 3);
     } else {
       rule.kind = Rule::Kind::kCfa;
     }
-    return ok();
+    return true;
   };
-  if (!(f.uwords[0] & 1)) return Error{Errc::kBadFlexControl, word_at(0)};
-  FW_CHECK(from_control(0, out.cfa));
+  if (!(f.uwords[0] & 1)) return fail(Errc::kBadFlexControl, word_at(0));
+  if (!from_control(0, out.cfa)) return false;
   out.cfa.offset = decode_cfa_offset(f.words[1]);
   unsigned count = f.word_count - 2u;
   unsigned index = 2;
@@ -452,7 +543,7 @@ Result<FrameRules> Section::rules(const Fde& fde, const Fre& f) const {
     if (count < 2) break;
     const uint32_t ctrl = f.uwords[index];
     if (ctrl) {
-      FW_CHECK(from_control(index, *rule));
+      if (!from_control(index, *rule)) return false;
       index += 2;
       count -= 2;
     } else {
@@ -460,11 +551,11 @@ Result<FrameRules> Section::rules(const Fde& fde, const Fre& f) const {
       --count;
     }
   }
-  if (count != 0) return Error{Errc::kBadDataWordCount, f.offset + fde.start_address_size()};
+  if (count != 0) return fail(Errc::kBadDataWordCount, f.offset + fde.start_address_size());
   for (const Rule* rule : {&out.cfa, &out.ra, &out.fp})
-    if (rule->kind == Rule::Kind::kRegister && rule->reg != regs.sp && rule->reg != regs.fp)
+    if (rule->kind == Rule::Kind::kRegister && rule->reg != regs_.sp && rule->reg != regs_.fp)
       out.topmost_only = true;
-  return out;
+  return true;
 }
 
 const char* to_string(Errc code) noexcept {

@@ -85,31 +85,35 @@ struct Header {
   uint32_t freoff = 0;
 };
 
-// A function descriptor, in every version's terms.
-struct Fde {
+// A function descriptor, in every version's terms. One cache line: what a PC
+// lookup reads (start, size, where the FREs are and how they read) comes first.
+struct alignas(64) Fde {
+  uint64_t start = 0;            // the resolved function start address
+  uint64_t fres_offset = 0;      // section offset of the first FRE
+  uint32_t size = 0;             // function size in bytes
+  uint32_t num_fres = 0;
   uint32_t index = 0;
+  uint32_t fre_off = 0;          // the stored FRE offset (V3: of the attribute record)
   uint64_t offset = 0;           // section offset of the FDE (V3: of its index entry)
   int64_t raw_start = 0;         // the start field as stored (i32 in V1/V2, i64 in V3)
-  uint64_t start = 0;            // the resolved function start address
-  uint32_t size = 0;             // function size in bytes
-  uint32_t fre_off = 0;          // the stored FRE offset (V3: of the attribute record)
-  uint64_t attr_offset = 0;      // V3: section offset of the attribute record
-  uint64_t fres_offset = 0;      // section offset of the first FRE
   uint64_t fres_end = 0;         // section offset just past the last FRE
-  uint32_t num_fres = 0;
   uint8_t info = 0;
   uint8_t info2 = 0;             // V3 only
   uint8_t rep_size = 0;          // V2/V3; V1 has none (see effective_rep_size)
   FreType fre_type = FreType::kAddr1;
   PcType pc_type = PcType::kInc;
   FdeType fde_type = FdeType::kDefault;
-  bool pauth_key_b = false;      // AArch64: the RA is signed with key B (info bit 5)
-  bool signal = false;           // V3: a signal frame (info bit 7)
+  uint8_t version = 0;           // the section's
+  bool pauth_key_b : 1 = false;  // AArch64: the RA is signed with key B (info bit 5)
+  bool signal : 1 = false;       // V3: a signal frame (info bit 7)
 
   uint64_t end() const { return start + size; }
   bool contains(uint64_t pc) const { return pc >= start && pc - start < size; }
   unsigned start_address_size() const { return 1u << static_cast<unsigned>(fre_type); }
+  // V3: section offset of the attribute record (just before the FREs); 0 before V3.
+  uint64_t attr_offset() const { return version == kVersion3 ? fres_offset - 5 : 0; }
 };
+static_assert(sizeof(Fde) == 64);
 
 // A frame row entry. Data words are kept raw: `words` signed, `uwords` the same
 // bits unsigned (FLEX control words and the dumper read them unsigned).
@@ -178,7 +182,7 @@ class Section {
   uint8_t flags() const { return header_.flags; }
   Endian endian() const { return endian_; }
   Abi abi() const { return static_cast<Abi>(header_.abi_arch); }
-  AbiRegisters registers() const { return abi_registers(abi()); }
+  AbiRegisters registers() const { return regs_; }
   bool sorted() const { return header_.flags & kFlagFdeSorted; }
   bool pcrel() const { return header_.flags & kFlagFuncStartPcrel; }
   size_t header_size() const { return kHeaderSize + header_.auxhdr_len; }
@@ -205,24 +209,52 @@ class Section {
     return ok();
   }
 
-  // The FDE whose range holds `pc`: binary search on the sorted table (the
-  // last FDE starting at or below pc, which must also reach past it).
+  // The FDE whose range holds `pc`: the last FDE starting at or below pc,
+  // which must also reach past it (sorted sections only).
   Result<const Fde*> find_fde(uint64_t pc) const;
+  // The same for the hot path: nullptr when no FDE holds pc (or unsorted).
+  const Fde* lookup_fde(uint64_t pc) const noexcept;
 
   // The FRE in force at `pc` inside `fde`: the last one whose start is at or
   // below the PC's offset (for PCMASK FDEs, the offset within its repetition
-  // block). Errc::kNoFre when the FDE has no FREs or the PC precedes the first.
+  // block). Errc::kNoFre when the FDE has no FREs or the PC precedes the first;
+  // kNoFde when pc is outside the FDE or the FDE is not one of this section's.
   Result<Fre> find_fre(const Fde& fde, uint64_t pc) const;
+
+  // Where the FRE in force at match offset `off` of `fde` lies: the FRE scan
+  // of the hot path, decoding start addresses only. False when no FRE is in
+  // force, or `fde` is not one of this section's (see owns): the scan trusts
+  // the bytes parse validated.
+  struct FreSlot {
+    uint64_t offset = 0;       // section offset of the FRE
+    uint32_t index = 0;
+    uint32_t start = 0;
+    uint32_t next_start = 0;   // the next FRE's start, if has_next
+    bool has_next = false;
+  };
+  bool find_fre_slot(const Fde& fde, uint64_t off, FreSlot* slot) const noexcept;
+  // Decodes the FRE a slot of find_fre_slot names (unchecked: parse validated it).
+  Fre fre_at(const Fde& fde, const FreSlot& slot) const noexcept;
+  // True when `fde` describes the same FREs as this section's FDE of its
+  // index: the FDEs of fdes(), of find_fde and of the section's copies, and
+  // copies of them.
+  bool owns(const Fde& fde) const noexcept;
 
   // PCMASK block size: rep_size (V2, V3); V1 has no field, and its PLT FDEs
   // (AMD64) repeat every 16 bytes, which is what libsframe 2.40 assumed.
-  uint32_t effective_rep_size(const Fde& fde) const;
+  uint32_t effective_rep_size(const Fde& fde) const {
+    if (fde.pc_type != PcType::kMask) return 0;
+    return version() == kVersion1 ? 16u : fde.rep_size;
+  }
   // The offset used to match FRE starts: pc - start, reduced modulo the block for PCMASK.
   uint64_t match_offset(const Fde& fde, uint64_t pc) const;
 
   // The recovery rules of an FRE of `fde` (validated at parse, so this only
   // fails on an FRE that did not come from this section).
   Result<FrameRules> rules(const Fde& fde, const Fre& fre) const;
+  // The same without a Result on the way (the row lookup's): fills `out`, or
+  // sets *error and returns false.
+  bool decode_rules(const Fde& fde, const Fre& fre, FrameRules& out, Error* error) const noexcept;
 
   // DWARF expression bytes for "DW_OP_breg<reg> <offset>; DW_OP_deref" built at
   // parse time for every FLEX rule that needs one; the span without its last
@@ -239,6 +271,9 @@ class Section {
     uint8_t size;
   };
   Result<Fre> decode_fre(const Fde& fde, uint64_t at, uint32_t index) const;
+  // decode_fre once the FRE's bytes are known to be sound.
+  Fre decode_fre_unchecked(const Fde& fde, uint64_t at, uint32_t index) const noexcept;
+  void build_lookup();
   Result<void> parse_fdes();
   Result<uint64_t> validate_fres(const Fde& fde, std::vector<std::pair<uint16_t, int64_t>>& expr_keys) const;
   void build_expressions(std::vector<std::pair<uint16_t, int64_t>>& keys);
@@ -247,8 +282,19 @@ class Section {
   uint64_t address_ = 0;
   Endian endian_ = Endian::kLittle;
   Header header_;
+  AbiRegisters regs_{};
   std::shared_ptr<const std::vector<Fde>> fdes_;
-  std::shared_ptr<const std::vector<uint64_t>> starts_;  // fdes_[i].start, for the binary search
+  // The FDE lookup of sorted sections: the addresses from `base` are cut into
+  // blocks of 2^shift bytes (about one FDE per block), and the FDE in force at
+  // a PC of block b is found by a binary search of fdes_[first[b] - 1 ..
+  // first[b + 1]) only: a cache line or two instead of a search over the
+  // whole table.
+  struct Lookup {
+    std::vector<uint32_t> first;  // first[b]: how many FDEs start at or below block b's first address
+    uint64_t base = 0;
+    unsigned shift = 0;
+  };
+  std::shared_ptr<const Lookup> lookup_;
   std::shared_ptr<const std::vector<uint8_t>> expr_pool_;
   std::shared_ptr<const std::vector<ExprEntry>> expr_index_;
 };

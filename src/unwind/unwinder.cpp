@@ -145,11 +145,11 @@ bool Unwinder::find_row(const Frame& frame, const UnwindOptions& options, Step* 
   }
   if (options.sources != SourceOrder::kCfi) {
     if (const sframe::Section* sf = m->data->sframe()) {
-      auto row = sframe::row_for_pc(*sf, link_pc);
+      sframe::SframeRow row;
       // Rules that read registers other than SP and FP hold only where every
       // register is known: the frame the walk started from.
-      if (row && !(row->topmost_only && frame.source != FrameSource::kContext)) {
-        step->row = row->row;
+      if (sframe::row_for_pc(*sf, link_pc, row) && !(row.topmost_only && frame.source != FrameSource::kContext)) {
+        step->row = row.row;
         step->source = FrameSource::kSframe;
         return true;
       }

@@ -238,8 +238,8 @@ TEST(SframeSectionTest, V3IndexAndAttributes) {
   Layout layout;
   const Section s = parse_ok(build(spec, &layout));
   const Fde& f = s.fdes()[0];
-  EXPECT_EQ(f.attr_offset, layout.attr_offsets[0]);
-  EXPECT_EQ(f.fres_offset, f.attr_offset + 5);
+  EXPECT_EQ(f.attr_offset(), layout.attr_offsets[0]);
+  EXPECT_EQ(f.fres_offset, f.attr_offset() + 5);
   EXPECT_TRUE(f.signal);
   EXPECT_EQ(f.fde_type, FdeType::kDefault);
   EXPECT_EQ(f.pc_type, PcType::kInc);
@@ -255,12 +255,12 @@ TEST(SframeSectionTest, V3FreDataNeedNotFollowFdeOrder) {
   std::vector<uint8_t> bytes = build(spec);
   const Section a = parse_ok(bytes);
   // Rebuild with the attribute blocks swapped.
-  const uint32_t first_len = static_cast<uint32_t>(a.fdes()[0].fres_end - a.fdes()[0].attr_offset);
-  const uint32_t second_len = static_cast<uint32_t>(a.fdes()[1].fres_end - a.fdes()[1].attr_offset);
+  const uint32_t first_len = static_cast<uint32_t>(a.fdes()[0].fres_end - a.fdes()[0].attr_offset());
+  const uint32_t second_len = static_cast<uint32_t>(a.fdes()[1].fres_end - a.fdes()[1].attr_offset());
   std::vector<uint8_t> swapped(bytes.begin(), bytes.begin() + static_cast<long>(a.fres_offset()));
-  swapped.insert(swapped.end(), bytes.begin() + static_cast<long>(a.fdes()[1].attr_offset),
+  swapped.insert(swapped.end(), bytes.begin() + static_cast<long>(a.fdes()[1].attr_offset()),
                  bytes.begin() + static_cast<long>(a.fdes()[1].fres_end));
-  swapped.insert(swapped.end(), bytes.begin() + static_cast<long>(a.fdes()[0].attr_offset),
+  swapped.insert(swapped.end(), bytes.begin() + static_cast<long>(a.fdes()[0].attr_offset()),
                  bytes.begin() + static_cast<long>(a.fdes()[0].fres_end));
   auto put32 = [&](size_t at, uint32_t v) {
     for (int i = 0; i < 4; ++i) swapped[at + i] = static_cast<uint8_t>(v >> (8 * i));
@@ -273,7 +273,7 @@ TEST(SframeSectionTest, V3FreDataNeedNotFollowFdeOrder) {
   EXPECT_EQ(b.fdes()[0].start, 0x1000u);
   EXPECT_EQ(b.fdes()[0].num_fres, 4u);
   EXPECT_EQ(b.fdes()[1].num_fres, 1u);
-  EXPECT_EQ(b.fdes()[1].attr_offset, b.fres_offset());
+  EXPECT_EQ(b.fdes()[1].attr_offset(), b.fres_offset());
   EXPECT_EQ(all_fres(b, b.fdes()[0])[3].start, 0x1fu);
 }
 
@@ -441,6 +441,72 @@ TEST(SframeSectionTest, LookupNeedsTheSortedFlag) {
   EXPECT_EQ(f.error().offset, 3u);
   // FRE lookups inside a known FDE still work.
   EXPECT_TRUE(s.find_fre(s.fdes()[0], 0x1002).ok());
+}
+
+// The FDE lookup narrows the search to a block of addresses: FDEs clustered
+// and spread out (gaps of a few bytes to most of the address space, V3's
+// 64-bit starts), checked against a linear search at every edge.
+TEST(SframeSectionTest, FindFdeBlocksAgreeWithLinearSearch) {
+  SectionSpec spec = amd64(3);
+  spec.fdes.clear();
+  std::vector<std::pair<uint64_t, uint32_t>> ranges;
+  uint64_t at = 0x10;
+  for (int i = 0; i < 300; ++i) {
+    const uint32_t size = 1 + static_cast<uint32_t>((i * 37) % 90);
+    ranges.emplace_back(at, size);
+    // Mostly adjacent or close; now and then far away.
+    at += size + (i % 7 == 0 ? 0 : (i * 13) % 50) + (i % 50 == 49 ? uint64_t{1} << (20 + i / 50) : 0);
+  }
+  ranges.emplace_back(uint64_t{1} << 62, 0x100);
+  ranges.emplace_back(~uint64_t{0} - 0x40, 0x40);  // up to the last address
+  for (const auto& [start, size] : ranges) {
+    FdeSpec f;
+    f.start = start;
+    f.size = size;
+    f.fres = {fre(0, {8})};
+    spec.fdes.push_back(f);
+  }
+  const Section s = parse_ok(build(spec));
+  ASSERT_EQ(s.fdes().size(), ranges.size());
+  auto linear = [&](uint64_t pc) -> int {
+    for (size_t i = 0; i < ranges.size(); ++i)
+      if (pc >= ranges[i].first && pc - ranges[i].first < ranges[i].second) return static_cast<int>(i);
+    return -1;
+  };
+  std::vector<uint64_t> pcs = {0, 1, 0xf, ~uint64_t{0}, ~uint64_t{0} - 1};
+  for (const auto& [start, size] : ranges)
+    for (uint64_t pc : {start - 1, start, start + size / 2, start + size - 1, start + size}) pcs.push_back(pc);
+  for (uint64_t pc : pcs) {
+    SCOPED_TRACE(pc);
+    const int want = linear(pc);
+    const Fde* got = s.lookup_fde(pc);
+    auto found = s.find_fde(pc);
+    if (want < 0) {
+      EXPECT_EQ(got, nullptr);
+      ASSERT_FALSE(found.ok());
+      EXPECT_EQ(found.error().code, Errc::kNoFde);
+    } else {
+      ASSERT_NE(got, nullptr);
+      EXPECT_EQ(got->index, static_cast<uint32_t>(want));
+      ASSERT_TRUE(found.ok());
+      EXPECT_EQ(*found, got);
+    }
+  }
+}
+
+// The FRE scan trusts the bytes an FDE points at, so it takes only FDEs of
+// its own section (or copies of them).
+TEST(SframeSectionTest, FreLookupRefusesAnotherSectionsFde) {
+  const Section s = parse_ok(build(three_functions()));
+  SectionSpec other_spec = three_functions();
+  other_spec.fdes[0].fres = {fre(0, {8}), fre(2, {16})};  // its FREs lie elsewhere
+  const Section other = parse_ok(build(other_spec));
+  const Fde copy = s.fdes()[0];
+  EXPECT_EQ(s.find_fre(copy, 0x1005)->index, 2u);
+  auto foreign = s.find_fre(other.fdes()[1], 0x1045);
+  ASSERT_FALSE(foreign.ok());
+  EXPECT_EQ(foreign.error().code, Errc::kNoFde);
+  EXPECT_TRUE(other.find_fre(other.fdes()[1], 0x1045).ok());
 }
 
 TEST(SframeSectionTest, UnsortedSectionsMayHoldAnyOrder) {
