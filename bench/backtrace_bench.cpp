@@ -12,6 +12,9 @@
 #include <libunwind.h>
 
 #include <algorithm>
+#include <chrono>
+#include <map>
+#include <tuple>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -19,11 +22,20 @@
 #include <vector>
 
 #include "framewalk/backtrace.h"
+#include "local/fast_unwinder.hpp"
 
 extern "C" {
 typedef int (*bt_method)(void** buffer, int size);
 int bench_recurse(int depth, bt_method method, void** buffer, int size);
 int bench_recurse_fp(int depth, bt_method method, void** buffer, int size);
+int bench_recurse_mixed_a(int depth, bt_method method, void** buffer, int size);
+int bench_recurse_mixed_b(int depth, bt_method method, void** buffer, int size);
+int bench_recurse_mixed_c(int depth, bt_method method, void** buffer, int size);
+int bench_recurse_mixed_d(int depth, bt_method method, void** buffer, int size);
+int bench_recurse_fp_mixed_a(int depth, bt_method method, void** buffer, int size);
+int bench_recurse_fp_mixed_b(int depth, bt_method method, void** buffer, int size);
+int bench_recurse_fp_mixed_c(int depth, bt_method method, void** buffer, int size);
+int bench_recurse_fp_mixed_d(int depth, bt_method method, void** buffer, int size);
 int fp_walk(void** buffer, int size);
 }
 
@@ -106,6 +118,13 @@ int m_llvm(void** b, int n) {
   return i;
 }
 
+// Walks nothing: the time of the recursion alone, which every other row
+// includes. "net_ns_per_frame" takes it out.
+__attribute__((noinline)) int m_recursion_only(void**, int) {
+  asm volatile("" ::: "memory");
+  return 0;
+}
+
 struct Method {
   const char* name;
   bt_method fn;
@@ -142,37 +161,57 @@ void load_peers() {
   }
 }
 
-__attribute__((noinline)) int run(const Method& m, int depth, void** buffer) {
-  return (m.frame_pointer_build ? bench_recurse_fp : bench_recurse)(depth, m.fn, buffer, kMax);
+// The stack's shape: one function calling itself, or four different
+// functions in a cycle (bench_recurse_mixed_*).
+enum Shape { kSelf = 0, kMixed = 1 };
+const char* shape_name(int shape) { return shape == kSelf ? "self" : "mixed"; }
+
+using Recurse = int (*)(int, bt_method, void**, int);
+Recurse entry(bool fp_build, int shape) {
+  if (shape == kMixed) return fp_build ? bench_recurse_fp_mixed_a : bench_recurse_mixed_a;
+  return fp_build ? bench_recurse_fp : bench_recurse;
 }
 
-// The frames from the innermost bench_recurse outwards, up to main.
-std::vector<void*> normalized(void** b, int n, bool fp_build, int depth) {
+__attribute__((noinline)) int run(const Method& m, int depth, void** buffer, int shape = kSelf) {
+  return entry(m.frame_pointer_build, shape)(depth, m.fn, buffer, kMax);
+}
+
+// The frames from the innermost recursion frame outwards, up to main.
+std::vector<void*> normalized(void** b, int n, bool fp_build, int shape) {
   Dl_info info;
-  const void* target = reinterpret_cast<void*>(fp_build ? bench_recurse_fp : bench_recurse);
+  std::vector<const void*> targets;
+  if (shape == kSelf) {
+    targets = {reinterpret_cast<void*>(fp_build ? bench_recurse_fp : bench_recurse)};
+  } else if (fp_build) {
+    targets = {reinterpret_cast<void*>(bench_recurse_fp_mixed_a), reinterpret_cast<void*>(bench_recurse_fp_mixed_b),
+               reinterpret_cast<void*>(bench_recurse_fp_mixed_c), reinterpret_cast<void*>(bench_recurse_fp_mixed_d)};
+  } else {
+    targets = {reinterpret_cast<void*>(bench_recurse_mixed_a), reinterpret_cast<void*>(bench_recurse_mixed_b),
+               reinterpret_cast<void*>(bench_recurse_mixed_c), reinterpret_cast<void*>(bench_recurse_mixed_d)};
+  }
   std::vector<void*> out;
   int i = 0;
   for (; i < n; ++i)
-    if (dladdr(b[i], &info) && info.dli_saddr == target) break;
+    if (dladdr(b[i], &info) && std::find(targets.begin(), targets.end(), info.dli_saddr) != targets.end()) break;
   for (int k = i; k < n; ++k) out.push_back(b[k]);
-  (void)depth;
   return out;
 }
 
 void check_agreement() {
+  for (int shape : {kSelf, kMixed})
   for (int depth : {10, 50, 200}) {
     void* ref[kMax];
     const auto all = methods();
-    const int n_ref = run(all[0], depth, ref);
-    const auto want = normalized(ref, n_ref, false, depth);
+    const int n_ref = run(all[0], depth, ref, shape);
+    const auto want = normalized(ref, n_ref, false, shape);
     if (want.size() < static_cast<size_t>(depth)) {
       std::fprintf(stderr, "framewalk returned %d frames (%zu from the recursion) at depth %d\n", n_ref, want.size(), depth);
       std::exit(1);
     }
     for (const Method& m : all) {
       void* got[kMax];
-      const int n = run(m, depth, got);
-      const auto have = normalized(got, n, m.frame_pointer_build, depth);
+      const int n = run(m, depth, got, shape);
+      const auto have = normalized(got, n, m.frame_pointer_build, shape);
       // Same number of frames, and (for the same build) the same return
       // addresses through the recursion (callers outside it differ by call site).
       // The frame-pointer walk ends where frame pointers end (outside the
@@ -181,26 +220,61 @@ void check_agreement() {
       if (same && !m.frame_pointer_build)
         same = std::equal(want.begin(), want.begin() + depth - 1, have.begin());
       if (!same) {
-        std::fprintf(stderr, "frames differ: %s at depth %d (%zu frames vs framewalk's %zu)\n", m.name, depth,
-                     have.size(), want.size());
+        std::fprintf(stderr, "frames differ: %s at depth %d, %s stack (%zu frames vs framewalk's %zu)\n", m.name,
+                     depth, shape_name(shape), have.size(), want.size());
         for (size_t k = 0; k < std::max(have.size(), want.size()); ++k)
           std::fprintf(stderr, "  %2zu %p %p\n", k, k < want.size() ? want[k] : nullptr, k < have.size() ? have[k] : nullptr);
         std::exit(1);
       }
     }
   }
-  std::fprintf(stderr, "all methods return identical frames at depths 10, 50, 200\n");
+  std::fprintf(stderr, "all methods return identical frames at depths 10, 50, 200, self and mixed stacks\n");
+}
+
+// The recursion alone, per call, by build, shape and depth: the median of 31 batches.
+std::map<std::tuple<bool, int, int>, double> g_recursion_ns;
+
+void measure_recursion() {
+  for (bool fp_build : {false, true})
+    for (int shape : {kSelf, kMixed})
+    for (int depth : {10, 50, 200}) {
+      const Method m{"recursion", m_recursion_only, fp_build};
+      void* buffer[kMax];
+      std::vector<double> batches;
+      for (int b = 0; b < 31; ++b) {
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int i = 0; i < 2000; ++i) benchmark::DoNotOptimize(run(m, depth, buffer, shape));
+        const auto t1 = std::chrono::steady_clock::now();
+        batches.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count() / 2000);
+      }
+      std::sort(batches.begin(), batches.end());
+      g_recursion_ns[{fp_build, shape, depth}] = batches[batches.size() / 2];
+    }
 }
 
 void BM_Backtrace(benchmark::State& state, Method m) {
   const int depth = static_cast<int>(state.range(0));
+  const int shape = static_cast<int>(state.range(1));
   void* buffer[kMax];
   int n = 0;
+  const uint64_t slow_before = framewalk::local::slow_lookup_count();
+  const auto t0 = std::chrono::steady_clock::now();
   for (auto _ : state) {
-    n = run(m, depth, buffer);
+    n = run(m, depth, buffer, shape);
     benchmark::DoNotOptimize(n);
   }
+  const auto t1 = std::chrono::steady_clock::now();
   state.counters["frames"] = n;
+  // Per frame without the recursion that builds the stack (measured alone
+  // in the same run): what the unwinding itself costs.
+  const double per_call = std::chrono::duration<double, std::nano>(t1 - t0).count() /
+                          static_cast<double>(state.iterations());
+  state.counters["net_ns_per_frame"] =
+      (per_call - g_recursion_ns[{m.frame_pointer_build, shape, depth}]) / static_cast<double>(n > 0 ? n : 1);
+  if (m.fn == m_framewalk)  // rows framewalk looked up the slow way, per call
+    state.counters["slow_rows"] = benchmark::Counter(
+        static_cast<double>(framewalk::local::slow_lookup_count() - slow_before) /
+        static_cast<double>(state.iterations()));
   state.counters["ns_per_frame"] = benchmark::Counter(
       static_cast<double>(n) * static_cast<double>(state.iterations()),
       benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
@@ -211,8 +285,15 @@ void BM_Backtrace(benchmark::State& state, Method m) {
 int main(int argc, char** argv) {
   load_peers();
   check_agreement();
+  measure_recursion();
+  for (const auto& [key, ns] : g_recursion_ns)
+    std::fprintf(stderr, "recursion alone (%s build, %s stack), depth %d: %.1f ns per call\n",
+                 std::get<0>(key) ? "frame-pointer" : "no-frame-pointer", shape_name(std::get<1>(key)),
+                 std::get<2>(key), ns);
   for (const Method& m : methods())
-    benchmark::RegisterBenchmark(m.name, BM_Backtrace, m)->Arg(10)->Arg(50)->Arg(200);
+    benchmark::RegisterBenchmark(m.name, BM_Backtrace, m)
+        ->ArgNames({"depth", "mixed"})
+        ->ArgsProduct({{10, 50, 200}, {kSelf, kMixed}});
   std::fprintf(stderr, "framewalk rule cache: %lu bytes, shared by all threads (none per thread)\n",
                framewalk_backtrace_cache_bytes());
   benchmark::Initialize(&argc, argv);

@@ -30,3 +30,51 @@ __attribute__((noinline)) int fp_walk(void** buffer, int size) {
   }
   return n;
 }
+
+// A recursion through four functions with different frames, cycling
+// a -> b -> c -> d -> a: no frame repeats its caller, some frames keep locals,
+// one saves every callee-saved register (rbp included). The step-to-step rule
+// changes every frame, as in a real program's stack.
+#define FW_CAT2(a, b) a##b
+#define FW_CAT(a, b) FW_CAT2(a, b)
+#define MIXED_A FW_CAT(RECURSE_NAME, _mixed_a)
+#define MIXED_B FW_CAT(RECURSE_NAME, _mixed_b)
+#define MIXED_C FW_CAT(RECURSE_NAME, _mixed_c)
+#define MIXED_D FW_CAT(RECURSE_NAME, _mixed_d)
+
+int MIXED_B(int depth, bt_method method, void** buffer, int size);
+int MIXED_C(int depth, bt_method method, void** buffer, int size);
+int MIXED_D(int depth, bt_method method, void** buffer, int size);
+
+__attribute__((noinline)) int MIXED_A(int depth, bt_method method, void** buffer, int size) {
+  if (depth <= 1) return method(buffer, size);
+  int n = MIXED_B(depth - 1, method, buffer, size);
+  __asm__ volatile("" ::: "memory");
+  return n;
+}
+
+__attribute__((noinline)) int MIXED_B(int depth, bt_method method, void** buffer, int size) {
+  volatile char pad[40];
+  pad[0] = (char)depth;
+  if (depth <= 1) return method(buffer, size);
+  int n = MIXED_C(depth - 1, method, buffer, size);
+  return n + (pad[0] & 0);
+}
+
+__attribute__((noinline)) int MIXED_C(int depth, bt_method method, void** buffer, int size) {
+  // Values live across the call: every callee-saved register is pushed.
+  long a = depth * 3L, b = depth * 5L, c = depth * 7L, d = depth * 11L, e = depth * 13L, f = depth * 17L;
+  __asm__ volatile("" : "+r"(a), "+r"(b), "+r"(c), "+r"(d), "+r"(e), "+r"(f));
+  if (depth <= 1) return method(buffer, size);
+  int n = MIXED_D(depth - 1, method, buffer, size);
+  __asm__ volatile("" : "+r"(a), "+r"(b), "+r"(c), "+r"(d), "+r"(e), "+r"(f));
+  return n + (int)((a ^ b ^ c ^ d ^ e ^ f) & 0);
+}
+
+__attribute__((noinline)) int MIXED_D(int depth, bt_method method, void** buffer, int size) {
+  volatile char pad[200];
+  pad[0] = (char)depth;
+  if (depth <= 1) return method(buffer, size);
+  int n = MIXED_A(depth - 1, method, buffer, size);
+  return n + (pad[0] & 0);
+}

@@ -5,15 +5,12 @@
 #include "framewalk/backtrace.h"
 #include "local/fast_unwinder.hpp"
 
-extern "C" void framewalk_x86_64_capture(uint64_t out[17]);
 
 extern "C" __attribute__((noinline)) int framewalk_backtrace(void** buffer, int size) {
-  uint64_t raw[17];
-  framewalk_x86_64_capture(raw);
-  framewalk::arch::RegisterFile regs;
-  for (unsigned i = 0; i < 17; ++i) regs.set(i, raw[i]);
+  uint64_t raw[framewalk::arch::x86_64::kCapturedRegisters];
+  framewalk::arch::x86_64::framewalk_x86_64_capture(raw);
   // The captured PC is inside this function: walk one frame out before storing.
-  const int n = framewalk::local::fast_walk(regs, /*first_is_return_address=*/true, /*skip=*/1, buffer, size);
+  const int n = framewalk::local::fast_walk_captured(raw, /*skip=*/1, buffer, size);
   asm volatile("" ::: "memory");  // keep this a real frame (no tail call)
   return n;
 }

@@ -23,19 +23,79 @@ namespace {
 namespace x = arch::x86_64;
 
 // ---- the rule cache ----------------------------------------------------------
-// Direct-mapped by the low bits of the lookup PC. One word per entry: the
-// rest of the PC (bits 31-63; user addresses fit in 47 bits) and the rule:
-// bit 0 the CFA base (0 rsp, 1 rbp), bits 1-24 the CFA offset / 8 (0 marks
-// the outermost frame: return address undefined), bits 25-30 k where rbp is
-// saved at CFA - 8k (0: rbp unchanged). Zero is empty. One word, so threads
-// share the cache with relaxed atomics and no lock.
-constexpr unsigned kCacheBits = 14;
-constexpr size_t kCacheEntries = size_t{1} << kCacheBits;
+// Two-way set-associative, the set chosen by the low 12 bits of a return
+// address; a slot holds the rule for the call site (return address - 1).
+// Frames looked up at their exact PC (the first frame of a ucontext walk,
+// frames a signal interrupted) are not cached. Two ways, so that two return
+// addresses of one stack that share their low bits do not evict each other
+// on every walk. Two arrays of words, each read and written alone with
+// relaxed atomics, so threads share the cache without a lock and a torn pair
+// is harmless:
+//   rules: bits 0-21 the CFA offset in bytes (0 marks the outermost frame:
+//          return address undefined), bit 22 the CFA base (0 rsp, 1 rbp; set
+//          for the outermost frame too, so the common case is one bit test),
+//          bits 23-28 k where rbp is saved at CFA - 8k (0: rbp unchanged),
+//          bits 29-63 the return address's bits 12 and up (user addresses
+//          fit in 47 bits). Zero is empty.
+//   nexts: a prediction: the caller's return address seen the last time this
+//          frame was stepped, and the slot holding its rule, as
+//          (address << 13) | slot. Loading the predicted caller's rule does
+//          not wait for the return address to come off the stack, so
+//          consecutive steps overlap; the prediction is checked against the
+//          real return address and corrected when wrong.
+constexpr unsigned kSetBits = 12;
+constexpr size_t kSets = size_t{1} << kSetBits;
+constexpr unsigned kSlotBits = kSetBits + 1;  // two ways
+constexpr size_t kSlots = size_t{1} << kSlotBits;
+constexpr uint64_t kSlotMask = kSlots - 1;
+constexpr uint64_t kOffsetMask = (uint64_t{1} << 22) - 1;
+constexpr uint64_t kRbpBased = uint64_t{1} << 22;
+constexpr unsigned kRbpSlotShift = 23;
+constexpr uint64_t kRbpSlotMask = uint64_t{63} << kRbpSlotShift;
+constexpr unsigned kTagShift = 29;
+static_assert(kTagShift - kSetBits == 17 && 47 - kSetBits <= 64 - kTagShift);
 
-std::atomic<uint64_t> g_cache[kCacheEntries];
+// One array, so that both halves are reached from one base register.
+std::atomic<uint64_t> g_cache_words[2 * kSlots];
+// Rows looked up the slow way, process-wide (for benchmarks and tests).
+std::atomic<uint64_t> g_slow_lookups{0};
+// Picks the way a new rule evicts when both are taken.
+std::atomic<unsigned> g_evictions{0};
+inline std::atomic<uint64_t>& rule_word(size_t slot) { return g_cache_words[slot]; }
+inline std::atomic<uint64_t>& next_word(size_t slot) { return g_cache_words[kSlots + slot]; }
 
-inline size_t slot(uint64_t pc) { return static_cast<size_t>(pc & (kCacheEntries - 1)); }
-inline uint64_t tag(uint64_t pc) { return pc >> kCacheBits; }
+// The first of the two slots of a return address's set.
+inline size_t set_of(uint64_t return_address) { return (return_address & (kSets - 1)) << 1; }
+// Whether `rule` is the rule cached for `return_address`. Shifting the
+// address left puts its bit 12 at the tag's bit 29; a real return address
+// (>= 64 KiB) never matches an empty word.
+inline bool tag_matches(uint64_t rule, uint64_t return_address) {
+  return ((rule ^ (return_address << (kTagShift - kSetBits))) >> kTagShift) == 0;
+}
+inline bool holds(uint64_t rule, uint64_t return_address) {
+  return rule != 0 && tag_matches(rule, return_address);
+}
+// The slot holding `return_address`'s rule, or kSlots; `rule` gets the rule.
+inline size_t find_slot(const std::atomic<uint64_t>* rules, uint64_t return_address, uint64_t* rule) {
+  const size_t first = set_of(return_address);
+  for (size_t slot = first; slot < first + 2; ++slot) {
+    *rule = rules[slot].load(std::memory_order_relaxed);
+    if (holds(*rule, return_address)) return slot;
+  }
+  return kSlots;
+}
+
+inline uint64_t prediction(uint64_t return_address, size_t slot) { return (return_address << kSlotBits) | slot; }
+inline size_t predicted_slot_of(uint64_t prediction) { return prediction & kSlotMask; }
+inline bool predicts(uint64_t prediction, uint64_t return_address) {
+  return ((prediction ^ (return_address << kSlotBits)) >> kSlotBits) == 0;
+}
+// The tag comparison for a predicted slot, from the prediction word alone:
+// (address << 13) << 4 has the address's bit 12 at bit 29 too.
+inline bool predicted_tag_matches(uint64_t rule, uint64_t prediction) {
+  return ((rule ^ (prediction << (kTagShift - kSetBits - kSlotBits))) >> kTagShift) == 0;
+}
+static_assert(kTagShift - kSetBits - kSlotBits == 4);
 
 struct CompactRule {
   bool rbp_based;
@@ -43,8 +103,29 @@ struct CompactRule {
   uint64_t rbp_slot;    // 0, or k: rbp saved at CFA - 8k
 };
 
-inline uint64_t pack(uint64_t pc, const CompactRule& r) {
-  return (tag(pc) << 31) | uint64_t{r.rbp_based} | ((r.cfa_offset / 8) << 1) | (r.rbp_slot << 25);
+inline uint64_t pack(uint64_t return_address, const CompactRule& r) {
+  return ((return_address >> kSetBits) << kTagShift) | r.cfa_offset | (r.rbp_based || r.cfa_offset == 0 ? kRbpBased : 0) |
+         (r.rbp_slot << kRbpSlotShift);
+}
+
+inline CompactRule unpack(uint64_t rule) {
+  return CompactRule{(rule & kRbpBased) != 0, rule & kOffsetMask, (rule >> kRbpSlotShift) & 63};
+}
+
+// Caches `rule` for `return_address`: in the way that has it or is empty,
+// else in the way a process-wide counter picks (two return addresses that
+// keep meeting in one set end up in different ways).
+void remember(uint64_t return_address, const CompactRule& rule) {
+  const size_t first = set_of(return_address);
+  size_t target = first + (g_evictions.fetch_add(1, std::memory_order_relaxed) & 1);
+  for (size_t slot = first; slot < first + 2; ++slot) {
+    const uint64_t old = rule_word(slot).load(std::memory_order_relaxed);
+    if (old == 0 || tag_matches(old, return_address)) {
+      target = slot;
+      break;
+    }
+  }
+  rule_word(target).store(pack(return_address, rule), std::memory_order_relaxed);
 }
 
 // Whether a row fits the compact form; fills `out` if so.
@@ -57,7 +138,8 @@ bool compact(const UnwindRow& row, CompactRule* out) {
   }
   if (row.cfa.kind != CfaKind::kRegisterOffset) return false;
   if (row.cfa.reg != x::kRsp && row.cfa.reg != x::kRbp) return false;
-  if (row.cfa.offset < 8 || row.cfa.offset % 8 != 0 || row.cfa.offset / 8 >= (1 << 24)) return false;
+  if (row.cfa.offset < 8 || row.cfa.offset % 8 != 0 || static_cast<uint64_t>(row.cfa.offset) > kOffsetMask)
+    return false;
   if (row.return_address_register != x::kRip) return false;
   const RegisterRule* ra = row.find(x::kRip);
   if (!ra || ra->kind != RuleKind::kOffset || ra->value != -8) return false;
@@ -70,6 +152,9 @@ bool compact(const UnwindRow& row, CompactRule* out) {
       return false;
   }
   out->rbp_based = row.cfa.reg == x::kRbp;
+  // An rsp-based frame holds the words the step reads (CFA - 8, CFA - 8k):
+  // the hot loop relies on it instead of checking every step.
+  if (!out->rbp_based && 8 * (k > 1 ? k : 1) > static_cast<uint64_t>(row.cfa.offset)) return false;
   out->cfa_offset = static_cast<uint64_t>(row.cfa.offset);
   out->rbp_slot = k;
   return true;
@@ -183,75 +268,185 @@ Lookup find_row(uint64_t lookup_pc, UnwindRow* row, CompactRule* rule) {
   return compact(*row, rule) ? Lookup::kCompact : Lookup::kGeneral;
 }
 
+enum class HotExit { kEnd, kSlowStep };
+
+// What the hot loop reads and advances: the frame still to be stepped, where
+// its caller's PC goes, and the stack range known readable.
+struct HotState {
+  uint64_t pc, sp, fp;
+  bool fp_known;
+  void** out;
+  void** end;
+  uint64_t readable_lo, readable_hi;
+};
+
+// The hot loop: return-address frames whose rule is cached and whose stack
+// words lie in the range already known readable. A function of its own, over
+// local copies, so that its few variables live in registers (the general
+// path's locals would push them to the stack, putting a store and a load on
+// every step). Returns kSlowStep with the frame still to be stepped when the
+// checked path must take over.
+__attribute__((noinline)) HotExit hot_walk(HotState& state) {
+  uint64_t pc = state.pc, sp = state.sp, fp = state.fp;
+  bool fp_known = state.fp_known;
+  void** out = state.out;
+  void** const end = state.end;
+  const uint64_t hi = state.readable_hi;
+  HotExit exit = HotExit::kSlowStep;
+  // Both halves through their own base pointer: the loads then take the slot
+  // index straight into the address (a shared base with a 64 KiB displacement
+  // costs an extra instruction on the loop's critical path).
+  std::atomic<uint64_t>* rules = &rule_word(0);
+  std::atomic<uint64_t>* nexts = &next_word(0);
+  asm("" : "+r"(rules), "+r"(nexts));
+  uint64_t rule = 0;
+  size_t current = find_slot(rules, pc, &rule);
+  // Every word read lies in [sp, hi): sp only grows, so one check covers the low end.
+  if (current != kSlots && sp >= state.readable_lo) {
+    for (;;) {
+      // The predicted caller's rule, loaded before the return address is known.
+      uint64_t predicted = nexts[current].load(std::memory_order_relaxed);
+      asm("" : "+r"(predicted));  // keep the compiler from re-deriving it from the return address
+      const size_t predicted_slot = predicted_slot_of(predicted);
+      const uint64_t predicted_rule = rules[predicted_slot].load(std::memory_order_relaxed);
+      uint64_t cfa;
+      if ((rule & (kRbpBased | kRbpSlotMask)) == 0) [[likely]] {
+        // CFA = rsp + n, rbp unchanged. CFA > sp, and the return address is
+        // inside the frame (compact() checked).
+        cfa = sp + (rule & kOffsetMask);
+        if (cfa > hi) break;  // let the checked path read
+      } else {
+        const uint64_t k = (rule >> kRbpSlotShift) & 63;
+        if (rule & kRbpBased) {
+          const uint64_t cfa_offset = rule & kOffsetMask;
+          if (cfa_offset == 0 || !fp_known) {  // the outermost frame, or no rbp to use
+            exit = HotExit::kEnd;
+            break;
+          }
+          cfa = fp + cfa_offset;
+          if (cfa <= sp) {  // the stack grows down: the caller's frame is above
+            exit = HotExit::kEnd;
+            break;
+          }
+          if (cfa > hi || sp + 8 * (k > 1 ? k : 1) > cfa) break;  // let the checked path read
+        } else {
+          cfa = sp + (rule & kOffsetMask);
+          if (cfa > hi) break;
+        }
+        if (k) {
+          std::memcpy(&fp, reinterpret_cast<const void*>(cfa - 8 * k), 8);
+          fp_known = true;
+        }
+      }
+      uint64_t next_pc;
+      std::memcpy(&next_pc, reinterpret_cast<const void*>(cfa - 8), 8);
+      sp = cfa;
+      pc = next_pc;
+      if (pc == 0) {
+        exit = HotExit::kEnd;
+        break;
+      }
+      *out++ = reinterpret_cast<void*>(pc);
+      if (out == end) {
+        exit = HotExit::kEnd;
+        break;
+      }
+      size_t next_slot = predicted_slot;
+      uint64_t next_rule = predicted_rule;
+      // pc is not 0, so a match means the prediction was written, from a real
+      // return address, and the tag comparison alone rules out an empty slot.
+      if (!predicts(predicted, pc) || !predicted_tag_matches(predicted_rule, predicted)) [[unlikely]] {
+        next_slot = find_slot(rules, pc, &next_rule);
+        if (next_slot == kSlots) break;  // a miss: the checked path finds the row
+        // Indexed afresh: otherwise the compiler keeps &nexts[current] in a
+        // register for this store, an extra instruction on every step.
+        size_t learning = current;
+        asm("" : "+r"(learning));
+        nexts[learning].store(prediction(pc, next_slot), std::memory_order_relaxed);
+      }
+      current = next_slot;
+      rule = next_rule;
+    }
+  }
+  state.pc = pc;
+  state.sp = sp;
+  state.fp = fp;
+  state.fp_known = fp_known;
+  state.out = out;
+  return exit;
+}
+
 }  // namespace
 
-int fast_walk(const arch::RegisterFile& start, bool first_is_return_address, int skip, void** buffer, int size,
-              FastWalkStats* stats) {
+namespace {
+
+// Where a walk starts: rip, rsp and rbp, and every register (as a register
+// file, or as the 17 words framewalk_x86_64_capture stores), needed only if
+// the first frame's row is one the cache cannot hold.
+struct WalkStart {
+  uint64_t pc, sp, fp;
+  bool fp_known;
+  const arch::RegisterFile* registers;
+  const uint64_t* captured;
+};
+
+int walk(const WalkStart& start, bool first_is_return_address, int skip, void** buffer, int size,
+         FastWalkStats* stats) {
   if (size <= 0) return 0;
   ReadableRange range = t_readable;
   CheckedMemory memory(range);
   const Unwinder general(g_no_modules, memory, elf::kEmX86_64);
 
-  uint64_t pc = start.value_or(x::kRip, 0), sp = start.value_or(x::kRsp, 0), fp = start.value_or(x::kRbp, 0);
-  bool fp_known = start.known(x::kRbp);
+  uint64_t pc = start.pc, sp = start.sp, fp = start.fp;
+  bool fp_known = start.fp_known;
   bool activation = !first_is_return_address;
   // Registers beyond rip/rsp/rbp are known only until the first step.
-  const arch::RegisterFile* full = &start;
+  bool first_frame = true;
   int stored = 0;
-  int visited = 0;
-  const int limit = size + skip;
-  // Stores a frame's PC; false when the buffer is full.
+  int to_skip = skip;
+  // Stores a frame's PC; false when the walk is over (PC 0, or the buffer full).
   auto record = [&](uint64_t v) {
-    if (visited++ >= skip) {
-      buffer[stored++] = reinterpret_cast<void*>(v);
-      if (stored >= size) return false;
+    if (v == 0) return false;
+    if (to_skip > 0) {
+      --to_skip;
+      return true;
     }
-    return visited < limit;
+    buffer[stored++] = reinterpret_cast<void*>(v);
+    return stored < size;
   };
-  if (pc == 0 || !record(pc)) goto done;
+  if (!record(pc)) goto done;
   for (;;) {
-    // The hot loop: return-address frames whose rule is cached and whose
-    // stack words lie in the range already known readable.
-    while (!activation) {
-      const uint64_t lookup = pc - 1;
-      const uint64_t entry = g_cache[slot(lookup)].load(std::memory_order_relaxed);
-      if (entry == 0 || (entry >> 31) != tag(lookup)) break;
-      const uint64_t cfa_offset = ((entry >> 1) & ((uint64_t{1} << 24) - 1)) * 8;
-      if (cfa_offset == 0) goto done;  // the outermost frame
-      if ((entry & 1) && !fp_known) goto done;
-      const uint64_t cfa = ((entry & 1) ? fp : sp) + cfa_offset;
-      const uint64_t k = (entry >> 25) & 63;
-      const uint64_t lowest = cfa - 8 * (k > 1 ? k : 1);
-      if (lowest < range.lo || cfa > range.hi || lowest > cfa) break;  // let the checked path read
-      if (cfa <= sp) goto done;  // the stack grows down: the caller's frame is above
-      if (stats) ++stats->cache_hits;
-      uint64_t next_pc;
-      std::memcpy(&next_pc, reinterpret_cast<const void*>(cfa - 8), 8);
-      if (k) {
-        std::memcpy(&fp, reinterpret_cast<const void*>(cfa - 8 * k), 8);
-        fp_known = true;
-      }
-      sp = cfa;
-      pc = next_pc;
-      full = nullptr;
-      if (pc == 0 || !record(pc)) goto done;
+    if (!activation && to_skip == 0) {
+      HotState hot{pc, sp, fp, fp_known, buffer + stored, buffer + size, range.lo, range.hi};
+      const HotExit exit = hot_walk(hot);
+      const int steps = static_cast<int>(hot.out - (buffer + stored));
+      if (stats) stats->cache_hits += steps;
+      if (hot.sp != sp) first_frame = false;  // it stepped: every step moves sp up
+      pc = hot.pc;
+      sp = hot.sp;
+      fp = hot.fp;
+      fp_known = hot.fp_known;
+      stored += steps;
+      if (exit == HotExit::kEnd) goto done;
     }
 
     // The checked path: a cache miss, a read outside the known range, or an
     // exact PC (the first frame, or one a signal interrupted).
     const uint64_t lookup = activation ? pc : pc - 1;
-    const uint64_t entry = g_cache[slot(lookup)].load(std::memory_order_relaxed);
+    uint64_t entry = 0;
+    const bool cached = !activation && find_slot(&rule_word(0), pc, &entry) != kSlots;
     uint64_t next_pc, next_sp, next_fp = fp;
     bool next_fp_known = fp_known;
     bool next_activation = false;
     CompactRule rule;
     bool have_rule = false;
-    if (entry != 0 && (entry >> 31) == tag(lookup)) {
-      rule = CompactRule{(entry & 1) != 0, ((entry >> 1) & ((uint64_t{1} << 24) - 1)) * 8, (entry >> 25) & 63};
+    if (cached) {
+      rule = unpack(entry);
       have_rule = true;
       if (stats) ++stats->cache_hits;
     } else {
       if (stats) ++stats->cache_misses;
+      g_slow_lookups.fetch_add(1, std::memory_order_relaxed);
       UnwindRow row;
       Lookup how = find_row(lookup, &row, &rule);
       if (how == Lookup::kNone) {
@@ -264,12 +459,16 @@ int fast_walk(const arch::RegisterFile& start, bool first_is_return_address, int
         how = Lookup::kGeneral;
       }
       if (how == Lookup::kCompact) {
-        g_cache[slot(lookup)].store(pack(lookup, rule), std::memory_order_relaxed);
+        // Cached under return-address lookups only: an exact PC's row may
+        // differ from the row at the same address looked up as pc - 1.
+        if (!activation) remember(pc, rule);
         have_rule = true;
       } else {
         if (stats) ++stats->general_rows;
         arch::RegisterFile regs;
-        if (full) regs = *full;
+        if (first_frame && start.registers) regs = *start.registers;
+        if (first_frame && start.captured)
+          for (unsigned i = 0; i < x::kCapturedRegisters; ++i) regs.set(i, start.captured[i]);
         regs.set(x::kRip, pc);
         regs.set(x::kRsp, sp);
         if (fp_known) regs.set(x::kRbp, fp); else regs.forget(x::kRbp);
@@ -299,18 +498,34 @@ int fast_walk(const arch::RegisterFile& start, bool first_is_return_address, int
     fp = next_fp;
     fp_known = next_fp_known;
     activation = next_activation;
-    full = nullptr;
-    if (pc == 0 || !record(pc)) goto done;
+    first_frame = false;
+    if (!record(pc)) goto done;
   }
 done:
   t_readable = range;
   return stored;
 }
 
-void flush_rule_cache() {
-  for (auto& e : g_cache) e.store(0, std::memory_order_relaxed);
+}  // namespace
+
+int fast_walk(const arch::RegisterFile& regs, bool first_is_return_address, int skip, void** buffer, int size,
+              FastWalkStats* stats) {
+  const WalkStart start{regs.value_or(x::kRip, 0), regs.value_or(x::kRsp, 0), regs.value_or(x::kRbp, 0),
+                        regs.known(x::kRbp), &regs, nullptr};
+  return walk(start, first_is_return_address, skip, buffer, size, stats);
 }
 
-unsigned long rule_cache_bytes() { return sizeof g_cache; }
+int fast_walk_captured(const uint64_t* captured, int skip, void** buffer, int size, FastWalkStats* stats) {
+  const WalkStart start{captured[x::kRip], captured[x::kRsp], captured[x::kRbp], true, nullptr, captured};
+  return walk(start, /*first_is_return_address=*/true, skip, buffer, size, stats);
+}
+
+void flush_rule_cache() {
+  for (auto& e : g_cache_words) e.store(0, std::memory_order_relaxed);
+}
+
+uint64_t slow_lookup_count() { return g_slow_lookups.load(std::memory_order_relaxed); }
+
+unsigned long rule_cache_bytes() { return sizeof g_cache_words; }
 
 }  // namespace framewalk::local

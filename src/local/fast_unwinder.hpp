@@ -28,7 +28,15 @@ struct FastWalkStats {
 int fast_walk(const arch::RegisterFile& regs, bool first_is_return_address, int skip, void** buffer, int size,
               FastWalkStats* stats = nullptr);
 
+// The same from the registers framewalk_x86_64_capture stored (DWARF
+// numbers 0-16, rip the return address into the capturing function): no
+// register file is built unless the first frame needs the full executor.
+int fast_walk_captured(const uint64_t* captured, int skip, void** buffer, int size, FastWalkStats* stats = nullptr);
+
 void flush_rule_cache();
 unsigned long rule_cache_bytes();
+// How many rows were looked up the slow way (cache misses and rows the cache
+// cannot hold), in every thread since the process started.
+uint64_t slow_lookup_count();
 
 }  // namespace framewalk::local

@@ -10,7 +10,6 @@
 
 #include "arch/x86_64/frames.hpp"
 
-extern "C" void framewalk_x86_64_capture(uint64_t out[17]);
 
 namespace framewalk {
 
@@ -117,10 +116,10 @@ const ModuleMap& LocalUnwinder::modules() const { return state_->modules; }
 
 int LocalUnwinder::backtrace(void** buffer, int size) {
   if (size <= 0) return 0;
-  uint64_t raw[17];
-  framewalk_x86_64_capture(raw);
+  uint64_t raw[arch::x86_64::kCapturedRegisters];
+  arch::x86_64::framewalk_x86_64_capture(raw);
   arch::RegisterFile regs;
-  for (unsigned i = 0; i < 17; ++i) regs.set(i, raw[i]);
+  for (unsigned i = 0; i < arch::x86_64::kCapturedRegisters; ++i) regs.set(i, raw[i]);
   int n = 0;
   UnwindOptions o;
   o.max_frames = static_cast<size_t>(size);

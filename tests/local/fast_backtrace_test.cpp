@@ -82,6 +82,42 @@ TEST(FastBacktrace, IdenticalToTheFullExecutor) {
   }
 }
 
+// A second recursion with another frame layout (locals, and every
+// callee-saved register pushed, rbp among them) that alternates with
+// recurse_then: return addresses see different callers from walk to walk.
+__attribute__((noinline)) int mixed_then(int depth, int (*fn)(void*), void* arg) {
+  long a = depth * 3L, b = depth * 5L, c = depth * 7L, d = depth * 11L, e = depth * 13L, f = depth * 17L;
+  asm volatile("" : "+r"(a), "+r"(b), "+r"(c), "+r"(d), "+r"(e), "+r"(f));
+  volatile char pad[72];
+  pad[0] = static_cast<char>(depth);
+  int r;
+  if (depth <= 0)
+    r = fn(arg);
+  else if (depth % 3 == 0)
+    r = recurse_then(depth - 1, fn, arg);
+  else
+    r = mixed_then(depth - 1, fn, arg);
+  asm volatile("" : "+r"(a), "+r"(b), "+r"(c), "+r"(d), "+r"(e), "+r"(f));
+  return r + static_cast<int>((a ^ b ^ c ^ d ^ e ^ f) & 0) + (pad[0] & 0);
+}
+
+TEST(FastBacktrace, CallersThatChangeFromWalkToWalk) {
+  // The cache predicts each frame's caller from the last walk; here the
+  // predictions keep failing and must never change the result.
+  framewalk_backtrace_flush_cache();
+  for (int round = 0; round < 60; ++round) {
+    Compare c{};
+    c.depth = 2 + round % 9;
+    if (round % 2)
+      mixed_then(c.depth, compare_at_bottom, &c);
+    else
+      recurse_then(c.depth, compare_at_bottom, &c);
+    ASSERT_GT(c.fast_n, c.depth) << "round " << round;
+    ASSERT_EQ(c.fast_n, c.slow_n) << "round " << round;
+    for (int i = 0; i < c.fast_n; ++i) ASSERT_EQ(c.fast[i], c.slow[i]) << "frame " << i << " round " << round;
+  }
+}
+
 int no_malloc_bottom(void*) {
   void* frames[256];
   t_unwinding = true;

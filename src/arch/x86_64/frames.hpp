@@ -10,6 +10,12 @@
 
 namespace framewalk::arch::x86_64 {
 
+// framewalk_x86_64_capture (capture_context.S) stores the caller's registers
+// in DWARF order, rax..r15 then rip: callee-saved ones as they are, rsp as the
+// caller's, rip as the return address into the caller, the rest zero.
+inline constexpr unsigned kCapturedRegisters = 17;
+extern "C" void framewalk_x86_64_capture(uint64_t out[kCapturedRegisters]);
+
 // The kernel's `struct user_regs_struct` / ELF `elf_gregset_t`: 27 longs.
 inline constexpr unsigned kUserRegsCount = 27;
 inline constexpr unsigned kUserRegsSize = kUserRegsCount * 8;
