@@ -5,6 +5,7 @@
 // of N children.
 #include <dirent.h>
 #include <dlfcn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -63,27 +64,36 @@ int glibc_backtrace(void** b, int n) {
   return fn(b, n);
 }
 
-// In a child: load the libraries, time the first call at depth 10, report ns.
-double first_call_ns(const std::vector<std::string>& libs, int (*fn)(void**, int)) {
+struct FirstCall {
+  double ns = -1;
+  double page_faults = -1;  // minor faults taken during the call
+};
+
+// In a child: load the libraries, time the first call at depth 10.
+FirstCall first_call(const std::vector<std::string>& libs, int (*fn)(void**, int)) {
   int fds[2];
-  if (pipe(fds) != 0) return -1;
+  if (pipe(fds) != 0) return {};
   const pid_t pid = fork();
   if (pid == 0) {
     for (const auto& l : libs) dlopen(l.c_str(), RTLD_NOW | RTLD_GLOBAL);
     void* b[64];
+    rusage before, after;
+    getrusage(RUSAGE_SELF, &before);
     const auto t0 = std::chrono::steady_clock::now();
     const int n = deep(10, fn, b);
     const auto t1 = std::chrono::steady_clock::now();
-    const double ns = n > 10 ? std::chrono::duration<double, std::nano>(t1 - t0).count() : -1;
-    (void)!write(fds[1], &ns, sizeof ns);
+    getrusage(RUSAGE_SELF, &after);
+    const double out[2] = {n > 10 ? std::chrono::duration<double, std::nano>(t1 - t0).count() : -1,
+                           static_cast<double>(after.ru_minflt - before.ru_minflt)};
+    (void)!write(fds[1], out, sizeof out);
     _exit(0);
   }
   close(fds[1]);
-  double ns = -1;
-  (void)!read(fds[0], &ns, sizeof ns);
+  double in[2] = {-1, -1};
+  (void)!read(fds[0], in, sizeof in);
   close(fds[0]);
   waitpid(pid, nullptr, 0);
-  return ns;
+  return {in[0], in[1]};
 }
 
 double median(std::vector<double> v) {
@@ -96,15 +106,19 @@ double median(std::vector<double> v) {
 int main(int argc, char** argv) {
   const int runs = argc > 1 ? std::atoi(argv[1]) : 11;
   const auto libs = pick_libraries(50);
-  std::vector<double> fw, gl;
+  std::vector<double> fw, gl, fw_faults, gl_faults;
   for (int i = 0; i < runs; ++i) {
-    fw.push_back(first_call_ns(libs, framewalk_backtrace));
-    gl.push_back(first_call_ns(libs, glibc_backtrace));
+    const FirstCall f = first_call(libs, framewalk_backtrace);
+    const FirstCall g = first_call(libs, glibc_backtrace);
+    fw.push_back(f.ns);
+    fw_faults.push_back(f.page_faults);
+    gl.push_back(g.ns);
+    gl_faults.push_back(g.page_faults);
   }
   std::printf("process with %zu extra shared libraries loaded (plus the program's own), first call at depth 10,\n",
               libs.size());
   std::printf("median of %d fresh processes:\n", runs);
-  std::printf("  framewalk_backtrace first call: %8.1f us\n", median(fw) / 1000);
-  std::printf("  glibc backtrace first call:     %8.1f us (loads libgcc_s)\n", median(gl) / 1000);
+  std::printf("  framewalk_backtrace first call: %8.1f us, %3.0f page faults\n", median(fw) / 1000, median(fw_faults));
+  std::printf("  glibc backtrace first call:     %8.1f us, %3.0f page faults\n", median(gl) / 1000, median(gl_faults));
   return 0;
 }

@@ -176,19 +176,40 @@ Result<UnwindRow> run_cie(const CfiSection& section, const Cie& cie, const CfaLi
 
 Result<UnwindRow> row_for_pc(const CfiSection& section, const Cie& cie, const Fde& fde, uint64_t pc,
                              const CfaLimits& limits) {
-  FW_TRY(UnwindRow initial, run_cie(section, cie, limits));
-  UnwindRow found;
+  RememberRoom<CfaLimits::kMaxRememberDepth> room;
+  UnwindRow out;
+  FW_CHECK(row_for_pc(section, cie, fde, pc, out, room.space(), limits));
+  return out;
+}
+
+Result<void> row_for_pc(const CfiSection& section, const Cie& cie, const Fde& fde, uint64_t pc, UnwindRow& out,
+                        RememberSpace space, const CfaLimits& limits) {
+  if (cie.return_address_register > 0xffff) return Error{ErrorCode::kBadRegister, cie.offset};
+  UnwindRow initial{};
+  initial.return_address_register = static_cast<uint16_t>(cie.return_address_register);
+  initial.signal_frame = cie.signal_frame;
+  // The program copies its start row before running, so the CIE's final row
+  // can land in the same variable.
+  FW_CHECK(run_instructions_in(space, section, cie, cie.instructions, cie.instructions_offset, initial, 0, nullptr,
+                               0, [&](const UnwindRow& row, bool last) {
+                                 if (last) initial = row;
+                                 return true;
+                               },
+                               limits));
+  initial.pc_begin = initial.pc_end = 0;
   bool have = false;
-  FW_CHECK(run_fde(section, cie, fde, initial, [&](const UnwindRow& row, bool) {
-    if (pc >= row.pc_begin && pc < row.pc_end) {
-      found = row;
-      have = true;
-      return false;
-    }
-    return row.pc_begin <= pc;
-  }, limits));
+  FW_CHECK(run_instructions_in(space, section, cie, fde.instructions, fde.instructions_offset, initial,
+                               fde.pc_begin, &initial, fde.pc_end(), [&](const UnwindRow& row, bool) {
+                                 if (pc >= row.pc_begin && pc < row.pc_end) {
+                                   out = row;
+                                   have = true;
+                                   return false;
+                                 }
+                                 return row.pc_begin <= pc;
+                               },
+                               limits));
   if (!have) return Error{ErrorCode::kNotFound, fde.offset};
-  return found;
+  return ok();
 }
 
 }  // namespace framewalk::dwarf

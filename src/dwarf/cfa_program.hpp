@@ -1,6 +1,7 @@
 // Executes CIE and FDE call frame instructions into UnwindRows.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "dwarf/cfa_instructions.hpp"
@@ -12,6 +13,20 @@ namespace framewalk::dwarf {
 struct CfaLimits {
   static constexpr int kMaxRememberDepth = 8;
   int max_remember_depth = kMaxRememberDepth;  // clamped to kMaxRememberDepth
+};
+
+// Room for the rows DW_CFA_remember_state saves. The functions below that
+// take none keep CfaLimits::kMaxRememberDepth rows on their own stack; a
+// caller short of stack (a signal handler) passes a smaller room instead, and
+// deeper nesting is then kRememberStackOverflow.
+struct RememberSpace {
+  UnwindRow* rows = nullptr;
+  int capacity = 0;
+};
+template <int Capacity>
+struct RememberRoom {
+  alignas(UnwindRow) unsigned char bytes[Capacity * sizeof(UnwindRow)];  // constructed only when used
+  RememberSpace space() { return {reinterpret_cast<UnwindRow*>(bytes), Capacity}; }
 };
 
 // Runs a CIE's initial instructions. The result is the state every FDE of the
@@ -30,19 +45,30 @@ Result<void> run_instructions(const CfiSection& section, const Cie& cie, Bytes i
                               const UnwindRow* restore_base, uint64_t pc_end, OnRow&& on_row,
                               const CfaLimits& limits = {});
 
+// run_instructions with the remembered rows in `space`, starting from `start`
+// moved to `start_pc` (so callers need no copy of their start row to move it).
+template <typename OnRow>
+Result<void> run_instructions_in(RememberSpace space, const CfiSection& section, const Cie& cie,
+                                 Bytes instructions, uint64_t instructions_offset, const UnwindRow& start,
+                                 uint64_t start_pc, const UnwindRow* restore_base, uint64_t pc_end,
+                                 OnRow&& on_row, const CfaLimits& limits);
+
 // An FDE's rows, starting from its CIE's row `initial`.
 template <typename OnRow>
 Result<void> run_fde(const CfiSection& section, const Cie& cie, const Fde& fde,
                      const UnwindRow& initial, OnRow&& on_row, const CfaLimits& limits = {}) {
-  UnwindRow start = initial;
-  start.pc_begin = fde.pc_begin;
-  return run_instructions(section, cie, fde.instructions, fde.instructions_offset, start, &initial,
-                          fde.pc_end(), std::forward<OnRow>(on_row), limits);
+  RememberRoom<CfaLimits::kMaxRememberDepth> room;
+  return run_instructions_in(room.space(), section, cie, fde.instructions, fde.instructions_offset, initial,
+                             fde.pc_begin, &initial, fde.pc_end(), std::forward<OnRow>(on_row), limits);
 }
 
 // The row in force at `pc` (which must lie inside the FDE).
 Result<UnwindRow> row_for_pc(const CfiSection& section, const Cie& cie, const Fde& fde, uint64_t pc,
                              const CfaLimits& limits = {});
+// The same into `out`, the CIE's and the FDE's instructions sharing `space`.
+Result<void> row_for_pc(const CfiSection& section, const Cie& cie, const Fde& fde, uint64_t pc, UnwindRow& out,
+                        RememberSpace space, const CfaLimits& limits = {});
+
 
 // ---- implementation -------------------------------------------------------
 
@@ -78,14 +104,22 @@ Result<void> run_instructions(const CfiSection& section, const Cie& cie, Bytes i
                               uint64_t instructions_offset, const UnwindRow& start,
                               const UnwindRow* restore_base, uint64_t pc_end, OnRow&& on_row,
                               const CfaLimits& limits) {
-  // Raw storage: rows are only constructed when DW_CFA_remember_state needs them.
-  alignas(UnwindRow) unsigned char remembered[CfaLimits::kMaxRememberDepth * sizeof(UnwindRow)];
+  RememberRoom<CfaLimits::kMaxRememberDepth> room;
+  return run_instructions_in(room.space(), section, cie, instructions, instructions_offset, start, start.pc_begin,
+                             restore_base, pc_end, std::forward<OnRow>(on_row), limits);
+}
+
+template <typename OnRow>
+Result<void> run_instructions_in(RememberSpace space, const CfiSection& section, const Cie& cie,
+                                 Bytes instructions, uint64_t instructions_offset, const UnwindRow& start,
+                                 uint64_t start_pc, const UnwindRow* restore_base, uint64_t pc_end,
+                                 OnRow&& on_row, const CfaLimits& limits) {
   detail::ProgramState state;
   state.row = start;
+  state.row.pc_begin = start_pc;
   state.initial = restore_base;
-  state.remembered = reinterpret_cast<UnwindRow*>(remembered);
-  state.max_remember = limits.max_remember_depth < CfaLimits::kMaxRememberDepth
-                           ? limits.max_remember_depth : CfaLimits::kMaxRememberDepth;
+  state.remembered = space.rows;
+  state.max_remember = std::min({limits.max_remember_depth, CfaLimits::kMaxRememberDepth, space.capacity});
   const DecodeContext ctx = detail::decode_context(section, cie);
   ByteReader r(instructions, section.info().endian, instructions_offset);
   while (!r.at_end()) {

@@ -28,74 +28,84 @@ namespace x = arch::x86_64;
 // Frames looked up at their exact PC (the first frame of a ucontext walk,
 // frames a signal interrupted) are not cached. Two ways, so that two return
 // addresses of one stack that share their low bits do not evict each other
-// on every walk. Two arrays of words, each read and written alone with
+// on every walk. A slot is two words, each read and written alone with
 // relaxed atomics, so threads share the cache without a lock and a torn pair
 // is harmless:
-//   rules: bits 0-21 the CFA offset in bytes (0 marks the outermost frame:
-//          return address undefined), bit 22 the CFA base (0 rsp, 1 rbp; set
-//          for the outermost frame too, so the common case is one bit test),
-//          bits 23-28 k where rbp is saved at CFA - 8k (0: rbp unchanged),
-//          bits 29-63 the return address's bits 12 and up (user addresses
-//          fit in 47 bits). Zero is empty.
-//   nexts: a prediction: the caller's return address seen the last time this
-//          frame was stepped, and the slot holding its rule, as
-//          (address << 13) | slot. Loading the predicted caller's rule does
-//          not wait for the return address to come off the stack, so
-//          consecutive steps overlap; the prediction is checked against the
-//          real return address and corrected when wrong.
+//   rule: bits 0-21 the CFA offset in bytes (0 marks the outermost frame:
+//         return address undefined), bit 22 the CFA base (0 rsp, 1 rbp; set
+//         for the outermost frame too, so the common case is one bit test),
+//         bits 23-28 k where rbp is saved at CFA - 8k (0: rbp unchanged),
+//         bits 29-63 the return address's bits 12 and up (user addresses fit
+//         in 47 bits). Zero is empty.
+//   next: a prediction: the caller's return address seen the last time this
+//         frame was stepped, and where its slot is, as (address << 17) |
+//         byte offset of the slot. Loading the predicted caller's rule does
+//         not wait for the return address to come off the stack, so
+//         consecutive steps overlap; the prediction is checked against the
+//         real return address and corrected when wrong.
+// Slots are named by their byte offset in the cache, which the hot loop adds
+// to the cache's address without scaling.
 constexpr unsigned kSetBits = 12;
 constexpr size_t kSets = size_t{1} << kSetBits;
-constexpr unsigned kSlotBits = kSetBits + 1;  // two ways
-constexpr size_t kSlots = size_t{1} << kSlotBits;
-constexpr uint64_t kSlotMask = kSlots - 1;
+constexpr size_t kSlots = 2 * kSets;  // two ways
+constexpr unsigned kOffsetBits = 17;   // a slot's byte offset: 16 bytes per slot
+constexpr uint64_t kSlotOffsetMask = (uint64_t{1} << kOffsetBits) - 1;
+constexpr size_t kNoSlot = kSlots * 16;
 constexpr uint64_t kOffsetMask = (uint64_t{1} << 22) - 1;
 constexpr uint64_t kRbpBased = uint64_t{1} << 22;
 constexpr unsigned kRbpSlotShift = 23;
 constexpr uint64_t kRbpSlotMask = uint64_t{63} << kRbpSlotShift;
 constexpr unsigned kTagShift = 29;
-static_assert(kTagShift - kSetBits == 17 && 47 - kSetBits <= 64 - kTagShift);
+static_assert(kTagShift - kSetBits == kOffsetBits && 47 - kSetBits <= 64 - kTagShift);
 
-// One array, so that both halves are reached from one base register.
-std::atomic<uint64_t> g_cache_words[2 * kSlots];
+struct alignas(16) CacheSlot {
+  std::atomic<uint64_t> rule;
+  std::atomic<uint64_t> next;
+};
+static_assert(sizeof(CacheSlot) == 16 && kSlots * 16 == (size_t{1} << kOffsetBits));
+alignas(64) CacheSlot g_cache[kSlots];
 // Rows looked up the slow way, process-wide (for benchmarks and tests).
 std::atomic<uint64_t> g_slow_lookups{0};
 // Picks the way a new rule evicts when both are taken.
 std::atomic<unsigned> g_evictions{0};
-inline std::atomic<uint64_t>& rule_word(size_t slot) { return g_cache_words[slot]; }
-inline std::atomic<uint64_t>& next_word(size_t slot) { return g_cache_words[kSlots + slot]; }
 
-// The first of the two slots of a return address's set.
-inline size_t set_of(uint64_t return_address) { return (return_address & (kSets - 1)) << 1; }
+inline CacheSlot& slot_at(char* cache, size_t offset) { return *reinterpret_cast<CacheSlot*>(cache + offset); }
+inline char* cache_base() { return reinterpret_cast<char*>(g_cache); }
+
+// The offset of the first of the two slots of a return address's set.
+inline size_t set_of(uint64_t return_address) { return (return_address & (kSets - 1)) * 32; }
 // Whether `rule` is the rule cached for `return_address`. Shifting the
 // address left puts its bit 12 at the tag's bit 29; a real return address
 // (>= 64 KiB) never matches an empty word.
 inline bool tag_matches(uint64_t rule, uint64_t return_address) {
-  return ((rule ^ (return_address << (kTagShift - kSetBits))) >> kTagShift) == 0;
+  return ((rule ^ (return_address << kOffsetBits)) >> kTagShift) == 0;
 }
 inline bool holds(uint64_t rule, uint64_t return_address) {
   return rule != 0 && tag_matches(rule, return_address);
 }
-// The slot holding `return_address`'s rule, or kSlots; `rule` gets the rule.
-inline size_t find_slot(const std::atomic<uint64_t>* rules, uint64_t return_address, uint64_t* rule) {
+// The offset of the slot holding `return_address`'s rule, or kNoSlot; `rule`
+// gets the rule.
+inline size_t find_slot(char* cache, uint64_t return_address, uint64_t* rule) {
   const size_t first = set_of(return_address);
-  for (size_t slot = first; slot < first + 2; ++slot) {
-    *rule = rules[slot].load(std::memory_order_relaxed);
-    if (holds(*rule, return_address)) return slot;
+  for (size_t offset = first; offset < first + 32; offset += 16) {
+    *rule = slot_at(cache, offset).rule.load(std::memory_order_relaxed);
+    if (holds(*rule, return_address)) return offset;
   }
-  return kSlots;
+  return kNoSlot;
 }
 
-inline uint64_t prediction(uint64_t return_address, size_t slot) { return (return_address << kSlotBits) | slot; }
-inline size_t predicted_slot_of(uint64_t prediction) { return prediction & kSlotMask; }
+inline uint64_t prediction(uint64_t return_address, size_t offset) {
+  return (return_address << kOffsetBits) | offset;
+}
+inline size_t predicted_offset(uint64_t prediction) { return prediction & kSlotOffsetMask; }
 inline bool predicts(uint64_t prediction, uint64_t return_address) {
-  return ((prediction ^ (return_address << kSlotBits)) >> kSlotBits) == 0;
+  return ((prediction ^ (return_address << kOffsetBits)) >> kOffsetBits) == 0;
 }
-// The tag comparison for a predicted slot, from the prediction word alone:
-// (address << 13) << 4 has the address's bit 12 at bit 29 too.
+// The tag comparison for a predicted slot, from the prediction word alone: it
+// has the address's bit 12 at bit 29 too.
 inline bool predicted_tag_matches(uint64_t rule, uint64_t prediction) {
-  return ((rule ^ (prediction << (kTagShift - kSetBits - kSlotBits))) >> kTagShift) == 0;
+  return ((rule ^ prediction) >> kTagShift) == 0;
 }
-static_assert(kTagShift - kSetBits - kSlotBits == 4);
 
 struct CompactRule {
   bool rbp_based;
@@ -116,16 +126,17 @@ inline CompactRule unpack(uint64_t rule) {
 // else in the way a process-wide counter picks (two return addresses that
 // keep meeting in one set end up in different ways).
 void remember(uint64_t return_address, const CompactRule& rule) {
+  char* const cache = cache_base();
   const size_t first = set_of(return_address);
-  size_t target = first + (g_evictions.fetch_add(1, std::memory_order_relaxed) & 1);
-  for (size_t slot = first; slot < first + 2; ++slot) {
-    const uint64_t old = rule_word(slot).load(std::memory_order_relaxed);
+  size_t target = first + 16 * (g_evictions.fetch_add(1, std::memory_order_relaxed) & 1);
+  for (size_t offset = first; offset < first + 32; offset += 16) {
+    const uint64_t old = slot_at(cache, offset).rule.load(std::memory_order_relaxed);
     if (old == 0 || tag_matches(old, return_address)) {
-      target = slot;
+      target = offset;
       break;
     }
   }
-  rule_word(target).store(pack(return_address, rule), std::memory_order_relaxed);
+  slot_at(cache, target).rule.store(pack(return_address, rule), std::memory_order_relaxed);
 }
 
 // Whether a row fits the compact form; fills `out` if so.
@@ -239,6 +250,7 @@ const ModuleMap g_no_modules;
 
 // ---- the slow path -----------------------------------------------------------------
 enum class Lookup { kCompact, kGeneral, kNone };
+constexpr int kRememberDepth = 2;
 
 // Finds the row for `lookup_pc` through _dl_find_object and .eh_frame_hdr.
 Lookup find_row(uint64_t lookup_pc, UnwindRow* row, CompactRule* rule) {
@@ -262,9 +274,10 @@ Lookup find_row(uint64_t lookup_pc, UnwindRow* row, CompactRule* rule) {
   dwarf::Cie cie;
   auto fde = section.fde_at_uncached(hit->fde_address - eh_frame, &cie);
   if (!fde || !fde->contains(lookup_pc)) return Lookup::kNone;
-  auto found = dwarf::row_for_pc(section, cie, *fde, lookup_pc);
-  if (!found) return Lookup::kNone;
-  *row = *found;
+  // Two remembered states (compilers nest one) instead of the executor's
+  // default eight: a signal handler's stack may be small.
+  dwarf::RememberRoom<kRememberDepth> room;
+  if (!dwarf::row_for_pc(section, cie, *fde, lookup_pc, *row, room.space())) return Lookup::kNone;
   return compact(*row, rule) ? Lookup::kCompact : Lookup::kGeneral;
 }
 
@@ -293,22 +306,17 @@ __attribute__((noinline)) HotExit hot_walk(HotState& state) {
   void** const end = state.end;
   const uint64_t hi = state.readable_hi;
   HotExit exit = HotExit::kSlowStep;
-  // Both halves through their own base pointer: the loads then take the slot
-  // index straight into the address (a shared base with a 64 KiB displacement
-  // costs an extra instruction on the loop's critical path).
-  std::atomic<uint64_t>* rules = &rule_word(0);
-  std::atomic<uint64_t>* nexts = &next_word(0);
-  asm("" : "+r"(rules), "+r"(nexts));
+  char* const cache = cache_base();
   uint64_t rule = 0;
-  size_t current = find_slot(rules, pc, &rule);
+  size_t current = find_slot(cache, pc, &rule);
   // Every word read lies in [sp, hi): sp only grows, so one check covers the low end.
-  if (current != kSlots && sp >= state.readable_lo) {
+  if (current != kNoSlot && sp >= state.readable_lo) {
     for (;;) {
       // The predicted caller's rule, loaded before the return address is known.
-      uint64_t predicted = nexts[current].load(std::memory_order_relaxed);
+      uint64_t predicted = slot_at(cache, current).next.load(std::memory_order_relaxed);
       asm("" : "+r"(predicted));  // keep the compiler from re-deriving it from the return address
-      const size_t predicted_slot = predicted_slot_of(predicted);
-      const uint64_t predicted_rule = rules[predicted_slot].load(std::memory_order_relaxed);
+      const size_t predicted_slot = predicted_offset(predicted);
+      const uint64_t predicted_rule = slot_at(cache, predicted_slot).rule.load(std::memory_order_relaxed);
       uint64_t cfa;
       if ((rule & (kRbpBased | kRbpSlotMask)) == 0) [[likely]] {
         // CFA = rsp + n, rbp unchanged. CFA > sp, and the return address is
@@ -356,13 +364,13 @@ __attribute__((noinline)) HotExit hot_walk(HotState& state) {
       // pc is not 0, so a match means the prediction was written, from a real
       // return address, and the tag comparison alone rules out an empty slot.
       if (!predicts(predicted, pc) || !predicted_tag_matches(predicted_rule, predicted)) [[unlikely]] {
-        next_slot = find_slot(rules, pc, &next_rule);
-        if (next_slot == kSlots) break;  // a miss: the checked path finds the row
-        // Indexed afresh: otherwise the compiler keeps &nexts[current] in a
-        // register for this store, an extra instruction on every step.
+        next_slot = find_slot(cache, pc, &next_rule);
+        if (next_slot == kNoSlot) break;  // a miss: the checked path finds the row
+        // Addressed afresh: otherwise the compiler keeps the slot's address
+        // in a register for this store, an extra instruction on every step.
         size_t learning = current;
         asm("" : "+r"(learning));
-        nexts[learning].store(prediction(pc, next_slot), std::memory_order_relaxed);
+        slot_at(cache, learning).next.store(prediction(pc, next_slot), std::memory_order_relaxed);
       }
       current = next_slot;
       rule = next_rule;
@@ -390,12 +398,67 @@ struct WalkStart {
   const uint64_t* captured;
 };
 
+// A frame's registers as far as the fast path tracks them.
+struct FramePosition {
+  uint64_t pc, sp, fp;
+  bool fp_known;
+  bool activation;  // the PC is exact (not a return address)
+};
+
+enum class SlowStep { kCompact, kStepped, kEnd };
+
+// A frame whose rule is not cached: finds its row; a compact one is cached
+// and returned in *rule (kCompact) for the caller to apply; any other is
+// applied here by the full executor, `frame` becoming the caller (kStepped).
+// A function of its own, so that its rows and register file take stack only
+// while a miss is handled.
+__attribute__((noinline)) SlowStep slow_step(const WalkStart& start, bool first_frame, FramePosition& frame,
+                                             CompactRule* rule, Memory& memory, FastWalkStats* stats) {
+  UnwindRow row;
+  Lookup how = find_row(frame.activation ? frame.pc : frame.pc - 1, &row, rule);
+  if (how == Lookup::kNone) {
+    // No CFI: the signal trampoline is recognised by its code.
+    uint8_t code[sizeof x::kSigreturnCode];
+    if (memory.read(frame.pc, code, sizeof code) != sizeof code ||
+        std::memcmp(code, x::kSigreturnCode, sizeof code) != 0)
+      return SlowStep::kEnd;
+    row = x::signal_frame_row();
+    how = Lookup::kGeneral;
+  }
+  if (how == Lookup::kCompact) {
+    // Cached under return-address lookups only: an exact PC's row may
+    // differ from the row at the same address looked up as pc - 1.
+    if (!frame.activation) remember(frame.pc, *rule);
+    return SlowStep::kCompact;
+  }
+  if (stats) ++stats->general_rows;
+  arch::RegisterFile regs;
+  // Registers beyond rip/rsp/rbp are known only in the first frame.
+  if (first_frame && start.registers) regs = *start.registers;
+  if (first_frame && start.captured)
+    for (unsigned i = 0; i < x::kCapturedRegisters; ++i) regs.set(i, start.captured[i]);
+  regs.set(x::kRip, frame.pc);
+  regs.set(x::kRsp, frame.sp);
+  if (frame.fp_known) regs.set(x::kRbp, frame.fp); else regs.forget(x::kRbp);
+  const Unwinder general(g_no_modules, memory, elf::kEmX86_64);
+  auto caller = general.apply_row(row, regs);
+  if (!caller || !caller->known(x::kRip) || !caller->known(x::kRsp)) return SlowStep::kEnd;
+  const uint64_t old_sp = frame.sp;
+  frame.pc = *caller->get(x::kRip);
+  frame.sp = *caller->get(x::kRsp);
+  frame.fp_known = caller->known(x::kRbp);
+  frame.fp = caller->value_or(x::kRbp, 0);
+  frame.activation = row.signal_frame;
+  // Across a signal frame the interrupted stack may be elsewhere (sigaltstack).
+  if (!row.signal_frame && frame.sp <= old_sp) return SlowStep::kEnd;
+  return SlowStep::kStepped;
+}
+
 int walk(const WalkStart& start, bool first_is_return_address, int skip, void** buffer, int size,
          FastWalkStats* stats) {
   if (size <= 0) return 0;
   ReadableRange range = t_readable;
   CheckedMemory memory(range);
-  const Unwinder general(g_no_modules, memory, elf::kEmX86_64);
 
   uint64_t pc = start.pc, sp = start.sp, fp = start.fp;
   bool fp_known = start.fp_known;
@@ -432,10 +495,9 @@ int walk(const WalkStart& start, bool first_is_return_address, int skip, void** 
 
     // The checked path: a cache miss, a read outside the known range, or an
     // exact PC (the first frame, or one a signal interrupted).
-    const uint64_t lookup = activation ? pc : pc - 1;
     uint64_t entry = 0;
-    const bool cached = !activation && find_slot(&rule_word(0), pc, &entry) != kSlots;
-    uint64_t next_pc, next_sp, next_fp = fp;
+    const bool cached = !activation && find_slot(cache_base(), pc, &entry) != kNoSlot;
+    uint64_t next_pc = 0, next_sp = 0, next_fp = fp;
     bool next_fp_known = fp_known;
     bool next_activation = false;
     CompactRule rule;
@@ -447,40 +509,20 @@ int walk(const WalkStart& start, bool first_is_return_address, int skip, void** 
     } else {
       if (stats) ++stats->cache_misses;
       g_slow_lookups.fetch_add(1, std::memory_order_relaxed);
-      UnwindRow row;
-      Lookup how = find_row(lookup, &row, &rule);
-      if (how == Lookup::kNone) {
-        // No CFI: the signal trampoline is recognised by its code.
-        uint8_t code[sizeof x::kSigreturnCode];
-        if (memory.read(pc, code, sizeof code) != sizeof code ||
-            std::memcmp(code, x::kSigreturnCode, sizeof code) != 0)
+      FramePosition next{pc, sp, fp, fp_known, activation};
+      switch (slow_step(start, first_frame, next, &rule, memory, stats)) {
+        case SlowStep::kEnd:
           goto done;
-        row = x::signal_frame_row();
-        how = Lookup::kGeneral;
-      }
-      if (how == Lookup::kCompact) {
-        // Cached under return-address lookups only: an exact PC's row may
-        // differ from the row at the same address looked up as pc - 1.
-        if (!activation) remember(pc, rule);
-        have_rule = true;
-      } else {
-        if (stats) ++stats->general_rows;
-        arch::RegisterFile regs;
-        if (first_frame && start.registers) regs = *start.registers;
-        if (first_frame && start.captured)
-          for (unsigned i = 0; i < x::kCapturedRegisters; ++i) regs.set(i, start.captured[i]);
-        regs.set(x::kRip, pc);
-        regs.set(x::kRsp, sp);
-        if (fp_known) regs.set(x::kRbp, fp); else regs.forget(x::kRbp);
-        auto caller = general.apply_row(row, regs);
-        if (!caller || !caller->known(x::kRip) || !caller->known(x::kRsp)) goto done;
-        next_pc = *caller->get(x::kRip);
-        next_sp = *caller->get(x::kRsp);
-        next_fp_known = caller->known(x::kRbp);
-        next_fp = caller->value_or(x::kRbp, 0);
-        next_activation = row.signal_frame;
-        // Across a signal frame the interrupted stack may be elsewhere (sigaltstack).
-        if (!row.signal_frame && next_sp <= sp) goto done;
+        case SlowStep::kCompact:
+          have_rule = true;
+          break;
+        case SlowStep::kStepped:
+          next_pc = next.pc;
+          next_sp = next.sp;
+          next_fp = next.fp;
+          next_fp_known = next.fp_known;
+          next_activation = next.activation;
+          break;
       }
     }
     if (have_rule) {
@@ -521,11 +563,14 @@ int fast_walk_captured(const uint64_t* captured, int skip, void** buffer, int si
 }
 
 void flush_rule_cache() {
-  for (auto& e : g_cache_words) e.store(0, std::memory_order_relaxed);
+  for (auto& e : g_cache) {
+    e.rule.store(0, std::memory_order_relaxed);
+    e.next.store(0, std::memory_order_relaxed);
+  }
 }
 
 uint64_t slow_lookup_count() { return g_slow_lookups.load(std::memory_order_relaxed); }
 
-unsigned long rule_cache_bytes() { return sizeof g_cache_words; }
+unsigned long rule_cache_bytes() { return sizeof g_cache; }
 
 }  // namespace framewalk::local

@@ -160,6 +160,60 @@ TEST(FastBacktrace, UnreadableStackEndsTheWalk) {
   munmap(mem, 2 * page);
 }
 
+// ---- a small signal stack ---------------------------------------------------------
+// A handler on a 20 KiB sigaltstack with a PROT_NONE page below it unwinds
+// with a cold cache (every row through the executor): the unwinder's stack
+// use must fit (an overflow would hit the guard page and crash the test).
+struct SmallStackResult {
+  int from_context = 0;
+  int from_handler = 0;
+  bool on_alt_stack = false;
+};
+SmallStackResult g_small_stack;
+uint8_t* g_alt_stack = nullptr;
+constexpr size_t kAltStackSize = 20 * 1024;
+
+void on_sigusr1(int, siginfo_t*, void* context) {
+  void* frames[128];
+  const auto here = reinterpret_cast<uintptr_t>(&frames);
+  g_small_stack.on_alt_stack = here > reinterpret_cast<uintptr_t>(g_alt_stack) &&
+                               here < reinterpret_cast<uintptr_t>(g_alt_stack) + kAltStackSize;
+  framewalk_backtrace_flush_cache();
+  g_small_stack.from_context = framewalk_backtrace_ucontext(context, frames, 128);
+  framewalk_backtrace_flush_cache();
+  g_small_stack.from_handler = framewalk_backtrace(frames, 128);
+}
+
+TEST(FastBacktrace, ColdWalkFitsASmallSignalStack) {
+  const long page = sysconf(_SC_PAGESIZE);
+  auto* mem = static_cast<uint8_t*>(mmap(nullptr, kAltStackSize + page, PROT_READ | PROT_WRITE,
+                                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(mem, MAP_FAILED);
+  ASSERT_EQ(mprotect(mem, page, PROT_NONE), 0);  // the guard page, below the stack
+  g_alt_stack = mem + page;
+  stack_t ss{}, old_ss{};
+  ss.ss_sp = g_alt_stack;
+  ss.ss_size = kAltStackSize;
+  ASSERT_EQ(sigaltstack(&ss, &old_ss), 0);
+  struct sigaction sa {}, old_sa{};
+  sa.sa_sigaction = on_sigusr1;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  sigemptyset(&sa.sa_mask);
+  ASSERT_EQ(sigaction(SIGUSR1, &sa, &old_sa), 0);
+  g_small_stack = {};
+  recurse_then(30, [](void*) { return raise(SIGUSR1); }, nullptr);
+  sigaction(SIGUSR1, &old_sa, nullptr);
+  ss.ss_flags = SS_DISABLE;
+  sigaltstack(&ss, nullptr);
+  if (!(old_ss.ss_flags & SS_DISABLE)) sigaltstack(&old_ss, nullptr);
+  munmap(mem, kAltStackSize + page);
+  EXPECT_TRUE(g_small_stack.on_alt_stack);
+  // Through the signal frame and the 30 recursion frames, from the context
+  // and from inside the handler.
+  EXPECT_GT(g_small_stack.from_context, 30);
+  EXPECT_GT(g_small_stack.from_handler, 30);
+}
+
 // ---- a storm of SIGPROF while libraries are loaded and unloaded --------------------
 std::atomic<long> g_samples{0};
 std::atomic<long> g_short_samples{0};
