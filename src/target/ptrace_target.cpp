@@ -109,13 +109,17 @@ std::vector<pid_t> PtraceSession::threads() const {
   return out;
 }
 
-bool PtraceSession::begin_stop(ThreadStop& s) {
+bool PtraceSession::seize(ThreadStop& s) {
   if (ptrace(PTRACE_SEIZE, s.tid, nullptr, nullptr) != 0) {
     s.error_number = errno;
     s.error = errno == ESRCH ? AttachError::kGone : errno == EPERM ? AttachError::kNotPermitted : AttachError::kOther;
     return false;
   }
   remember_held(s.tid);
+  return true;
+}
+
+bool PtraceSession::interrupt(ThreadStop& s) {
   if (ptrace(PTRACE_INTERRUPT, s.tid, nullptr, nullptr) != 0) {
     s.error_number = errno;
     s.error = AttachError::kGone;
@@ -161,20 +165,30 @@ void PtraceSession::finish_stop(ThreadStop& s) {
 ThreadStop PtraceSession::stop(pid_t tid) {
   ThreadStop s;
   s.tid = tid;
-  if (begin_stop(s)) finish_stop(s);
+  if (seize(s) && interrupt(s)) finish_stop(s);
   return s;
 }
 
 std::vector<ThreadStop> PtraceSession::stop_all(const std::vector<pid_t>& tids) {
+  std::vector<ThreadStop> stops = seize_all(tids);
+  interrupt_all(stops);
+  return stops;
+}
+
+std::vector<ThreadStop> PtraceSession::seize_all(const std::vector<pid_t>& tids) {
   std::vector<ThreadStop> stops(tids.size());
-  std::vector<bool> started(tids.size());
   for (size_t i = 0; i < tids.size(); ++i) {
     stops[i].tid = tids[i];
-    started[i] = begin_stop(stops[i]);
+    seize(stops[i]);
   }
-  for (size_t i = 0; i < tids.size(); ++i)
-    if (started[i]) finish_stop(stops[i]);
   return stops;
+}
+
+void PtraceSession::interrupt_all(std::vector<ThreadStop>& stops) {
+  std::vector<bool> started(stops.size());
+  for (size_t i = 0; i < stops.size(); ++i) started[i] = stops[i].error == AttachError::kNone && interrupt(stops[i]);
+  for (size_t i = 0; i < stops.size(); ++i)
+    if (started[i]) finish_stop(stops[i]);
 }
 
 bool PtraceSession::registers(pid_t tid, arch::RegisterFile* out, int* error_number) {

@@ -53,6 +53,11 @@ class PtraceSession {
   // Stops many threads at once: every interrupt is sent before the first wait,
   // so the threads stop in parallel (the pause is not the sum of their wake-ups).
   std::vector<ThreadStop> stop_all(const std::vector<pid_t>& tids);
+  // stop_all in two halves. Seizing does not stop a thread, so seize_all can
+  // run before the pause begins; interrupt_all then stops the threads seized
+  // (entries with an error are left alone).
+  std::vector<ThreadStop> seize_all(const std::vector<pid_t>& tids);
+  void interrupt_all(std::vector<ThreadStop>& stops);
   // The general registers of a stopped thread.
   bool registers(pid_t tid, arch::RegisterFile* out, int* error_number);
   // Lets one thread run again as it was.
@@ -62,7 +67,8 @@ class PtraceSession {
   Memory& memory() { return memory_; }
 
  private:
-  bool begin_stop(ThreadStop& s);
+  bool seize(ThreadStop& s);
+  bool interrupt(ThreadStop& s);
   void finish_stop(ThreadStop& s);
 
   pid_t pid_;

@@ -3,13 +3,11 @@
 #include <sys/ptrace.h>
 #include <time.h>
 
-#include <sys/uio.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <map>
 #include <memory>
 #include <vector>
 
@@ -19,6 +17,7 @@
 #include "target/cached_memory.hpp"
 #include "target/core_file.hpp"
 #include "target/proc_maps.hpp"
+#include "target/ptrace_snapshot.hpp"
 #include "target/ptrace_target.hpp"
 #include "unwind/symbolize.hpp"
 #include "unwind/unwinder.hpp"
@@ -47,66 +46,6 @@ struct ThreadResult {
   std::string error;  // the thread could not be read at all
 };
 
-// Memory for --freeze=copy: each thread's stack copied while stopped, the
-// process read live for everything else.
-class StackCopyMemory final : public Memory {
- public:
-  explicit StackCopyMemory(Memory& live) : live_(live) {}
-  // Copies every range with one process_vm_readv (ranges that fail are read
-  // one by one); the bytes live in one arena.
-  void copy(pid_t pid, const std::vector<std::pair<uint64_t, uint64_t>>& ranges) {
-    size_t total = 0;
-    for (auto& [from, to] : ranges) total += to - from;
-    arena_.reset(new uint8_t[total ? total : 1]);
-    std::vector<iovec> local, remote;
-    size_t at = 0;
-    for (auto& [from, to] : ranges) {
-      local.push_back(iovec{arena_.get() + at, to - from});
-      remote.push_back(iovec{reinterpret_cast<void*>(from), to - from});
-      at += to - from;
-    }
-    size_t done = 0;  // ranges fully read
-    while (done < ranges.size()) {
-      const size_t n = std::min<size_t>(ranges.size() - done, 1024);
-      const ssize_t got = process_vm_readv(pid, &local[done], n, &remote[done], n, 0);
-      size_t bytes = got > 0 ? static_cast<size_t>(got) : 0;
-      size_t k = done;
-      while (k < done + n && bytes >= local[k].iov_len) {
-        copies_.emplace(ranges[k].first, View{static_cast<uint8_t*>(local[k].iov_base), local[k].iov_len});
-        bytes -= local[k].iov_len;
-        ++k;
-      }
-      if (k < done + n) {
-        // This range stopped short: read what it has on its own, go on after it.
-        const size_t len = live_.read(ranges[k].first, local[k].iov_base, local[k].iov_len);
-        copies_.emplace(ranges[k].first, View{static_cast<uint8_t*>(local[k].iov_base), len});
-        ++k;
-      }
-      done = k;
-    }
-  }
-  size_t read(uint64_t address, void* out, size_t size) override {
-    auto it = copies_.upper_bound(address);
-    if (it != copies_.begin()) {
-      --it;
-      const uint64_t off = address - it->first;
-      if (off < it->second.size && size <= it->second.size - off) {
-        std::memcpy(out, it->second.data + off, size);
-        return size;
-      }
-    }
-    return live_.read(address, out, size);
-  }
-
- private:
-  struct View {
-    const uint8_t* data;
-    size_t size;
-  };
-  Memory& live_;
-  std::unique_ptr<uint8_t[]> arena_;
-  std::map<uint64_t, View> copies_;
-};
 
 SourceOrder g_sources = SourceOrder::kAuto;
 
@@ -233,15 +172,16 @@ int run_live(const StackCommandOptions& options) {
   uint64_t pause_ns = 0;
   // Frames point into the module map: it lives until the output is written.
   ModuleMap modules;
-  std::unique_ptr<StackCopyMemory> copies;
-  std::unique_ptr<CachedMemory> copies_cached;
+  std::unique_ptr<PtraceSnapshot> snapshot;
+  std::unique_ptr<Memory> snapshot_memory;
+  std::unique_ptr<CachedMemory> snapshot_cached;
 
   const bool timing = std::getenv("FRAMEWALK_TIMING") != nullptr;
   uint64_t t_last = now_ns();
-  auto phase = [&](const char* name) {
+  auto phase = [&](const char* name, const char* note = "") {
     if (!timing) return;
     const uint64_t t = now_ns();
-    std::fprintf(stderr, "framewalk: timing: %-14s %8.3f ms\n", name, static_cast<double>(t - t_last) / 1e6);
+    std::fprintf(stderr, "framewalk: timing: %-14s %8.3f ms%s\n", name, static_cast<double>(t - t_last) / 1e6, note);
     t_last = t;
   };
   for (size_t i = 0; i < tids.size(); ++i) {
@@ -279,18 +219,69 @@ int run_live(const StackCommandOptions& options) {
       session.detach(tids[i]);
       pause_ns += now_ns() - t0;
     }
-  } else {
-    const uint64_t t0 = now_ns();
-    {
-      const auto stops = session.stop_all(tids);
-      for (size_t i = 0; i < tids.size(); ++i) read_registers(i, stops[i]);
+  } else if (options.freeze == "copy") {
+    // Stop every thread at once, copy registers and each stack's live part,
+    // let the process go, then unwind the copies.
+    snapshot = std::make_unique<PtraceSnapshot>(PtraceSnapshot::take(options.pid, tids, maps));
+    pause_ns = snapshot->pause_ns();
+    phase("snapshot", (" (stopped " + std::to_string(pause_ns / 1000) + " us)").c_str());
+    for (size_t i = 0; i < tids.size(); ++i) {
+      const SnapshotThread& t = snapshot->threads()[i];
+      if (t.error != AttachError::kNone) {
+        ThreadStop s;
+        s.tid = t.tid;
+        s.error = t.error;
+        s.error_number = t.error_number;
+        results[i].error = attach_error_text(s);
+        continue;
+      }
+      regs[i] = t.registers;
+      have[i] = true;
     }
+    snapshot_memory = snapshot->memory(session.memory());
+    snapshot_cached = std::make_unique<CachedMemory>(*snapshot_memory);
+    modules = modules_from_maps(options.pid, maps, cache, *snapshot_cached);
+    phase("modules");
+    {
+      const Unwinder unwinder(modules, *snapshot_cached, elf::kEmX86_64);
+      for (size_t i = 0; i < tids.size(); ++i)
+        if (have[i]) walk_thread(unwinder, regs[i], options.max_frames, results[i]);
+    }
+    // Threads started meanwhile were not in the snapshot: each is stopped and
+    // unwound on its own.
+    if (!options.tid) {
+      const Unwinder unwinder(modules, memory, elf::kEmX86_64);
+      for (pid_t t : session.threads()) {
+        if (std::find(tids.begin(), tids.end(), t) != tids.end()) continue;
+        tids.push_back(t);
+        results.emplace_back();
+        results.back().tid = t;
+        results.back().name = thread_name(options.pid, t);
+        regs.emplace_back();
+        have.push_back(false);
+        read_registers(tids.size() - 1, session.stop(t));
+        if (have.back()) {
+          memory.invalidate();
+          walk_thread(unwinder, regs.back(), options.max_frames, results.back());
+        }
+        session.detach(t);
+      }
+    }
+    phase("unwind");
+  } else {
+    // A consistent snapshot: every thread stays stopped until all are unwound.
+    // Seizing does not stop a thread: the pause starts with the interrupts.
+    auto stops = session.seize_all(tids);
+    phase("seize");
+    const uint64_t t0 = now_ns();
+    session.interrupt_all(stops);
+    for (size_t i = 0; i < tids.size(); ++i) read_registers(i, stops[i]);
     // Threads started while we were stopping the others.
     if (!options.tid) {
       std::vector<pid_t> late;
       for (pid_t t : session.threads())
         if (std::find(tids.begin(), tids.end(), t) == tids.end()) late.push_back(t);
-      const auto stops = session.stop_all(late);
+      const auto late_stops = session.stop_all(late);
       for (size_t k = 0; k < late.size(); ++k) {
         tids.push_back(late[k]);
         results.emplace_back();
@@ -298,47 +289,19 @@ int run_live(const StackCommandOptions& options) {
         results.back().name = thread_name(options.pid, late[k]);
         regs.emplace_back();
         have.push_back(false);
-        read_registers(tids.size() - 1, stops[k]);
+        read_registers(tids.size() - 1, late_stops[k]);
       }
     }
     phase("stop");
-    if (options.freeze == "copy") {
-      // Copy each stack's live part, let the process go, then unwind the copies.
-      copies = std::make_unique<StackCopyMemory>(session.memory());
-      std::vector<std::pair<uint64_t, uint64_t>> ranges;
-      for (size_t i = 0; i < tids.size(); ++i) {
-        if (!have[i]) continue;
-        const uint64_t sp = regs[i].value_or(arch::x86_64::kRsp, 0);
-        const uint64_t from = sp >= 128 ? sp - 128 : 0;  // the red zone below sp
-        uint64_t to = from + (512u << 10);
-        for (const MapEntry& m : maps)
-          if (sp >= m.start && sp < m.end) to = std::min(to, m.end);
-        ranges.emplace_back(from, to);
-      }
-      copies->copy(options.pid, ranges);
-      phase("copy");
-      session.detach_all();
-      pause_ns = now_ns() - t0;
-      phase("detach");
-      copies_cached = std::make_unique<CachedMemory>(*copies);
-      modules = modules_from_maps(options.pid, maps, cache, *copies_cached);
-      phase("modules");
-      const Unwinder unwinder(modules, *copies_cached, elf::kEmX86_64);
-      for (size_t i = 0; i < tids.size(); ++i)
-        if (have[i]) walk_thread(unwinder, regs[i], options.max_frames, results[i]);
-      phase("unwind");
-    } else {
-      // A consistent snapshot: every thread stays stopped until all are unwound.
-      modules = modules_from_maps(options.pid, maps, cache, memory);
-      phase("modules");
-      const Unwinder unwinder(modules, memory, elf::kEmX86_64);
-      for (size_t i = 0; i < tids.size(); ++i)
-        if (have[i]) walk_thread(unwinder, regs[i], options.max_frames, results[i]);
-      phase("unwind");
-      session.detach_all();
-      pause_ns = now_ns() - t0;
-      phase("detach");
-    }
+    modules = modules_from_maps(options.pid, maps, cache, memory);
+    phase("modules");
+    const Unwinder unwinder(modules, memory, elf::kEmX86_64);
+    for (size_t i = 0; i < tids.size(); ++i)
+      if (have[i]) walk_thread(unwinder, regs[i], options.max_frames, results[i]);
+    phase("unwind");
+    session.detach_all();
+    pause_ns = now_ns() - t0;
+    phase("detach");
   }
   bool any = false;
   for (auto& r : results) any |= r.error.empty();
