@@ -1,8 +1,9 @@
 // The cost of the first backtrace in a process with about 50 shared
-// libraries: each measurement runs in a fresh child (fork) that loads the
-// libraries, then times its first framewalk_backtrace (cold rule cache) and,
-// in another child, glibc's first backtrace (which loads libgcc_s). Medians
-// of N children.
+// libraries: each measurement runs in a fresh process (this program again,
+// exec'd) that loads the libraries, then times its first
+// framewalk_backtrace (cold rule cache), glibc's first backtrace, or
+// framewalk's first call after framewalk_backtrace_prepare(). Medians of N
+// processes each.
 #include <dirent.h>
 #include <dlfcn.h>
 #include <sys/resource.h>
@@ -67,33 +68,60 @@ int glibc_backtrace(void** b, int n) {
 struct FirstCall {
   double ns = -1;
   double page_faults = -1;  // minor faults taken during the call
+  double prepare_ns = -1;   // framewalk_backtrace_prepare() before it, if asked
 };
 
-// In a child: load the libraries, time the first call at depth 10.
-FirstCall first_call(const std::vector<std::string>& libs, int (*fn)(void**, int)) {
+enum class Mode { kFramewalk, kGlibc, kFramewalkPrepared };
+
+// In a fresh process (this program run with --child MODE): load the
+// libraries (and prepare, if asked), time the first call at depth 10, print
+// the figures.
+int child_main(Mode mode, const std::vector<std::string>& libs) {
+  for (const auto& l : libs) dlopen(l.c_str(), RTLD_NOW | RTLD_GLOBAL);
+  double prepare_ns = -1;
+  if (mode == Mode::kFramewalkPrepared) {
+    const auto p0 = std::chrono::steady_clock::now();
+    framewalk_backtrace_prepare();
+    prepare_ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - p0).count();
+  }
+  void* b[64];
+  rusage before, after;
+  getrusage(RUSAGE_SELF, &before);
+  const auto t0 = std::chrono::steady_clock::now();
+  const int n = deep(10, mode == Mode::kGlibc ? glibc_backtrace : framewalk_backtrace, b);
+  const auto t1 = std::chrono::steady_clock::now();
+  getrusage(RUSAGE_SELF, &after);
+  std::printf("%f %ld %f\n", n > 10 ? std::chrono::duration<double, std::nano>(t1 - t0).count() : -1.0,
+              after.ru_minflt - before.ru_minflt, prepare_ns);
+  return 0;
+}
+
+// Runs a fresh process (exec, not a fork of this one: nothing of ours is
+// warm in it) for one measurement.
+FirstCall first_call(const char* self, Mode mode) {
   int fds[2];
   if (pipe(fds) != 0) return {};
+  const std::string mode_arg = std::to_string(static_cast<int>(mode));
   const pid_t pid = fork();
   if (pid == 0) {
-    for (const auto& l : libs) dlopen(l.c_str(), RTLD_NOW | RTLD_GLOBAL);
-    void* b[64];
-    rusage before, after;
-    getrusage(RUSAGE_SELF, &before);
-    const auto t0 = std::chrono::steady_clock::now();
-    const int n = deep(10, fn, b);
-    const auto t1 = std::chrono::steady_clock::now();
-    getrusage(RUSAGE_SELF, &after);
-    const double out[2] = {n > 10 ? std::chrono::duration<double, std::nano>(t1 - t0).count() : -1,
-                           static_cast<double>(after.ru_minflt - before.ru_minflt)};
-    (void)!write(fds[1], out, sizeof out);
-    _exit(0);
+    dup2(fds[1], 1);
+    close(fds[0]);
+    close(fds[1]);
+    execl(self, self, "--child", mode_arg.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
   }
   close(fds[1]);
-  double in[2] = {-1, -1};
-  (void)!read(fds[0], in, sizeof in);
+  char text[256] = {};
+  size_t got = 0;
+  ssize_t r;
+  while (got < sizeof text - 1 && (r = read(fds[0], text + got, sizeof text - 1 - got)) > 0) got += static_cast<size_t>(r);
   close(fds[0]);
   waitpid(pid, nullptr, 0);
-  return {in[0], in[1]};
+  FirstCall f;
+  long faults = -1;
+  if (std::sscanf(text, "%lf %ld %lf", &f.ns, &faults, &f.prepare_ns) != 3) return {};
+  f.page_faults = static_cast<double>(faults);
+  return f;
 }
 
 double median(std::vector<double> v) {
@@ -104,21 +132,31 @@ double median(std::vector<double> v) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int runs = argc > 1 ? std::atoi(argv[1]) : 11;
   const auto libs = pick_libraries(50);
-  std::vector<double> fw, gl, fw_faults, gl_faults;
+  if (argc > 2 && std::strcmp(argv[1], "--child") == 0) return child_main(static_cast<Mode>(std::atoi(argv[2])), libs);
+  const int runs = argc > 1 ? std::atoi(argv[1]) : 11;
+  char self[4096] = {};
+  if (readlink("/proc/self/exe", self, sizeof self - 1) <= 0) return 1;
+  std::vector<double> fw, gl, fw_faults, gl_faults, prepared, prepared_faults, prepare_cost;
   for (int i = 0; i < runs; ++i) {
-    const FirstCall f = first_call(libs, framewalk_backtrace);
-    const FirstCall g = first_call(libs, glibc_backtrace);
+    const FirstCall f = first_call(self, Mode::kFramewalk);
+    const FirstCall g = first_call(self, Mode::kGlibc);
+    const FirstCall p = first_call(self, Mode::kFramewalkPrepared);
     fw.push_back(f.ns);
     fw_faults.push_back(f.page_faults);
     gl.push_back(g.ns);
     gl_faults.push_back(g.page_faults);
+    prepared.push_back(p.ns);
+    prepared_faults.push_back(p.page_faults);
+    prepare_cost.push_back(p.prepare_ns);
   }
   std::printf("process with %zu extra shared libraries loaded (plus the program's own), first call at depth 10,\n",
               libs.size());
   std::printf("median of %d fresh processes:\n", runs);
   std::printf("  framewalk_backtrace first call: %8.1f us, %3.0f page faults\n", median(fw) / 1000, median(fw_faults));
   std::printf("  glibc backtrace first call:     %8.1f us, %3.0f page faults\n", median(gl) / 1000, median(gl_faults));
+  std::printf("  after framewalk_backtrace_prepare() (which took %.1f us, in another frame):\n", median(prepare_cost) / 1000);
+  std::printf("  framewalk_backtrace first call: %8.1f us, %3.0f page faults\n", median(prepared) / 1000,
+              median(prepared_faults));
   return 0;
 }

@@ -14,6 +14,12 @@
  * Unwind rules are cached process-wide by PC. After dlclose() of a library
  * whose address range may be reused by another, call
  * framewalk_backtrace_flush_cache().
+ *
+ * framewalk_backtrace_prepare() is optional: called once early (where signal
+ * handlers are installed, say), it takes the one-time costs out of the first
+ * backtrace: it faults in the rule cache's pages, binds the few C library
+ * functions the unwinder calls, and caches the rules of the calling stack.
+ * It is async-signal-safe too.
  */
 #ifndef FRAMEWALK_BACKTRACE_H
 #define FRAMEWALK_BACKTRACE_H
@@ -31,6 +37,7 @@ extern "C" {
 FRAMEWALK_API int framewalk_backtrace(void **buffer, int size);
 FRAMEWALK_API int framewalk_backtrace_ucontext(const void *ucontext, void **buffer, int size);
 FRAMEWALK_API void framewalk_backtrace_flush_cache(void);
+FRAMEWALK_API void framewalk_backtrace_prepare(void);
 /* Bytes of memory the process-wide rule cache occupies (none per thread). */
 FRAMEWALK_API unsigned long framewalk_backtrace_cache_bytes(void);
 

@@ -26,4 +26,12 @@ extern "C" int framewalk_backtrace_ucontext(const void* context, void** buffer, 
 
 extern "C" void framewalk_backtrace_flush_cache(void) { framewalk::local::flush_rule_cache(); }
 
+extern "C" __attribute__((noinline)) void framewalk_backtrace_prepare(void) {
+  framewalk::local::prefault_rule_cache();
+  // One walk binds what the unwinder calls and caches this stack's rules.
+  void* frames[64];
+  framewalk_backtrace(frames, 64);
+  asm volatile("" ::: "memory");
+}
+
 extern "C" unsigned long framewalk_backtrace_cache_bytes(void) { return framewalk::local::rule_cache_bytes(); }

@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <link.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -63,7 +64,7 @@ struct alignas(16) CacheSlot {
   std::atomic<uint64_t> next;
 };
 static_assert(sizeof(CacheSlot) == 16 && kSlots * 16 == (size_t{1} << kOffsetBits));
-alignas(64) CacheSlot g_cache[kSlots];
+alignas(4096) CacheSlot g_cache[kSlots];  // page-aligned for madvise
 // Rows looked up the slow way, process-wide (for benchmarks and tests).
 std::atomic<uint64_t> g_slow_lookups{0};
 // Picks the way a new rule evicts when both are taken.
@@ -85,8 +86,19 @@ inline bool holds(uint64_t rule, uint64_t return_address) {
 }
 // The offset of the slot holding `return_address`'s rule, or kNoSlot; `rule`
 // gets the rule.
+// Pages of the cache written at least once, one bit each. A page is never
+// read before it is written: the first read of a page of zeros would map the
+// shared zero page, and the write after it fault a second time.
+constexpr size_t kCachePages = sizeof g_cache / 4096;
+static_assert(kCachePages <= 32);
+std::atomic<uint32_t> g_written_pages{0};
+inline bool page_written(size_t offset) {
+  return (g_written_pages.load(std::memory_order_relaxed) >> (offset / 4096)) & 1;
+}
+
 inline size_t find_slot(char* cache, uint64_t return_address, uint64_t* rule) {
   const size_t first = set_of(return_address);
+  if (!page_written(first)) return kNoSlot;
   for (size_t offset = first; offset < first + 32; offset += 16) {
     *rule = slot_at(cache, offset).rule.load(std::memory_order_relaxed);
     if (holds(*rule, return_address)) return offset;
@@ -129,14 +141,22 @@ void remember(uint64_t return_address, const CompactRule& rule) {
   char* const cache = cache_base();
   const size_t first = set_of(return_address);
   size_t target = first + 16 * (g_evictions.fetch_add(1, std::memory_order_relaxed) & 1);
-  for (size_t offset = first; offset < first + 32; offset += 16) {
-    const uint64_t old = slot_at(cache, offset).rule.load(std::memory_order_relaxed);
-    if (old == 0 || tag_matches(old, return_address)) {
-      target = offset;
-      break;
+  if (page_written(first)) {
+    for (size_t offset = first; offset < first + 32; offset += 16) {
+      const uint64_t old = slot_at(cache, offset).rule.load(std::memory_order_relaxed);
+      if (old == 0 || tag_matches(old, return_address)) {
+        target = offset;
+        break;
+      }
     }
+  } else {
+    target = first;  // a fresh page: both ways are empty
   }
   slot_at(cache, target).rule.store(pack(return_address, rule), std::memory_order_relaxed);
+  // No prediction yet: point it at this slot (a page already written) with a
+  // return address of 0, which never matches.
+  slot_at(cache, target).next.store(prediction(0, target), std::memory_order_relaxed);
+  g_written_pages.fetch_or(uint32_t{1} << (first / 4096), std::memory_order_relaxed);
 }
 
 // Whether a row fits the compact form; fills `out` if so.
@@ -171,6 +191,17 @@ bool compact(const UnwindRow& row, CompactRule* out) {
   return true;
 }
 
+// ---- calls into the C library ------------------------------------------------
+// Through the addresses of the functions, which the dynamic loader fills in
+// when it loads us, not through PLT stubs bound lazily on the first call: that
+// binding would run inside the first walk (a signal handler, perhaps), search
+// every loaded library and take kilobytes of stack.
+template <typename F>
+F* bound(F* function) {
+  asm("" : "+r"(function));  // keep the compiler from calling the PLT stub directly
+  return function;
+}
+
 // ---- memory that never faults ---------------------------------------------------
 // A per-thread range of pages known readable. Pages at or above a walk's
 // starting stack pointer belong to live frames and stay mapped.
@@ -192,7 +223,7 @@ bool pages_readable(uint64_t first, uint64_t end) {
       local[n] = iovec{sink + n, 1};
       remote[n] = iovec{reinterpret_cast<void*>(first + n * 4096), 1};
     }
-    if (process_vm_readv(getpid(), local, n, remote, n, 0) != static_cast<ssize_t>(n)) return false;
+    if (bound(&process_vm_readv)(bound(&getpid)(), local, n, remote, n, 0) != static_cast<ssize_t>(n)) return false;
     first += n * 4096;
   }
   return true;
@@ -255,7 +286,8 @@ constexpr int kRememberDepth = 2;
 // Finds the row for `lookup_pc` through _dl_find_object and .eh_frame_hdr.
 Lookup find_row(uint64_t lookup_pc, UnwindRow* row, CompactRule* rule) {
   dl_find_object dlfo;
-  if (_dl_find_object(reinterpret_cast<void*>(lookup_pc), &dlfo) != 0 || !dlfo.dlfo_eh_frame) return Lookup::kNone;
+  if (bound(&_dl_find_object)(reinterpret_cast<void*>(lookup_pc), &dlfo) != 0 || !dlfo.dlfo_eh_frame)
+    return Lookup::kNone;
   const auto map_end = reinterpret_cast<uint64_t>(dlfo.dlfo_map_end);
   const auto hdr_address = reinterpret_cast<uint64_t>(dlfo.dlfo_eh_frame);
   if (hdr_address >= map_end) return Lookup::kNone;
@@ -567,6 +599,17 @@ void flush_rule_cache() {
     e.rule.store(0, std::memory_order_relaxed);
     e.next.store(0, std::memory_order_relaxed);
   }
+  g_written_pages.store(~uint32_t{0}, std::memory_order_relaxed);
+}
+
+void prefault_rule_cache() {
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+  if (madvise(g_cache, sizeof g_cache, MADV_POPULATE_WRITE) != 0)
+    for (size_t offset = 0; offset < sizeof g_cache; offset += 4096)
+      slot_at(cache_base(), offset).rule.fetch_or(0, std::memory_order_relaxed);
+  g_written_pages.store(~uint32_t{0}, std::memory_order_relaxed);
 }
 
 uint64_t slow_lookup_count() { return g_slow_lookups.load(std::memory_order_relaxed); }

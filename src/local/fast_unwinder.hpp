@@ -34,6 +34,9 @@ int fast_walk(const arch::RegisterFile& regs, bool first_is_return_address, int 
 int fast_walk_captured(const uint64_t* captured, int skip, void** buffer, int size, FastWalkStats* stats = nullptr);
 
 void flush_rule_cache();
+// Faults in the cache's pages without changing them (MADV_POPULATE_WRITE, or
+// an atomic no-op write per page on kernels before 5.14).
+void prefault_rule_cache();
 unsigned long rule_cache_bytes();
 // How many rows were looked up the slow way (cache misses and rows the cache
 // cannot hold), in every thread since the process started.
