@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "framewalk/backtrace.h"
+#include "local/fast_unwinder.hpp"
 #include "target/local_target.hpp"
 
 // ---- a malloc that notices being called during an unwind ------------------------
@@ -116,6 +117,22 @@ TEST(FastBacktrace, CallersThatChangeFromWalkToWalk) {
     ASSERT_EQ(c.fast_n, c.slow_n) << "round " << round;
     for (int i = 0; i < c.fast_n; ++i) ASSERT_EQ(c.fast[i], c.slow[i]) << "frame " << i << " round " << round;
   }
+}
+
+__attribute__((noinline)) int prepare_then_walk() {
+  framewalk_backtrace_prepare();
+  const uint64_t after_prepare = framewalk::local::slow_lookup_count();
+  void* frames[64];
+  const int n = framewalk_backtrace(frames, 64);
+  asm volatile("" ::: "memory");
+  // Only the return address into this function is new: prepare() cached the rest.
+  EXPECT_EQ(framewalk::local::slow_lookup_count() - after_prepare, 1u);
+  return n;
+}
+
+TEST(FastBacktrace, PrepareCachesTheCallingStack) {
+  framewalk_backtrace_flush_cache();
+  EXPECT_GT(recurse_then(5, [](void*) { return prepare_then_walk(); }, nullptr), 5);
 }
 
 int no_malloc_bottom(void*) {
