@@ -25,19 +25,23 @@ namespace x = arch::x86_64;
 
 // ---- the rule cache ----------------------------------------------------------
 // Two-way set-associative, the set chosen by the low 12 bits of a return
-// address; a slot holds the rule for the call site (return address - 1).
-// Frames looked up at their exact PC (the first frame of a ucontext walk,
-// frames a signal interrupted) are not cached. Two ways, so that two return
-// addresses of one stack that share their low bits do not evict each other
-// on every walk. A slot is two words, each read and written alone with
-// relaxed atomics, so threads share the cache without a lock and a torn pair
-// is harmless:
-//   rule: bits 0-21 the CFA offset in bytes (0 marks the outermost frame:
-//         return address undefined), bit 22 the CFA base (0 rsp, 1 rbp; set
+// address (its home set); a slot holds the rule for the call site (return
+// address - 1). Frames looked up at their exact PC (the first frame of a
+// ucontext walk, frames a signal interrupted) are not cached. Two ways, so
+// that two return addresses of one stack that share their low bits do not
+// evict each other on every walk. While a home set's page has never been
+// written, the rule goes to the first page instead (the set of the address's
+// low 7 bits there): a process's first walks then fault in one page, not one
+// per frame. A slot is two words, each read and written alone with relaxed
+// atomics, so threads share the cache without a lock and a torn pair is
+// harmless:
+//   rule: bits 0-16 the CFA offset in bytes (0 marks the outermost frame:
+//         return address undefined), bit 17 the CFA base (0 rsp, 1 rbp; set
 //         for the outermost frame too, so the common case is one bit test),
-//         bits 23-28 k where rbp is saved at CFA - 8k (0: rbp unchanged),
-//         bits 29-63 the return address's bits 12 and up (user addresses fit
-//         in 47 bits). Zero is empty.
+//         bits 18-23 k where rbp is saved at CFA - 8k (0: rbp unchanged),
+//         bits 24-63 the return address's bits 7 and up (user addresses fit
+//         in 47 bits; a first-page set fixes bits 0-6, a home set bits 0-11).
+//         Zero is empty.
 //   next: a prediction: the caller's return address seen the last time this
 //         frame was stepped, and where its slot is, as (address << 17) |
 //         byte offset of the slot. Loading the predicted caller's rule does
@@ -52,12 +56,15 @@ constexpr size_t kSlots = 2 * kSets;  // two ways
 constexpr unsigned kOffsetBits = 17;   // a slot's byte offset: 16 bytes per slot
 constexpr uint64_t kSlotOffsetMask = (uint64_t{1} << kOffsetBits) - 1;
 constexpr size_t kNoSlot = kSlots * 16;
-constexpr uint64_t kOffsetMask = (uint64_t{1} << 22) - 1;
-constexpr uint64_t kRbpBased = uint64_t{1} << 22;
-constexpr unsigned kRbpSlotShift = 23;
+constexpr uint64_t kOffsetMask = (uint64_t{1} << 17) - 1;
+constexpr uint64_t kRbpBased = uint64_t{1} << 17;
+constexpr unsigned kRbpSlotShift = 18;
 constexpr uint64_t kRbpSlotMask = uint64_t{63} << kRbpSlotShift;
-constexpr unsigned kTagShift = 29;
-static_assert(kTagShift - kSetBits == kOffsetBits && 47 - kSetBits <= 64 - kTagShift);
+constexpr unsigned kTagShift = 24;
+constexpr unsigned kTagLowBit = 7;  // the tag holds the address from this bit up
+constexpr size_t kFirstPageSets = 4096 / 32;
+static_assert(kTagShift - kTagLowBit == kOffsetBits && 47 - kTagLowBit <= 64 - kTagShift);
+static_assert(kFirstPageSets == size_t{1} << kTagLowBit);
 
 struct alignas(16) CacheSlot {
   std::atomic<uint64_t> rule;
@@ -65,45 +72,54 @@ struct alignas(16) CacheSlot {
 };
 static_assert(sizeof(CacheSlot) == 16 && kSlots * 16 == (size_t{1} << kOffsetBits));
 alignas(4096) CacheSlot g_cache[kSlots];  // page-aligned for madvise
-// Rows looked up the slow way, process-wide (for benchmarks and tests).
-std::atomic<uint64_t> g_slow_lookups{0};
-// Picks the way a new rule evicts when both are taken.
-std::atomic<unsigned> g_evictions{0};
+
+// Process-wide bookkeeping, together on one page. A page of the cache is
+// never read before it is first written: reading an untouched page maps the
+// zero page, and the write after it faults a second time. So pages written
+// are marked here, and each thread reads its own copy of the marks (its TLS
+// page is long written), refreshed whenever it takes the slow path; the slow
+// path writes this page before it reads it, for the same reason.
+struct CacheState {
+  std::atomic<uint64_t> slow_lookups{0};  // rows looked up the slow way (benchmarks, tests)
+  std::atomic<uint32_t> written_pages{0};  // one bit per page of g_cache
+  std::atomic<uint32_t> evictions{0};      // picks the way a new rule evicts when both are taken
+};
+alignas(64) CacheState g_state;
+__attribute__((tls_model("initial-exec"))) thread_local uint32_t t_written_pages = 0;
 
 inline CacheSlot& slot_at(char* cache, size_t offset) { return *reinterpret_cast<CacheSlot*>(cache + offset); }
 inline char* cache_base() { return reinterpret_cast<char*>(g_cache); }
 
-// The offset of the first of the two slots of a return address's set.
+// The offset of the first of the two slots of a return address's home set,
+// and of its set in the first page.
 inline size_t set_of(uint64_t return_address) { return (return_address & (kSets - 1)) * 32; }
-// Whether `rule` is the rule cached for `return_address`. Shifting the
-// address left puts its bit 12 at the tag's bit 29; a real return address
-// (>= 64 KiB) never matches an empty word.
+inline size_t first_page_set_of(uint64_t return_address) { return (return_address & (kFirstPageSets - 1)) * 32; }
+// Whether `rule` is the rule cached for `return_address` (in one of its two
+// sets: they fix its low bits). Shifting the address left puts its bit 7 at
+// the tag's bit 24; a real return address (>= 64 KiB) never matches an empty
+// word.
 inline bool tag_matches(uint64_t rule, uint64_t return_address) {
-  return ((rule ^ (return_address << kOffsetBits)) >> kTagShift) == 0;
+  return ((rule ^ (return_address << (kTagShift - kTagLowBit))) >> kTagShift) == 0;
 }
 inline bool holds(uint64_t rule, uint64_t return_address) {
   return rule != 0 && tag_matches(rule, return_address);
 }
 // The offset of the slot holding `return_address`'s rule, or kNoSlot; `rule`
 // gets the rule.
-// Pages of the cache written at least once, one bit each. A page is never
-// read before it is written: the first read of a page of zeros would map the
-// shared zero page, and the write after it fault a second time.
-constexpr size_t kCachePages = sizeof g_cache / 4096;
-static_assert(kCachePages <= 32);
-std::atomic<uint32_t> g_written_pages{0};
-inline bool page_written(size_t offset) {
-  return (g_written_pages.load(std::memory_order_relaxed) >> (offset / 4096)) & 1;
-}
+static_assert(sizeof g_cache / 4096 <= 32, "one bit per page in CacheState::written_pages");
+inline bool page_written(size_t offset) { return (t_written_pages >> (offset / 4096)) & 1; }
 
-inline size_t find_slot(char* cache, uint64_t return_address, uint64_t* rule) {
-  const size_t first = set_of(return_address);
-  if (!page_written(first)) return kNoSlot;
-  for (size_t offset = first; offset < first + 32; offset += 16) {
+inline size_t find_in_set(char* cache, size_t set, uint64_t return_address, uint64_t* rule) {
+  if (!page_written(set)) return kNoSlot;
+  for (size_t offset = set; offset < set + 32; offset += 16) {
     *rule = slot_at(cache, offset).rule.load(std::memory_order_relaxed);
     if (holds(*rule, return_address)) return offset;
   }
   return kNoSlot;
+}
+inline size_t find_slot(char* cache, uint64_t return_address, uint64_t* rule) {
+  const size_t home = find_in_set(cache, set_of(return_address), return_address, rule);
+  return home != kNoSlot ? home : find_in_set(cache, first_page_set_of(return_address), return_address, rule);
 }
 
 inline uint64_t prediction(uint64_t return_address, size_t offset) {
@@ -114,7 +130,7 @@ inline bool predicts(uint64_t prediction, uint64_t return_address) {
   return ((prediction ^ (return_address << kOffsetBits)) >> kOffsetBits) == 0;
 }
 // The tag comparison for a predicted slot, from the prediction word alone: it
-// has the address's bit 12 at bit 29 too.
+// has the address's bit 7 at bit 24 too.
 inline bool predicted_tag_matches(uint64_t rule, uint64_t prediction) {
   return ((rule ^ prediction) >> kTagShift) == 0;
 }
@@ -126,7 +142,7 @@ struct CompactRule {
 };
 
 inline uint64_t pack(uint64_t return_address, const CompactRule& r) {
-  return ((return_address >> kSetBits) << kTagShift) | r.cfa_offset | (r.rbp_based || r.cfa_offset == 0 ? kRbpBased : 0) |
+  return ((return_address >> kTagLowBit) << kTagShift) | r.cfa_offset | (r.rbp_based || r.cfa_offset == 0 ? kRbpBased : 0) |
          (r.rbp_slot << kRbpSlotShift);
 }
 
@@ -139,8 +155,9 @@ inline CompactRule unpack(uint64_t rule) {
 // keep meeting in one set end up in different ways).
 void remember(uint64_t return_address, const CompactRule& rule) {
   char* const cache = cache_base();
-  const size_t first = set_of(return_address);
-  size_t target = first + 16 * (g_evictions.fetch_add(1, std::memory_order_relaxed) & 1);
+  const size_t home = set_of(return_address);
+  const size_t first = page_written(home) ? home : first_page_set_of(return_address);
+  size_t target = first + 16 * (g_state.evictions.fetch_add(1, std::memory_order_relaxed) & 1);
   if (page_written(first)) {
     for (size_t offset = first; offset < first + 32; offset += 16) {
       const uint64_t old = slot_at(cache, offset).rule.load(std::memory_order_relaxed);
@@ -156,7 +173,8 @@ void remember(uint64_t return_address, const CompactRule& rule) {
   // No prediction yet: point it at this slot (a page already written) with a
   // return address of 0, which never matches.
   slot_at(cache, target).next.store(prediction(0, target), std::memory_order_relaxed);
-  g_written_pages.fetch_or(uint32_t{1} << (first / 4096), std::memory_order_relaxed);
+  const uint32_t page = uint32_t{1} << (first / 4096);
+  t_written_pages = g_state.written_pages.fetch_or(page, std::memory_order_relaxed) | page;
 }
 
 // Whether a row fits the compact form; fills `out` if so.
@@ -191,17 +209,6 @@ bool compact(const UnwindRow& row, CompactRule* out) {
   return true;
 }
 
-// ---- calls into the C library ------------------------------------------------
-// Through the addresses of the functions, which the dynamic loader fills in
-// when it loads us, not through PLT stubs bound lazily on the first call: that
-// binding would run inside the first walk (a signal handler, perhaps), search
-// every loaded library and take kilobytes of stack.
-template <typename F>
-F* bound(F* function) {
-  asm("" : "+r"(function));  // keep the compiler from calling the PLT stub directly
-  return function;
-}
-
 // ---- memory that never faults ---------------------------------------------------
 // A per-thread range of pages known readable. Pages at or above a walk's
 // starting stack pointer belong to live frames and stay mapped.
@@ -223,7 +230,7 @@ bool pages_readable(uint64_t first, uint64_t end) {
       local[n] = iovec{sink + n, 1};
       remote[n] = iovec{reinterpret_cast<void*>(first + n * 4096), 1};
     }
-    if (bound(&process_vm_readv)(bound(&getpid)(), local, n, remote, n, 0) != static_cast<ssize_t>(n)) return false;
+    if (process_vm_readv(getpid(), local, n, remote, n, 0) != static_cast<ssize_t>(n)) return false;
     first += n * 4096;
   }
   return true;
@@ -286,8 +293,7 @@ constexpr int kRememberDepth = 2;
 // Finds the row for `lookup_pc` through _dl_find_object and .eh_frame_hdr.
 Lookup find_row(uint64_t lookup_pc, UnwindRow* row, CompactRule* rule) {
   dl_find_object dlfo;
-  if (bound(&_dl_find_object)(reinterpret_cast<void*>(lookup_pc), &dlfo) != 0 || !dlfo.dlfo_eh_frame)
-    return Lookup::kNone;
+  if (_dl_find_object(reinterpret_cast<void*>(lookup_pc), &dlfo) != 0 || !dlfo.dlfo_eh_frame) return Lookup::kNone;
   const auto map_end = reinterpret_cast<uint64_t>(dlfo.dlfo_map_end);
   const auto hdr_address = reinterpret_cast<uint64_t>(dlfo.dlfo_eh_frame);
   if (hdr_address >= map_end) return Lookup::kNone;
@@ -540,7 +546,8 @@ int walk(const WalkStart& start, bool first_is_return_address, int skip, void** 
       if (stats) ++stats->cache_hits;
     } else {
       if (stats) ++stats->cache_misses;
-      g_slow_lookups.fetch_add(1, std::memory_order_relaxed);
+      g_state.slow_lookups.fetch_add(1, std::memory_order_relaxed);
+      t_written_pages = g_state.written_pages.load(std::memory_order_relaxed);
       FramePosition next{pc, sp, fp, fp_known, activation};
       switch (slow_step(start, first_frame, next, &rule, memory, stats)) {
         case SlowStep::kEnd:
@@ -599,7 +606,7 @@ void flush_rule_cache() {
     e.rule.store(0, std::memory_order_relaxed);
     e.next.store(0, std::memory_order_relaxed);
   }
-  g_written_pages.store(~uint32_t{0}, std::memory_order_relaxed);
+  g_state.written_pages.store(~uint32_t{0}, std::memory_order_relaxed);
 }
 
 void prefault_rule_cache() {
@@ -609,10 +616,11 @@ void prefault_rule_cache() {
   if (madvise(g_cache, sizeof g_cache, MADV_POPULATE_WRITE) != 0)
     for (size_t offset = 0; offset < sizeof g_cache; offset += 4096)
       slot_at(cache_base(), offset).rule.fetch_or(0, std::memory_order_relaxed);
-  g_written_pages.store(~uint32_t{0}, std::memory_order_relaxed);
+  g_state.written_pages.store(~uint32_t{0}, std::memory_order_relaxed);
+  t_written_pages = ~uint32_t{0};
 }
 
-uint64_t slow_lookup_count() { return g_slow_lookups.load(std::memory_order_relaxed); }
+uint64_t slow_lookup_count() { return g_state.slow_lookups.load(std::memory_order_relaxed); }
 
 unsigned long rule_cache_bytes() { return sizeof g_cache; }
 
