@@ -294,8 +294,8 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark(m.name, BM_Backtrace, m)
         ->ArgNames({"depth", "mixed"})
         ->ArgsProduct({{10, 50, 200}, {kSelf, kMixed}});
-  std::fprintf(stderr, "framewalk rule cache: %lu bytes, shared by all threads (none per thread)\n",
-               framewalk_backtrace_cache_bytes());
+  std::fprintf(stderr, "framewalk rule cache: %lu bytes, shared by all threads; per thread: %lu bytes\n",
+               framewalk_backtrace_cache_bytes(), framewalk::local::per_thread_bytes());
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   return 0;

@@ -622,6 +622,8 @@ void prefault_rule_cache() {
 
 uint64_t slow_lookup_count() { return g_state.slow_lookups.load(std::memory_order_relaxed); }
 
+unsigned long per_thread_bytes() { return sizeof t_readable + sizeof t_written_pages; }
+
 unsigned long rule_cache_bytes() { return sizeof g_cache; }
 
 }  // namespace framewalk::local

@@ -38,6 +38,9 @@ void flush_rule_cache();
 // an atomic no-op write per page on kernels before 5.14).
 void prefault_rule_cache();
 unsigned long rule_cache_bytes();
+// Thread-local state each unwinding thread keeps (the known-readable stack
+// range, its view of the cache's written pages).
+unsigned long per_thread_bytes();
 // How many rows were looked up the slow way (cache misses and rows the cache
 // cannot hold), in every thread since the process started.
 uint64_t slow_lookup_count();
