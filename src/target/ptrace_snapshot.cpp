@@ -77,6 +77,7 @@ struct TracerWork {
   std::atomic<int>* seized = nullptr;      // tracers done seizing
   std::atomic<bool>* abort = nullptr;      // a tracer could not be started
   std::atomic<uint64_t>* first_stop = nullptr;
+  uint64_t stopped = 0, copied = 0;  // when this tracer had read every register, copied every stack
 };
 
 AttachError attach_error(int error_number) {
@@ -181,6 +182,7 @@ int tracer_main(void* argument) {
       }
     }
   }
+  w.stopped = monotonic_ns();
   // Each stack's live part: from below sp (the red zone) to the end of its
   // mapping, at most max_stack_copy.
   size_t used = 0;
@@ -209,6 +211,7 @@ int tracer_main(void* argument) {
     }
   }
   copy_stacks(w);
+  w.copied = monotonic_ns();
   // Exiting releases every thread this task traces, as they were.
   syscall(SYS_exit, 0);
   return 0;
@@ -314,6 +317,14 @@ PtraceSnapshot PtraceSnapshot::take(pid_t pid, const std::vector<pid_t>& tids, c
   const uint64_t released = monotonic_ns();
   const uint64_t first = first_stop.load();
   snap.pause_ns_ = first != UINT64_MAX && released > first ? released - first : 0;
+  if (snap.pause_ns_) {
+    uint64_t stopped = first, copied = first;
+    for (const TracerWork& w : work) {
+      stopped = std::max(stopped, w.stopped);
+      copied = std::max(copied, w.copied);
+    }
+    snap.phases_ = {stopped - first, copied > stopped ? copied - stopped : 0, released > copied ? released - copied : 0};
+  }
 
   for (size_t i = 0; i < n; ++i) {
     const ThreadOut& o = arena->out[i];

@@ -52,6 +52,12 @@ class PtraceSnapshot {
   const std::vector<SnapshotThread>& threads() const { return threads_; }
   // From the first thread stopped to the last one running again.
   uint64_t pause_ns() const { return pause_ns_; }
+  // The pause in three parts: until every thread had stopped and its
+  // registers were read, until every stack was copied, until all ran again.
+  struct Phases {
+    uint64_t stop_ns = 0, copy_ns = 0, release_ns = 0;
+  };
+  const Phases& phases() const { return phases_; }
   // Reads from the stack copies, and from `live` for anything else.
   std::unique_ptr<Memory> memory(Memory& live) const;
 
@@ -61,6 +67,7 @@ class PtraceSnapshot {
   std::shared_ptr<Arena> arena_;
   std::map<uint64_t, std::pair<const uint8_t*, size_t>> copies_;  // by stack address
   uint64_t pause_ns_ = 0;
+  Phases phases_;
 };
 
 }  // namespace framewalk

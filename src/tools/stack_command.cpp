@@ -224,7 +224,10 @@ int run_live(const StackCommandOptions& options) {
     // let the process go, then unwind the copies.
     snapshot = std::make_unique<PtraceSnapshot>(PtraceSnapshot::take(options.pid, tids, maps));
     pause_ns = snapshot->pause_ns();
-    phase("snapshot", (" (stopped " + std::to_string(pause_ns / 1000) + " us)").c_str());
+    const auto& parts = snapshot->phases();
+    phase("snapshot", (" (stopped " + std::to_string(pause_ns / 1000) + " us: stop " + std::to_string(parts.stop_ns / 1000) +
+                       ", copy " + std::to_string(parts.copy_ns / 1000) + ", release " +
+                       std::to_string(parts.release_ns / 1000) + ")").c_str());
     for (size_t i = 0; i < tids.size(); ++i) {
       const SnapshotThread& t = snapshot->threads()[i];
       if (t.error != AttachError::kNone) {
