@@ -210,8 +210,11 @@ bool compact(const UnwindRow& row, CompactRule* out) {
 }
 
 // ---- memory that never faults ---------------------------------------------------
-// A per-thread range of pages known readable. Pages at or above a walk's
-// starting stack pointer belong to live frames and stay mapped.
+// A per-thread range of pages known readable, kept from walk to walk. It is
+// trusted only by a walk that starts inside it: then it is the stack that
+// walk runs on, whose pages stay mapped. A walk on another stack (a
+// coroutine's, a sigaltstack) starts afresh, so pages of a stack freed since
+// are never read unchecked.
 struct ReadableRange {
   uint64_t lo = 0, hi = 0;
 };
@@ -496,6 +499,12 @@ int walk(const WalkStart& start, bool first_is_return_address, int skip, void** 
          FastWalkStats* stats) {
   if (size <= 0) return 0;
   ReadableRange range = t_readable;
+  if (!(start.sp >= range.lo && start.sp < range.hi)) {
+    // Another stack, or deeper in this one: start from sp's own page, so
+    // that the next walk from here finds sp inside the range.
+    range = {};
+    validate(start.sp, 8, range);
+  }
   CheckedMemory memory(range);
 
   uint64_t pc = start.pc, sp = start.sp, fp = start.fp;
