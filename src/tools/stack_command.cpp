@@ -49,10 +49,14 @@ struct ThreadResult {
 
 SourceOrder g_sources = SourceOrder::kAuto;
 
+// Rows found for one thread serve the others: one cache per dump.
+RowCache* g_row_cache = nullptr;
+
 void walk_thread(const Unwinder& unwinder, const arch::RegisterFile& regs, size_t max_frames, ThreadResult& out) {
   UnwindOptions o;
   o.max_frames = max_frames;
   o.sources = g_sources;
+  o.row_cache = g_row_cache;
   out.walk = unwinder.walk(regs, [&](const Frame& f) {
     out.frames.push_back(f);
     return true;
@@ -86,13 +90,12 @@ void print_text(dump::TextWriter& w, pid_t pid, const std::string& process_name,
     }
     for (size_t i = 0; i < t.frames.size(); ++i) {
       const Frame& f = t.frames[i];
-      char num[32];
-      std::snprintf(num, sizeof num, "#%-2zu ", i);
-      w.str(num).str(hex(f.pc, 16));
+      const size_t number = w.mark();
+      w.ch('#').udec(i).pad_from(number, 3).str(" 0x").hex(f.pc, 16);
       const FrameSymbol s = symbolize(f);
       if (s.found) {
         w.ch(' ').str(s.function);
-        if (s.offset) w.str("+").str(hex(s.offset));
+        if (s.offset) w.str("+0x").hex(s.offset);
       } else {
         w.str(" ??");
       }
@@ -116,12 +119,12 @@ void print_json(dump::TextWriter& w, pid_t pid, const std::vector<ThreadResult>&
       const Frame& f = t.frames[i];
       if (i) w.ch(',');
       const FrameSymbol s = symbolize(f);
-      w.str("\n  {\"pc\":\"").str(hex(f.pc)).str("\",\"function\":");
+      w.str("\n  {\"pc\":\"0x").hex(f.pc).str("\",\"function\":");
       if (s.found) w.ch('"').str(dump::json_escape(s.function)).ch('"'); else w.str("null");
       w.str(",\"offset\":").udec(s.offset).str(",\"module\":");
       if (f.module) w.ch('"').str(dump::json_escape(f.module->name)).ch('"'); else w.str("null");
       w.str(",\"source\":\"").str(to_string(f.source)).str("\",\"activation\":").str(f.activation ? "true" : "false")
-          .str(",\"sp\":\"").str(hex(f.sp)).str("\"}");
+          .str(",\"sp\":\"0x").hex(f.sp).str("\"}");
     }
     w.str("],\"stop\":\"");
     if (!t.error.empty()) w.str("unreadable\",\"error\":\"").str(dump::json_escape(t.error)).ch('"');
@@ -364,8 +367,11 @@ int run_stack_command(const StackCommandOptions& options) {
   g_sources = options.source == "sframe" ? SourceOrder::kSframe
               : options.source == "cfi"  ? SourceOrder::kCfi
                                          : SourceOrder::kAuto;
-  if (!options.core.empty()) return run_core(options);
-  return run_live(options);
+  RowCache rows;  // keyed by the modules of this one dump
+  g_row_cache = &rows;
+  const int status = options.core.empty() ? run_live(options) : run_core(options);
+  g_row_cache = nullptr;
+  return status;
 }
 
 }  // namespace framewalk::tools

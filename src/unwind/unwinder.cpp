@@ -124,7 +124,39 @@ Result<arch::RegisterFile> Unwinder::apply_row(const UnwindRow& row, const arch:
   return caller;
 }
 
+const RowCache::Entry* RowCache::find(const Module* module, uint64_t link_pc, unsigned variant) const {
+  auto it = entries_.find(Key{module, link_pc, variant});
+  return it == entries_.end() ? nullptr : &it->second;
+}
+
+void RowCache::add(const Module* module, uint64_t link_pc, unsigned variant, const Entry& entry) {
+  entries_.insert_or_assign(Key{module, link_pc, variant}, entry);
+}
+
 bool Unwinder::find_row(const Frame& frame, const UnwindOptions& options, Step* step) const {
+  if (!options.row_cache || !frame.module) return find_row_uncached(frame, options, step);
+  // The row depends on the module and PC, the sources asked for, and (for
+  // SFrame's topmost-only rules) whether this is the frame the walk began at.
+  const unsigned variant = static_cast<unsigned>(options.sources) | (options.use_debug_frame ? 4u : 0u) |
+                           (frame.source == FrameSource::kContext ? 8u : 0u);
+  const uint64_t link_pc = frame.lookup_pc() - frame.module->bias;
+  if (const RowCache::Entry* e = options.row_cache->find(frame.module, link_pc, variant)) {
+    if (!e->found) return false;
+    step->row = e->row;
+    step->source = e->source;
+    return true;
+  }
+  RowCache::Entry entry;
+  entry.found = find_row_uncached(frame, options, step);
+  if (entry.found) {
+    entry.row = step->row;
+    entry.source = step->source;
+  }
+  options.row_cache->add(frame.module, link_pc, variant, entry);
+  return entry.found;
+}
+
+bool Unwinder::find_row_uncached(const Frame& frame, const UnwindOptions& options, Step* step) const {
   const Module* m = frame.module;
   if (!m || !m->data) return false;
   const uint64_t link_pc = frame.lookup_pc() - m->bias;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <unordered_map>
 
 #include "arch/registers.hpp"
 #include "base/memory.hpp"
@@ -63,6 +64,36 @@ enum class SourceOrder : uint8_t {
   kSframe,  // .sframe only, then the fallbacks (signal trampoline, frame pointer)
 };
 
+// Rows already found, by module and PC: the threads of one process share
+// most of their frames, and finding a row (an index search, then the CIE's
+// and the FDE's instructions) costs more than the rest of a step. One cache
+// per walking thread (it is not synchronized), valid while its modules live.
+class RowCache {
+ public:
+  struct Entry {
+    bool found = false;
+    UnwindRow row;
+    FrameSource source = FrameSource::kContext;
+  };
+  const Entry* find(const Module* module, uint64_t link_pc, unsigned variant) const;
+  void add(const Module* module, uint64_t link_pc, unsigned variant, const Entry& entry);
+  size_t size() const { return entries_.size(); }
+
+ private:
+  struct Key {
+    const Module* module;
+    uint64_t link_pc;
+    unsigned variant;  // what else the lookup depended on
+    bool operator==(const Key& o) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      return std::hash<uint64_t>()(k.link_pc * 31 + k.variant) ^ std::hash<const void*>()(k.module);
+    }
+  };
+  std::unordered_map<Key, Entry, KeyHash> entries_;
+};
+
 struct UnwindOptions {
   SourceOrder sources = SourceOrder::kAuto;
   size_t max_frames = 256;
@@ -71,6 +102,7 @@ struct UnwindOptions {
   bool first_is_return_address = false;
   bool use_debug_frame = true;
   bool allow_frame_pointer = true;
+  RowCache* row_cache = nullptr;  // optional: rows found are kept and reused
 };
 
 class Unwinder {
@@ -90,6 +122,7 @@ class Unwinder {
     FrameSource source;
   };
   bool find_row(const Frame& frame, const UnwindOptions& options, Step* step) const;
+  bool find_row_uncached(const Frame& frame, const UnwindOptions& options, Step* step) const;
   bool fallback_row(const Frame& frame, const arch::RegisterFile& regs, const UnwindOptions& options, Step* step) const;
   // A heuristic step is accepted only if it lands on a return address: inside
   // a module, right after a call instruction.
