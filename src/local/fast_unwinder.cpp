@@ -543,7 +543,13 @@ int walk(const WalkStart& start, bool first_is_return_address, int skip, void** 
     // The checked path: a cache miss, a read outside the known range, or an
     // exact PC (the first frame, or one a signal interrupted).
     uint64_t entry = 0;
-    const bool cached = !activation && find_slot(cache_base(), pc, &entry) != kNoSlot;
+    bool cached = !activation && find_slot(cache_base(), pc, &entry) != kNoSlot;
+    if (!cached && !activation) {
+      // This thread's marks of written pages may be behind: refresh them (a
+      // write, so that a still untouched page faults once) and look again.
+      t_written_pages = g_state.written_pages.fetch_or(0, std::memory_order_relaxed);
+      cached = find_slot(cache_base(), pc, &entry) != kNoSlot;
+    }
     uint64_t next_pc = 0, next_sp = 0, next_fp = fp;
     bool next_fp_known = fp_known;
     bool next_activation = false;
@@ -556,7 +562,6 @@ int walk(const WalkStart& start, bool first_is_return_address, int skip, void** 
     } else {
       if (stats) ++stats->cache_misses;
       g_state.slow_lookups.fetch_add(1, std::memory_order_relaxed);
-      t_written_pages = g_state.written_pages.load(std::memory_order_relaxed);
       FramePosition next{pc, sp, fp, fp_known, activation};
       switch (slow_step(start, first_frame, next, &rule, memory, stats)) {
         case SlowStep::kEnd:

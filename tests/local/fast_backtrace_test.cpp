@@ -135,6 +135,20 @@ TEST(FastBacktrace, PrepareCachesTheCallingStack) {
   EXPECT_GT(recurse_then(5, [](void*) { return prepare_then_walk(); }, nullptr), 5);
 }
 
+__attribute__((noinline)) void walk_in_thread() {
+  void* frames[64];
+  EXPECT_GT(framewalk_backtrace(frames, 64), 2);
+  asm volatile("" ::: "memory");
+}
+
+TEST(FastBacktrace, ANewThreadUsesTheRulesOthersCached) {
+  const auto body = [] { walk_in_thread(); };
+  std::thread(body).join();  // caches the rows of a thread's stack
+  const uint64_t before = framewalk::local::slow_lookup_count();
+  std::thread(body).join();  // the same stack in a thread that has never walked
+  EXPECT_EQ(framewalk::local::slow_lookup_count(), before);
+}
+
 int no_malloc_bottom(void*) {
   void* frames[256];
   t_unwinding = true;
