@@ -11,6 +11,8 @@ add_library(framewalk_fuzz_bodies STATIC
   ${CMAKE_CURRENT_LIST_DIR}/fuzz_expression_body.cpp
   ${CMAKE_CURRENT_LIST_DIR}/fuzz_eh_frame_hdr_body.cpp
   ${CMAKE_CURRENT_LIST_DIR}/fuzz_sframe_body.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/fuzz_sframe_roundtrip_body.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/fuzz_sframe_generate_body.cpp
   ${CMAKE_CURRENT_LIST_DIR}/fuzz_core_body.cpp
   ${CMAKE_CURRENT_LIST_DIR}/fuzz_unwind_body.cpp
 )

@@ -19,6 +19,11 @@ int fuzz_expression(const uint8_t* data, size_t size);
 int fuzz_eh_frame_hdr(const uint8_t* data, size_t size);
 // Byte 0 chooses the address; the rest is an .sframe section.
 int fuzz_sframe(const uint8_t* data, size_t size);
+// As fuzz_sframe; a valid section is written again and must read back the same.
+int fuzz_sframe_roundtrip(const uint8_t* data, size_t size);
+// Byte 0 chooses the SFrame version and text range; the rest is .eh_frame,
+// turned into SFrame that must agree with it wherever it claims coverage.
+int fuzz_sframe_generate(const uint8_t* data, size_t size);
 // The bytes as a core file: threads, modules, memory, and a walk of each thread.
 int fuzz_core(const uint8_t* data, size_t size);
 // Registers, memory and CFI for the step loop and the row executor.

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Regenerates the seed corpora in fuzz/corpus/<target>/ from files of this
-machine (libc, libstdc++, /bin/ls) and from tiny objects compiled here with
-clang for several targets. Needs clang, objcopy and xz. The output is small
-(well under 2 MB) and deterministic for a given machine; run it only when the
-seeds should change, then commit the result.
+machine (libc, libstdc++, /bin/ls), from tiny objects compiled here with
+clang (and gcc, for DRAP) for several targets, and from the SFrame sections
+of ../shared/testdata/sframe plus a few encoded here. Needs clang, gcc,
+objcopy and xz. The output is small (well under 2 MB) and deterministic for
+a given machine; run it only when the seeds should change, then commit the
+result. `make_corpus.py TARGET...` rewrites only those targets' seeds.
 
 Inputs found by fuzzing can join the seeds: merge a run's corpus into a new
 directory (build-fuzz/fuzz/<target> -merge=1 NEW fuzz/corpus-work/<target>),
@@ -11,6 +13,7 @@ then copy the smallest files of NEW into fuzz/corpus/<target>/ within a size
 budget: everything in fuzz/corpus/ is replayed by the unit tests.
 """
 import hashlib
+import json
 import os
 import struct
 import subprocess
@@ -156,6 +159,20 @@ void _start(void) {
 """
 
 
+# gcc realigns the stack through a DRAP register (CFA = *(rbp - 8)) for an
+# over-aligned local next to a variable-length array.
+DRAP_SOURCE = r"""
+extern void sink(volatile char *p, int n);
+int drap(int n) {
+  char big[256] __attribute__((aligned(64)));
+  char vla[n];
+  sink(big, sizeof big);
+  sink(vla, n);
+  return big[8] + vla[0];
+}
+"""
+
+
 def run(cmd, **kw):
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, **kw)
 
@@ -201,6 +218,9 @@ def build_objects(tmp):
     obj("ppc64be.o", "--target=powerpc64-linux-gnu")
     obj("mips-debug-frame.o", "--target=mips-linux-gnu", "-g1", "-fno-asynchronous-unwind-tables")
     obj("aarch64.o", "--target=aarch64-linux-gnu", "-mbranch-protection=pac-ret")
+    drap = os.path.join(tmp, "drap.c")
+    open(drap, "w").write(DRAP_SOURCE)
+    obj("x86_64-drap.o", "-O2", src=drap, compiler="gcc")
 
     exe = os.path.join(tmp, "tiny")
     if try_run(["clang", "-O1", "-nostdlib", "-static", "-fno-pie", "-no-pie", "-Wl,--build-id",
@@ -306,6 +326,112 @@ def eh_frame_hdr_seeds(elf):
     return seeds
 
 
+# ---- SFrame -------------------------------------------------------------------
+
+SFRAME_TESTDATA = os.path.join(HERE, "..", "..", "shared", "testdata", "sframe")
+# fuzz_sframe_roundtrip's byte 0 picks the section address (bits 0-1): 0x402048.
+ROUNDTRIP_ADDRESS_OPTION = 2
+
+
+def sframe_section(version, big, abi, fixed_fp, fixed_ra, fdes, sorted_flag=True):
+    """Encodes an SFrame section. fdes: (start offset from the section,
+    size, info, info2, rep_size, [(start, info, [words], word_size)])."""
+    e = ">" if big else "<"
+    fmt = {1: "B", 2: "H", 4: "I"}
+    fde_size = {1: 17, 2: 20, 3: 16}[version]
+    pcrel = version >= 2
+    fres = bytearray()
+    entries = bytearray()
+    total = 0
+    for i, (start, size, info, info2, rep, rows) in enumerate(fdes):
+        fre_off = len(fres)
+        if version == 3:
+            fres += struct.pack(e + "HBBB", len(rows), info, info2, rep)
+        addr_size = 1 << (info & 0xf)
+        for (fstart, finfo, words, wsize) in rows:
+            fres += struct.pack(e + fmt[addr_size], fstart) + bytes([finfo])
+            for w in words:
+                fres += struct.pack(e + fmt[wsize], w & ((1 << (8 * wsize)) - 1))
+        total += len(rows)
+        field = 28 + i * fde_size
+        raw = start - field if pcrel else start
+        if version == 3:
+            entries += struct.pack(e + "qII", raw, size, fre_off)
+        else:
+            entries += struct.pack(e + "iIIIB", raw, size, fre_off, len(rows), info)
+            if version == 2:
+                entries += struct.pack(e + "BH", rep, 0)
+    flags = (1 if sorted_flag else 0) | (4 if pcrel else 0)
+    header = struct.pack(e + "HBBBbbBIIIII", 0xdee2, version, flags, abi, fixed_fp, fixed_ra, 0,
+                         len(fdes), total, len(fres), 0, len(entries))
+    return header + bytes(entries) + bytes(fres)
+
+
+def fre_info(words, size_code=0, base_sp=True, mangled=False):
+    return (1 if base_sp else 0) | (len(words) << 1) | (size_code << 5) | (0x80 if mangled else 0)
+
+
+def encoded_sframe_seeds():
+    """What the binutils test vectors lack: big-endian sections, s390x (V2
+    registers in offsets, RA padding), AArch64 FLEX with PAC, and the
+    reader-accepted shapes the writer refuses."""
+    seeds = []
+    # s390x V2: CFA r15+160 (stored 0), RA in r14 ((14 << 1) | 1), FP in r11;
+    # then RA padding and FP saved at CFA-72; then CFA r11+160+16.
+    s390x = [(0x1000, 0x40, 0, 0, 0, [
+        (0, fre_info([0]), [0], 1),
+        (4, fre_info([0, 29, 23]), [0, 29, 23], 1),
+        (8, fre_info([2, 0, -72]), [2, 0, -72], 1),
+        (12, fre_info([2, -48], base_sp=False), [2, -48], 1)])]
+    seeds.append(sframe_section(2, True, 4, 0, 0, s390x))
+    # AArch64 big-endian V3: a DEFAULT FDE with PAC (key B, mangled RA) and a
+    # FLEX FDE with the CFA from x29 and the FP held in x9.
+    ctrl = lambda reg, deref, reg_p=True: (reg << 3) | (2 if deref else 0) | (1 if reg_p else 0)
+    aarch64 = [(0x2000, 0x20, 0x20, 0, 0, [
+                   (0, fre_info([0]), [0], 1),
+                   (4, fre_info([16, -8, -16], mangled=True), [16, -8, -16], 1)]),
+               (0x2040, 0x20, 0, 1, 0, [
+                   (0, fre_info([ctrl(31, False), 0]), [ctrl(31, False), 0], 2),
+                   (8, fre_info([ctrl(29, False), 16, ctrl(0, True, False), -8, ctrl(9, False), 0]),
+                    [ctrl(29, False), 16, ctrl(0, True, False), -8, ctrl(9, False), 0], 2)])]
+    seeds.append(sframe_section(3, True, 1, 0, 0, aarch64))
+    # AMD64 V3 FLEX: FP = CFA - 16 without a dereference, which only a control
+    # word with its unused bit 2 set says (the writer refuses it).
+    seeds.append(sframe_section(3, False, 3, 0, -8, [(0x3000, 0x10, 0, 1, 0, [
+        (0, fre_info([ctrl(7, False), 16, 0, 4, -16]), [ctrl(7, False), 16, 0, 4, -16], 1)])]))
+    # V1 PCMASK FDE with an FRE at 16 (never matches; the writer refuses it).
+    seeds.append(sframe_section(1, False, 3, 0, -8, [(0x4000, 0x40, 0x10, 0, 0, [
+        (0, fre_info([8]), [8], 1), (16, fre_info([16]), [16], 1)])]))
+    # Unsorted V3 with two functions at one address.
+    same = (0x5000, 0x10, 0, 0, 0, [(0, fre_info([8]), [8], 1)])
+    seeds.append(sframe_section(3, False, 3, 0, -8, [same, same], sorted_flag=False))
+    return seeds
+
+
+def sframe_roundtrip_seeds():
+    seeds = [bytes([ROUNDTRIP_ADDRESS_OPTION]) + s for s in encoded_sframe_seeds()]
+    if os.path.isdir(SFRAME_TESTDATA):
+        for name in sorted(os.listdir(SFRAME_TESTDATA)):
+            if name.endswith(".json"):
+                with open(os.path.join(SFRAME_TESTDATA, name)) as f:
+                    seeds.append(bytes([ROUNDTRIP_ADDRESS_OPTION]) + bytes(json.load(f)["content"]))
+    return sorted(set(seeds))
+
+
+def sframe_generate_seeds(eh_frames, objects):
+    """fuzz_sframe_generate's byte 0: bits 0-1 the version (0: v3), bit 2 no
+    text range. Slices of linked .eh_frame keep their functions below the
+    section, in the made-up text range; objects' FDEs are unrelocated, so
+    they go without the range."""
+    seeds = []
+    for i, d in enumerate(eh_frames):
+        seeds.append(bytes([(0, 2, 1)[i % 3]]) + d)
+    for d in objects:
+        seeds.append(bytes([0x04]) + d)
+        seeds.append(bytes([0x06]) + d)
+    return seeds
+
+
 # ---- main -------------------------------------------------------------------
 
 def write(target, blobs):
@@ -324,7 +450,8 @@ def write(target, blobs):
 
 
 def main():
-    cfi, hdr, elfs = [], [], []
+    wanted = set(sys.argv[1:])
+    cfi, hdr, elfs, object_eh, linked_eh = [], [], [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         objects = build_objects(tmp)
         for name, path in sorted(objects.items()):
@@ -335,18 +462,27 @@ def main():
                 d, _ = elf.section_bytes(sec)
                 if d:
                     cfi.append(d[:4096])
+            d, _ = elf.section_bytes(".eh_frame")
+            if d and name.startswith("x86_64"):
+                object_eh.append(d[:4096])
         for path in SYSTEM_FILES:
             if not os.path.exists(path):
                 continue
             elf = Elf(open(path, "rb").read())
             d, _ = elf.section_bytes(".eh_frame")
             if d:
-                cfi.extend(eh_frame_slices(d, elf.e, 1536, 12))
+                slices = eh_frame_slices(d, elf.e, 1536, 12)
+                cfi.extend(slices)
+                linked_eh.extend(slices)
             hdr.extend(eh_frame_hdr_seeds(elf))
     for target, blobs in (("fuzz_cfi", cfi), ("fuzz_eh_frame_hdr", hdr), ("fuzz_elf", elfs),
-                          ("fuzz_expression", expression_seeds())):
+                          ("fuzz_expression", expression_seeds()),
+                          ("fuzz_sframe_roundtrip", sframe_roundtrip_seeds()),
+                          ("fuzz_sframe_generate", sframe_generate_seeds(linked_eh, object_eh))):
+        if wanted and target not in wanted:
+            continue
         size, n = write(target, blobs)
-        print("%-18s %4d files %8d bytes" % (target, n, size))
+        print("%-22s %4d files %8d bytes" % (target, n, size))
 
 
 if __name__ == "__main__":

@@ -22,11 +22,14 @@ jobs=${FUZZ_JOBS:-1}
 cc=${FUZZ_CC:-clang}
 cxx=${FUZZ_CXX:-clang++}
 
-all_targets=(fuzz_elf fuzz_cfi fuzz_expression fuzz_eh_frame_hdr fuzz_sframe fuzz_core fuzz_unwind)
+all_targets=(fuzz_elf fuzz_cfi fuzz_expression fuzz_eh_frame_hdr fuzz_sframe fuzz_sframe_roundtrip fuzz_sframe_generate
+             fuzz_core fuzz_unwind)
 if [[ $# -gt 0 ]]; then targets=("$@"); else targets=("${all_targets[@]}"); fi
 
 # Longest input per target: whole small ELF files; CFI sections of a few dozen
-# records; one expression; a header with a modest table.
+# records; one expression; a header with a modest table; SFrame sections of a
+# few dozen functions; .eh_frame for a few dozen functions, each generated and
+# checked PC by PC.
 max_len() {
   case "$1" in
     fuzz_elf) echo 65536 ;;
@@ -34,6 +37,8 @@ max_len() {
     fuzz_expression) echo 1024 ;;
     fuzz_eh_frame_hdr) echo 4096 ;;
     fuzz_sframe) echo 4096 ;;
+    fuzz_sframe_roundtrip) echo 4096 ;;
+    fuzz_sframe_generate) echo 8192 ;;
     fuzz_core) echo 16384 ;;
     fuzz_unwind) echo 4096 ;;
     *) echo "unknown fuzz target: $1" >&2; exit 2 ;;

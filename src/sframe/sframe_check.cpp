@@ -264,17 +264,20 @@ class Checker {
         continue;
       }
       const uint64_t rep = rows->empty() ? 0 : (*rows)[0].rep_size;
+      // The rows are kept once; the pieces of every block refer to them.
+      const size_t first_row = sf_rows_.size();
+      sf_rows_.insert(sf_rows_.end(), rows->begin(), rows->end());
       // Only the blocks that meet [begin, end): a 4 GiB function of 1-byte
       // blocks must not be walked block by block.
       const uint64_t from = std::max(begin, f.start) - f.start;
       for (uint64_t block = rep ? from - from % rep : 0; block < f.size && f.start + block < end;
            block += rep ? rep : f.size) {
-        for (const SframeRow& r : *rows) {
+        for (size_t i = 0; i < rows->size(); ++i) {
+          const SframeRow& r = (*rows)[i];
           const uint64_t b = std::max({r.row.pc_begin + block, begin, last, f.start});
           const uint64_t e = std::min({r.row.pc_end + block, end, f.end()});
           if (b >= e) continue;
-          sf_rows_.push_back(r);
-          sf_pieces_.push_back({b, e, sf_rows_.size() - 1});
+          sf_pieces_.push_back({b, e, first_row + i});
           last = e;
         }
         if (!rep) break;

@@ -318,11 +318,14 @@ const char* convert_fde(const std::vector<Piece>& pieces, const WriterOptions& w
   return nullptr;
 }
 
+// Byte counts over FDEs that may overlap saturate instead of wrapping around.
+uint64_t add_bytes(uint64_t a, uint64_t b) { return b > ~a ? ~uint64_t{0} : a + b; }
+
 void count_skip(GenerateStats& stats, const std::string& reason, uint64_t begin, uint64_t bytes) {
   GenerateStats::Skip& s = stats.skipped[reason];
   if (s.fdes == 0) s.first_pc = begin;
   ++s.fdes;
-  s.bytes += bytes;
+  s.bytes = add_bytes(s.bytes, bytes);
 }
 
 bool inside(const std::vector<std::pair<uint64_t, uint64_t>>& ranges, uint64_t begin, uint64_t end) {
@@ -405,17 +408,16 @@ Conversion convert_cfi(std::span<const dwarf::CfiSection* const> sections, const
     const dwarf::CfiSection& section = *item.section;
     const dwarf::Fde& fde = item.fde;
     const uint64_t begin = fde.pc_begin, end = fde.pc_end();
-    const uint64_t bytes = fde.pc_range;
+    // A range that wraps counts up to the end of the address space.
+    const uint64_t bytes = end < begin ? 0 - begin : fde.pc_range;
     ++stats.cfi_fdes;
-    stats.cfi_bytes += bytes;
+    stats.cfi_bytes = add_bytes(stats.cfi_bytes, bytes);
     if (end < begin) {
       count_skip(stats, "function runs past the end of the address space", begin, bytes);
       continue;
     }
-    if (!merged.empty() && !inside(merged, begin, end)) {
-      count_skip(stats, kWhyOutsideCode, begin, bytes);
-      continue;
-    }
+    // Where FDEs overlap, the earlier one holds (as in check_rows), also when
+    // it is not written itself: a later one would claim PCs the earlier describes.
     if (any && begin < covered_end) {
       count_skip(stats, kWhyOverlap, begin, bytes);
       covered_end = std::max(covered_end, end);
@@ -423,6 +425,10 @@ Conversion convert_cfi(std::span<const dwarf::CfiSection* const> sections, const
     }
     any = true;
     covered_end = end;
+    if (!merged.empty() && !inside(merged, begin, end)) {
+      count_skip(stats, kWhyOutsideCode, begin, bytes);
+      continue;
+    }
 
     auto it = initial_rows.find({item.section, item.cie->offset});
     if (it == initial_rows.end()) {
@@ -503,7 +509,6 @@ framewalk::Result<GeneratedSection> generate_sframe(std::shared_ptr<const elf::E
   if (file->machine() != elf::kEmX86_64 || !file->is_64() || file->endian() != Endian::kLittle)
     return framewalk::Error{ErrorCode::kUnsupportedElf, 18};
   if (file->type() == elf::kEtRel) return framewalk::Error{ErrorCode::kUnsupportedElf, 16};
-  if (options.version < kVersion1 || options.version > kVersion3) return framewalk::Error{ErrorCode::kUnsupportedElf, 0};
   FW_TRY(ElfCfi cfi, ElfCfi::load(file, sframe_cfi_options()));
   const std::vector<const dwarf::CfiSection*> sections = sframe_cfi_sections(cfi);
 
@@ -511,6 +516,12 @@ framewalk::Result<GeneratedSection> generate_sframe(std::shared_ptr<const elf::E
   if (opts.code_ranges.empty())
     for (const elf::Section& s : file->sections())
       if ((s.flags & elf::kShfExecinstr) && (s.flags & elf::kShfAlloc) && s.size) opts.code_ranges.emplace_back(s.address, s.address + s.size);
+  return generate_sframe(sections, opts);
+}
+
+framewalk::Result<GeneratedSection> generate_sframe(std::span<const dwarf::CfiSection* const> sections,
+                                                    const GenerateOptions& opts) {
+  if (opts.version < kVersion1 || opts.version > kVersion3) return framewalk::Error{ErrorCode::kUnsupportedElf, 0};
   Conversion conv = convert_cfi(sections, opts);
   if (conv.stats.cfi_fdes == 0) return framewalk::Error{ErrorCode::kNotFound, 0};
   const WriterOptions wo = writer_options_for(Abi::kAmd64Little, opts.version, opts.section_address);
@@ -518,6 +529,8 @@ framewalk::Result<GeneratedSection> generate_sframe(std::shared_ptr<const elf::E
   // What the writer still refuses (a V1/V2 start field out of reach, two
   // functions at one address) leaves the CFI FDE it came from out as well.
   GeneratedSection out;
+  // Each refusal removes at least the refused FDE: at most one attempt more than there are FDEs.
+  const size_t max_attempts = conv.fdes.size() + 1;
   for (size_t attempt = 0;; ++attempt) {
     WrittenSection w = write_section(wo, conv.fdes);
     if (w.problem.ok()) {
@@ -543,7 +556,7 @@ framewalk::Result<GeneratedSection> generate_sframe(std::shared_ptr<const elf::E
       conv.stats.represented_bytes -= bytes;
     }
     count_skip(conv.stats, to_string(w.problem.what), origin.begin, bytes);
-    if (attempt > conv.fdes.size() + 1) return framewalk::Error{ErrorCode::kBadLength, 0};
+    if (attempt >= max_attempts) return framewalk::Error{ErrorCode::kBadLength, 0};
   }
 
   GenerateStats& st = conv.stats;

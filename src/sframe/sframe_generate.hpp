@@ -127,5 +127,9 @@ struct GeneratedSection {
 // refuses (a V1/V2 start field out of reach, say) are left out and counted too.
 framewalk::Result<GeneratedSection> generate_sframe(std::shared_ptr<const elf::ElfFile> file,
                                                   const GenerateOptions& options);
+// The same from CFI sections (in priority order, see collect_cfi_fdes), with
+// options.code_ranges as given. kNotFound when no FDE has a range.
+framewalk::Result<GeneratedSection> generate_sframe(std::span<const dwarf::CfiSection* const> sections,
+                                                    const GenerateOptions& options);
 
 }  // namespace framewalk::sframe

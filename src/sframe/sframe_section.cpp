@@ -385,7 +385,7 @@ const Fde* Section::lookup_fde(uint64_t pc) const noexcept {
   // The last FDE whose start is <= pc, searched within pc's block.
   const uint64_t block = (pc - l.base) >> l.shift;
   const Fde* f;
-  if (block + 1 >= l.first.size()) {
+  if (block >= l.first.size() - 1) {  // (block + 1 would wrap for pc - base = 2^64 - 1)
     f = fdes + fdes_->size() - 1;  // past the last block: every FDE starts below pc
   } else {
     const Fde* begin = fdes + l.first[block];

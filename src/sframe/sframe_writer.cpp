@@ -109,11 +109,20 @@ Unencodable encode_default(const WriterOptions& o, const FrameRules& rules, Enco
   if (!encode_cfa_offset(o, cfa.offset, &stored)) return Unencodable::kOffsetRange;
   out->base_sp = cfa.reg == regs.sp;
   out->words.push_back({stored, false});
+  // s390x V2 says "held in register N" with the odd word (N << 1) | 1, so
+  // an odd offset cannot be written there.
+  const bool registers_in_words = o.abi == Abi::kS390xBig && o.version == kVersion2;
   // A tracked slot: "saved at CFA + offset" with a non-zero offset (0 is padding).
-  auto slot = [](const Rule& r, bool* present, int64_t* value) {
+  auto slot = [&](const Rule& r, bool* present, int64_t* value) {
     *present = false;
     if (r.kind == Rule::Kind::kUnchanged) return true;
+    if (registers_in_words && r.kind == Rule::Kind::kRegister && !r.deref && r.offset == 0) {
+      *present = true;
+      *value = (int64_t{r.reg} << 1) | 1;
+      return true;
+    }
     if (r.kind != Rule::Kind::kCfa || !r.deref || r.offset == 0) return false;
+    if (registers_in_words && (r.offset & 1)) return false;
     *present = true;
     *value = r.offset;
     return true;
@@ -309,7 +318,8 @@ WrittenSection write_section(const WriterOptions& o, std::span<const FdeDesc> fd
       const unsigned size_code = size == 1 ? 0 : size == 2 ? 1 : 2;
       fres.fixed(f.start, addr_size);
       if (f.rules.ra_undefined) {
-        fres.u8(0);  // as gas writes it: base 0, no words, size 0, not mangled
+        // As gas writes it (base 0, no words, size 0), with the PAC bit if the rules have it.
+        fres.u8(f.rules.ra_mangled ? 0x80u : 0u);
       } else {
         fres.u8((e.base_sp ? 1u : 0u) | (static_cast<unsigned>(e.words.size()) << 1) | (size_code << 5) |
                 (f.rules.ra_mangled ? 0x80u : 0u));
@@ -366,6 +376,47 @@ WrittenSection write_section(const WriterOptions& o, std::span<const FdeDesc> fd
   result.bytes = std::move(out.bytes);
   result.num_fres = static_cast<uint32_t>(total_fres);
   return result;
+}
+
+WriterOptions writer_options_of(const Section& section) {
+  WriterOptions o;
+  o.version = section.version();
+  o.abi = section.abi();
+  o.fixed_fp_offset = section.header().cfa_fixed_fp_offset;
+  o.fixed_ra_offset = section.header().cfa_fixed_ra_offset;
+  o.section_address = section.address();
+  return o;
+}
+
+Result<std::vector<FdeDesc>> describe_section(const Section& section) {
+  std::vector<FdeDesc> out;
+  out.reserve(section.fdes().size());
+  for (const Fde& fde : section.fdes()) {
+    FdeDesc& d = out.emplace_back();
+    d.start = fde.start;
+    d.size = fde.size;
+    d.pc_type = fde.pc_type;
+    d.fde_type = fde.fde_type;
+    d.rep_size = static_cast<uint8_t>(section.effective_rep_size(fde));  // V1: 16, as the writer wants it
+    d.signal = fde.signal;
+    d.pauth_key_b = fde.pauth_key_b;
+    d.fres.reserve(fde.num_fres);
+    Result<void> failed = ok();
+    FW_CHECK(section.for_each_fre(fde, [&](const Fre& f) {
+      auto rules = section.rules(fde, f);
+      if (!rules) {
+        failed = rules.error();
+        return false;
+      }
+      FreDesc& r = d.fres.emplace_back();
+      r.start = f.start;
+      r.rules = *rules;
+      for (Rule* rule : {&r.rules.cfa, &r.rules.ra, &r.rules.fp}) rule->source_offset = 0;
+      return true;
+    }));
+    FW_CHECK(failed);
+  }
+  return out;
 }
 
 }  // namespace framewalk::sframe

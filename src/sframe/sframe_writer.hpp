@@ -102,4 +102,16 @@ struct WrittenSection {
 // first unencodable FDE is reported instead (fde = its index in `fdes`).
 WrittenSection write_section(const WriterOptions& options, std::span<const FdeDesc> fdes);
 
+// The inverse: a parsed section as the writer takes it, FDEs in section order
+// (rules without source offsets). Writing it with writer_options_of(section)
+// gives the same FDEs, FREs and rules, laid out the writer's way (sorted,
+// PC-relative starts from V2 on, the smallest fields), except where the
+// writer refuses what the reader accepts: two functions at one address in an
+// unsorted section (kDuplicateStart), a V2 start the PC-relative field cannot
+// reach (kStartRange), a FLEX "CFA + offset" rule that only a control word
+// with its unused bit 2 set says (kRaFlexRule, kFpFlexRule), and a V1 PCMASK
+// FRE at 16 or beyond (kFreBeyondFunction: it can never match).
+Result<std::vector<FdeDesc>> describe_section(const Section& section);
+WriterOptions writer_options_of(const Section& section);
+
 }  // namespace framewalk::sframe

@@ -54,6 +54,10 @@ TEST(FuzzReplay, Cfi) { EXPECT_GT(replay("fuzz_cfi", framewalk::fuzz::fuzz_cfi),
 TEST(FuzzReplay, Expression) { EXPECT_GT(replay("fuzz_expression", framewalk::fuzz::fuzz_expression), 0u); }
 TEST(FuzzReplay, EhFrameHdr) { EXPECT_GT(replay("fuzz_eh_frame_hdr", framewalk::fuzz::fuzz_eh_frame_hdr), 0u); }
 TEST(FuzzReplay, Sframe) { EXPECT_GT(replay("fuzz_sframe", framewalk::fuzz::fuzz_sframe), 0u); }
+TEST(FuzzReplay, SframeRoundtrip) {
+  EXPECT_GT(replay("fuzz_sframe_roundtrip", framewalk::fuzz::fuzz_sframe_roundtrip), 0u);
+}
+TEST(FuzzReplay, SframeGenerate) { EXPECT_GT(replay("fuzz_sframe_generate", framewalk::fuzz::fuzz_sframe_generate), 0u); }
 TEST(FuzzReplay, Core) { EXPECT_GT(replay("fuzz_core", framewalk::fuzz::fuzz_core), 0u); }
 TEST(FuzzReplay, Unwind) { EXPECT_GT(replay("fuzz_unwind", framewalk::fuzz::fuzz_unwind), 0u); }
 
@@ -62,6 +66,7 @@ TEST(FuzzReplay, TinyInputs) {
   const uint8_t zero[1] = {0};
   for (Body body : {framewalk::fuzz::fuzz_elf, framewalk::fuzz::fuzz_cfi, framewalk::fuzz::fuzz_expression,
                     framewalk::fuzz::fuzz_eh_frame_hdr, framewalk::fuzz::fuzz_sframe,
+                    framewalk::fuzz::fuzz_sframe_roundtrip, framewalk::fuzz::fuzz_sframe_generate,
                     framewalk::fuzz::fuzz_core, framewalk::fuzz::fuzz_unwind}) {
     EXPECT_EQ(body(nullptr, 0), 0);
     EXPECT_EQ(body(zero, 1), 0);

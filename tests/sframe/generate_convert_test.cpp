@@ -295,6 +295,67 @@ TEST(GenerateConvert, OverlapsAndCodeRanges) {
   EXPECT_EQ(c.stats.cfi_fdes, 3u);
 }
 
+// An FDE left out for lying outside the code still holds the PCs it covers
+// (the checker takes the earlier of overlapping FDEs): a later FDE inside it
+// must not be written with rules the earlier one contradicts.
+TEST(GenerateConvert, FdesLeftOutStillHoldWhatTheyOverlap) {
+  CfiFixture cfi({{0x401000, 0x2000, cfa::advance(0x100) + cfa::def_cfa_offset(16)},
+                  {0x401800, 0x20, cfa::advance(2) + cfa::def_cfa_offset(24)}});
+  GenerateOptions o;
+  o.section_address = kSframeAddress;
+  o.code_ranges = {{0x401000, 0x402000}};
+  const Conversion c = convert_cfi(cfi.section(), o);
+  EXPECT_TRUE(c.fdes.empty());
+  EXPECT_EQ(c.stats.skipped.at("outside the code sections").first_pc, 0x401000u);
+  EXPECT_EQ(c.stats.skipped.at("overlaps another FDE").first_pc, 0x401800u);
+  const CheckReport r = round_trip(cfi, c);
+  EXPECT_EQ(r.disagreements, 0u);
+  EXPECT_EQ(r.sframe_only_bytes, 0u);
+}
+
+// Byte counts cover the address space at most: a range that wraps counts up
+// to its end, and overlapping huge ranges saturate instead of wrapping around.
+TEST(GenerateConvert, ByteCountsNeverWrapAround) {
+  CfiFixture cfi({{0x1000, 0x20, {}},
+                  {0xfffffffffffff000ull, 0x2000, {}},  // wraps
+                  {0x2000, 0xffffffffffff0000ull, {}},
+                  {0x3000, 0xffffffffffff0000ull, {}}},  // overlaps the one before
+                 dwarf::CfiKind::kDebugFrame);
+  GenerateOptions o;
+  o.section_address = kSframeAddress;
+  const Conversion c = convert_cfi(cfi.section(), o);
+  EXPECT_EQ(c.stats.cfi_fdes, 4u);
+  EXPECT_EQ(c.stats.cfi_bytes, ~uint64_t{0});
+  EXPECT_EQ(c.stats.skipped.at("function runs past the end of the address space").bytes, 0x1000u);
+  EXPECT_EQ(c.stats.skipped.at("overlaps another FDE").bytes, 0xffffffffffff0000ull);
+  EXPECT_EQ(c.stats.represented_bytes, 0x20u + 0xffffffffffff0000ull);
+}
+
+// V1/V2 start fields hold 32 bits: functions out of their reach are left out
+// one by one, down to an empty section if need be.
+TEST(GenerateConvert, GenerationLeavesOutEveryFunctionOutOfReach) {
+  CfiFixture cfi({{0x101000000, 0x10, {}}, {0x101000020, 0x10, {}}, {0x101000040, 0x10, {}}},
+                 dwarf::CfiKind::kDebugFrame);
+  const dwarf::CfiSection* sections[] = {&cfi.section()};
+  GenerateOptions o;
+  o.section_address = kSframeAddress;
+  for (uint8_t version : {1, 2}) {
+    o.version = version;
+    auto g = generate_sframe(sections, o);
+    ASSERT_TRUE(g.ok()) << to_string(g.error().code);
+    EXPECT_EQ(g->stats.sframe_fdes, 0u);
+    EXPECT_EQ(g->stats.represented_fdes, 0u);
+    EXPECT_EQ(g->stats.skipped.at(to_string(Unencodable::kStartRange)).fdes, 3u);
+    auto s = Section::parse(Bytes(g->bytes), kSframeAddress);
+    ASSERT_TRUE(s.ok());
+    EXPECT_TRUE(s->fdes().empty());
+  }
+  o.version = 3;
+  auto v3 = generate_sframe(sections, o);
+  ASSERT_TRUE(v3.ok());
+  EXPECT_EQ(v3->stats.sframe_fdes, 3u);
+}
+
 TEST(GenerateConvert, DebugFrameFillsInWhatEhFrameLacks) {
   // .eh_frame for the start files only (as with -fno-asynchronous-unwind-tables
   // -g); .debug_frame for the program, and again for one .eh_frame function.

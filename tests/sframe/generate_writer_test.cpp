@@ -222,6 +222,31 @@ TEST(SframeWriter, S390xCfaOffsetsAreScaled) {
             Unencodable::kOffsetRange);
 }
 
+// s390x V2 (and only V2) writes "held in register N" as the odd word
+// (N << 1) | 1 of a DEFAULT FDE; an odd offset would read back as a register.
+TEST(SframeWriter, S390xV2RegistersInWords) {
+  FrameRules r;
+  r.cfa = reg(15, 160);
+  r.ra = reg(14, 0);
+  r.fp = reg(11, 0);
+  const FdeDesc f = function(0x1000, 0x20, {r});
+  ReadBack rb = write_and_read(writer_options_for(Abi::kS390xBig, 2, kAddress), {f});
+  ASSERT_TRUE(rb.section);
+  auto fre = rb.section->fre(rb.section->fdes()[0], 0);
+  ASSERT_TRUE(fre.ok());
+  EXPECT_EQ(fre->words[1], (14 << 1) | 1);
+  EXPECT_EQ(fre->words[2], (11 << 1) | 1);
+  expect_same_rules(*rb.section, {f});
+  // V3 has FLEX for it instead.
+  EXPECT_EQ(check_fde(writer_options_for(Abi::kS390xBig, 3, kAddress), f).what, Unencodable::kRaNotDefault);
+  FrameRules odd;
+  odd.cfa = reg(15, 160);
+  odd.ra = at_cfa(-47);
+  EXPECT_EQ(check_fde(writer_options_for(Abi::kS390xBig, 2, kAddress), function(0x1000, 0x20, {odd})).what,
+            Unencodable::kRaNotDefault);
+  EXPECT_TRUE(check_fde(writer_options_for(Abi::kS390xBig, 3, kAddress), function(0x1000, 0x20, {odd})).ok());
+}
+
 TEST(SframeWriter, PcmaskFdes) {
   FdeDesc plt = function(0x1030, 0x40, {amd64(reg(kRsp, 8)), amd64(reg(kRsp, 16))});
   plt.pc_type = PcType::kMask;

@@ -494,6 +494,21 @@ TEST(SframeSectionTest, FindFdeBlocksAgreeWithLinearSearch) {
   }
 }
 
+// A function at address 0 and a PC 2^64 - 1 above it: the block number of
+// the last address must not wrap.
+TEST(SframeSectionTest, FindFdeFromAddressZeroToTheLastAddress) {
+  SectionSpec spec = amd64(3);
+  spec.fdes[0].start = 0;
+  spec.fdes[0].size = 0x10;
+  spec.fdes[0].fres = {fre(0, {8})};
+  const Section s = parse_ok(build(spec));
+  EXPECT_EQ(s.lookup_fde(0), &s.fdes()[0]);
+  EXPECT_EQ(s.lookup_fde(0xf), &s.fdes()[0]);
+  EXPECT_EQ(s.lookup_fde(0x10), nullptr);
+  EXPECT_EQ(s.lookup_fde(~uint64_t{0}), nullptr);
+  EXPECT_EQ(s.find_fde(~uint64_t{0}).error().code, Errc::kNoFde);
+}
+
 // The FRE scan trusts the bytes an FDE points at, so it takes only FDEs of
 // its own section (or copies of them).
 TEST(SframeSectionTest, FreLookupRefusesAnotherSectionsFde) {
