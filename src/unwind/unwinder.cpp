@@ -21,6 +21,20 @@ const char* to_string(FrameSource source) {
   return "?";
 }
 
+const char* to_string(SframeMiss miss) {
+  switch (miss) {
+    case SframeMiss::kNone: return "none";
+    case SframeMiss::kNoModule: return "not in a mapped file";
+    case SframeMiss::kNoSection: return "no .sframe in the file";
+    case SframeMiss::kUnsorted: return ".sframe not sorted";
+    case SframeMiss::kNoFde: return "no SFrame FDE for the PC";
+    case SframeMiss::kNoRow: return "no SFrame row at the PC";
+    case SframeMiss::kSignalWithoutRows: return "SFrame signal FDE without rows";
+    case SframeMiss::kTopmostOnly: return "SFrame row valid in the topmost frame only";
+  }
+  return "?";
+}
+
 const char* to_string(StopReason reason) {
   switch (reason) {
     case StopReason::kOutermost: return "outermost";
@@ -141,6 +155,7 @@ bool Unwinder::find_row(const Frame& frame, const UnwindOptions& options, Step* 
                            (frame.source == FrameSource::kContext ? 8u : 0u);
   const uint64_t link_pc = frame.lookup_pc() - frame.module->bias;
   if (const RowCache::Entry* e = options.row_cache->find(frame.module, link_pc, variant)) {
+    step->sframe_miss = e->sframe_miss;
     if (!e->found) return false;
     step->row = e->row;
     step->source = e->source;
@@ -148,6 +163,7 @@ bool Unwinder::find_row(const Frame& frame, const UnwindOptions& options, Step* 
   }
   RowCache::Entry entry;
   entry.found = find_row_uncached(frame, options, step);
+  entry.sframe_miss = step->sframe_miss;
   if (entry.found) {
     entry.row = step->row;
     entry.source = step->source;
@@ -158,7 +174,10 @@ bool Unwinder::find_row(const Frame& frame, const UnwindOptions& options, Step* 
 
 bool Unwinder::find_row_uncached(const Frame& frame, const UnwindOptions& options, Step* step) const {
   const Module* m = frame.module;
-  if (!m || !m->data) return false;
+  if (!m || !m->data) {
+    if (options.sources == SourceOrder::kSframe) step->sframe_miss = SframeMiss::kNoModule;
+    return false;
+  }
   const uint64_t link_pc = frame.lookup_pc() - m->bias;
   if (options.sources != SourceOrder::kSframe) {
     if (const ElfCfi* cfi = m->data->cfi()) {
@@ -176,18 +195,34 @@ bool Unwinder::find_row_uncached(const Frame& frame, const UnwindOptions& option
     }
   }
   if (options.sources != SourceOrder::kCfi) {
-    if (const sframe::Section* sf = m->data->sframe()) {
-      sframe::SframeRow row;
-      // Rules that read registers other than SP and FP hold only where every
-      // register is known: the frame the walk started from.
-      if (sframe::row_for_pc(*sf, link_pc, row) && !(row.topmost_only && frame.source != FrameSource::kContext)) {
-        step->row = row.row;
-        step->source = FrameSource::kSframe;
-        return true;
-      }
-    }
+    const SframeMiss miss = find_sframe_row(frame, step);
+    if (miss == SframeMiss::kNone) return true;
+    if (options.sources == SourceOrder::kSframe) step->sframe_miss = miss;
   }
   return false;
+}
+
+SframeMiss Unwinder::find_sframe_row(const Frame& frame, Step* step) const {
+  const sframe::Section* sf = frame.module->data->sframe();
+  if (!sf) return SframeMiss::kNoSection;
+  const uint64_t link_pc = frame.lookup_pc() - frame.module->bias;
+  sframe::SframeRow row;
+  auto found = sframe::row_for_pc(*sf, link_pc, row);
+  if (!found) {
+    switch (found.error().code) {
+      case sframe::Errc::kUnsortedLookup: return SframeMiss::kUnsorted;
+      case sframe::Errc::kNoFde: return SframeMiss::kNoFde;
+      default: break;
+    }
+    const sframe::Fde* fde = sf->lookup_fde(link_pc);
+    return fde && fde->signal && fde->num_fres == 0 ? SframeMiss::kSignalWithoutRows : SframeMiss::kNoRow;
+  }
+  // Rules that read registers other than SP and FP hold only where every
+  // register is known: the frame the walk started from.
+  if (row.topmost_only && frame.source != FrameSource::kContext) return SframeMiss::kTopmostOnly;
+  step->row = row.row;
+  step->source = FrameSource::kSframe;
+  return SframeMiss::kNone;
 }
 
 bool Unwinder::fallback_row(const Frame& frame, const arch::RegisterFile& regs, const UnwindOptions& options,
@@ -210,6 +245,13 @@ bool Unwinder::fallback_row(const Frame& frame, const arch::RegisterFile& regs, 
       start = s->symbol->address + frame.module->bias;
   }
   if (start) {
+    // An activation about to return has no frame left, whatever its prologue built.
+    uint8_t tail[32];
+    if (frame.activation && x::at_epilogue_tail(Bytes(tail, memory_.read(frame.pc, tail, sizeof tail)))) {
+      step->row = x::entry_row();
+      step->source = FrameSource::kPrologue;
+      return true;
+    }
     // Read the prologue (up to the PC for an activation) and follow it.
     uint8_t code[64] = {};
     const uint64_t at = frame.pc - *start;
@@ -257,6 +299,7 @@ WalkResult Unwinder::walk(const arch::RegisterFile& registers, const std::functi
   arch::RegisterFile regs = registers;
   bool activation = !options.first_is_return_address;
   FrameSource source = FrameSource::kContext;
+  SframeMiss sframe_miss = SframeMiss::kNone;
   for (;;) {
     auto pc = regs.get(pc_reg_);
     auto sp = regs.get(sp_reg_);
@@ -269,6 +312,7 @@ WalkResult Unwinder::walk(const arch::RegisterFile& registers, const std::functi
     frame.sp = *sp;
     frame.activation = activation;
     frame.source = source;
+    frame.sframe_miss = sframe_miss;
     frame.module = modules_.find(frame.lookup_pc());
     ++result.frames;
     // The row is found before the frame is reported, so that the frame can
@@ -287,6 +331,14 @@ WalkResult Unwinder::walk(const arch::RegisterFile& registers, const std::functi
     if (!have_row) {
       result.reason = StopReason::kNoUnwindInfo;
       result.address = frame.pc;
+      result.sframe_miss = step.sframe_miss;
+      return result;
+    }
+    // An undefined return address ends the stack, whatever the CFA: SFrame's
+    // outermost rows have no CFA at all.
+    if (const RegisterRule* ra = step.row.find(step.row.return_address_register);
+        ra && ra->kind == RuleKind::kUndefined) {
+      result.reason = StopReason::kOutermost;
       return result;
     }
     auto caller = apply_row(step.row, regs);
@@ -323,6 +375,7 @@ WalkResult Unwinder::walk(const arch::RegisterFile& registers, const std::functi
     }
     activation = step.row.signal_frame;
     source = step.source;
+    sframe_miss = step.sframe_miss;
     regs = *caller;
   }
 }

@@ -24,6 +24,20 @@ enum class FrameSource : uint8_t {
 };
 const char* to_string(FrameSource source);
 
+// Why SFrame gave no row for a PC, when it was the source asked for
+// (SourceOrder::kSframe) and a fallback had to supply the row, or none could.
+enum class SframeMiss : uint8_t {
+  kNone,
+  kNoModule,          // the PC is in no mapped file
+  kNoSection,         // the file has no .sframe (or an unreadable one)
+  kUnsorted,          // its FDEs are not flagged sorted: no lookup
+  kNoFde,             // no SFrame FDE covers the PC
+  kNoRow,             // the FDE has no row at the PC (no FREs, or the PC precedes the first)
+  kSignalWithoutRows, // a signal FDE without rows: "use a signal-frame unwinder"
+  kTopmostOnly,       // the row reads a register known only in the topmost frame
+};
+const char* to_string(SframeMiss miss);
+
 enum class StopReason : uint8_t {
   kOutermost,         // the return address is undefined or zero: the stack's natural end
   kMaxFrames,         // the frame cap was reached
@@ -43,6 +57,8 @@ struct Frame {
   FrameSource source = FrameSource::kContext;
   const Module* module = nullptr;  // the module of the lookup PC
   bool signal_trampoline = false;  // this frame is the kernel's signal return path
+  // Why the callee's row did not come from SFrame (SourceOrder::kSframe).
+  SframeMiss sframe_miss = SframeMiss::kNone;
   // The address to look up symbols and unwind rows at: pc, or pc - 1 for return addresses.
   uint64_t lookup_pc() const { return activation ? pc : pc - 1; }
   // Where to look up the function name: a signal trampoline is entered by a
@@ -54,6 +70,7 @@ struct WalkResult {
   StopReason reason = StopReason::kOutermost;
   uint64_t address = 0;  // for kBadMemory: the address; for kNoUnwindInfo: the PC
   ErrorCode error = ErrorCode::kNotFound;  // for kBadUnwindInfo
+  SframeMiss sframe_miss = SframeMiss::kNone;  // for kNoUnwindInfo with SourceOrder::kSframe
   size_t frames = 0;
 };
 
@@ -74,6 +91,7 @@ class RowCache {
     bool found = false;
     UnwindRow row;
     FrameSource source = FrameSource::kContext;
+    SframeMiss sframe_miss = SframeMiss::kNone;
   };
   const Entry* find(const Module* module, uint64_t link_pc, unsigned variant) const;
   void add(const Module* module, uint64_t link_pc, unsigned variant, const Entry& entry);
@@ -120,7 +138,9 @@ class Unwinder {
   struct Step {
     UnwindRow row;
     FrameSource source;
+    SframeMiss sframe_miss = SframeMiss::kNone;
   };
+  SframeMiss find_sframe_row(const Frame& frame, Step* step) const;
   bool find_row(const Frame& frame, const UnwindOptions& options, Step* step) const;
   bool find_row_uncached(const Frame& frame, const UnwindOptions& options, Step* step) const;
   bool fallback_row(const Frame& frame, const arch::RegisterFile& regs, const UnwindOptions& options, Step* step) const;

@@ -59,5 +59,23 @@ TEST(X86_64Prologue, NotAPrologueAtAll) {
   expect_cfa(at(leaf, sizeof leaf, 3), kRsp, 8);      // a frameless leaf: CFA = rsp+8
 }
 
+// The vDSO's clock_gettime after `pop %rbp`: register clearing, then ret.
+TEST(X86_64Prologue, EpilogueTails) {
+  const uint8_t vdso[] = {0x31, 0xd2, 0x31, 0xc9, 0x31, 0xf6, 0x31, 0xff, 0x45, 0x31, 0xc0,
+                          0x45, 0x31, 0xc9, 0x45, 0x31, 0xd2, 0x45, 0x31, 0xdb, 0xc3};
+  EXPECT_TRUE(at_epilogue_tail(Bytes(vdso, sizeof vdso)));
+  EXPECT_TRUE(at_epilogue_tail(Bytes(vdso + 8, sizeof vdso - 8)));
+  const uint8_t vzeroupper_ret[] = {0xc5, 0xf8, 0x77, 0xf3, 0xc3};
+  EXPECT_TRUE(at_epilogue_tail(Bytes(vzeroupper_ret, sizeof vzeroupper_ret)));
+  // Still in the frame: pop %rbp; ret, and xor with a memory operand.
+  const uint8_t pop_ret[] = {0x5d, 0xc3};
+  EXPECT_FALSE(at_epilogue_tail(Bytes(pop_ret, sizeof pop_ret)));
+  const uint8_t xor_mem[] = {0x31, 0x45, 0xf8, 0xc3};
+  EXPECT_FALSE(at_epilogue_tail(Bytes(xor_mem, sizeof xor_mem)));
+  // No ret in sight: not a tail.
+  EXPECT_FALSE(at_epilogue_tail(Bytes(vdso, 8)));
+  EXPECT_FALSE(at_epilogue_tail(Bytes()));
+}
+
 }  // namespace
 }  // namespace framewalk::arch::x86_64

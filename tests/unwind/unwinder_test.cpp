@@ -1,5 +1,6 @@
-// The step loop on synthetic stacks: fallback rows, stop reasons, and the
-// application of every rule kind.
+// The step loop on synthetic stacks: fallback rows, stop reasons, the
+// application of every rule kind, and SFrame as the only source (with why it
+// gave no row).
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -8,6 +9,9 @@
 
 #include "arch/x86_64/frames.hpp"
 #include "arch/x86_64/registers.hpp"
+#include "elf/elf_writer.hpp"
+#include "sframe/sframe_builder.hpp"
+#include "support/tiny_elf.hpp"
 #include "unwind/unwinder.hpp"
 
 namespace framewalk {
@@ -65,8 +69,9 @@ void calls_before(FakeMemory& mem, std::initializer_list<uint64_t> return_addres
   for (uint64_t ra : return_addresses) mem.code(ra - 5, kCall, 5);
 }
 
-Walk walk(Memory& memory, const arch::RegisterFile& regs, UnwindOptions options = {}) {
-  Unwinder unwinder(fake_modules(), memory, 62);
+Walk walk(Memory& memory, const arch::RegisterFile& regs, UnwindOptions options = {},
+          const ModuleMap& modules = fake_modules()) {
+  Unwinder unwinder(modules, memory, 62);
   Walk w;
   w.result = unwinder.walk(regs, [&](const Frame& f) {
     w.frames.push_back(f);
@@ -233,6 +238,130 @@ TEST(Unwinder, CfaFromUnknownRegisterIsAnError) {
   auto caller = unwinder.apply_row(row, callee);
   ASSERT_FALSE(caller.ok());
   EXPECT_EQ(caller.error().code, ErrorCode::kExprNeedsRegister);
+}
+
+// ---- SFrame as the only source ------------------------------------------------
+
+// A module at [0x10000, 0x20000) made of `file`.
+Module module_of(std::shared_ptr<const elf::ElfFile> file, const std::string& name) {
+  Module m;
+  m.start = 0x10000;
+  m.end = 0x20000;
+  m.name = name;
+  m.data = std::make_shared<ModuleData>(name, std::move(file));
+  return m;
+}
+
+// The tiny test ELF (no CFI) plus the .sframe of `spec`, built for where
+// elf_writer puts it.
+Module sframe_module(sframe::test::SectionSpec spec) {
+  auto tiny = elf::ElfFile::parse(FileImage::from_buffer(test::tiny_elf(true, Endian::kLittle)), "tiny");
+  EXPECT_TRUE(tiny.ok());
+  auto placement = elf::plan_added_section(**tiny, elf::SegmentPolicy::kAuto);
+  EXPECT_TRUE(placement.ok());
+  spec.address = placement->address;
+  const std::vector<uint8_t> section = sframe::test::build(spec);
+  elf::NewSection s;
+  s.name = ".sframe";
+  s.type = elf::kShtGnuSframe;
+  s.data = section;
+  auto bytes = elf::add_section(**tiny, *placement, s);
+  EXPECT_TRUE(bytes.ok());
+  auto copy = elf::ElfFile::parse(FileImage::from_buffer(std::move(*bytes)), "tiny+sframe");
+  EXPECT_TRUE(copy.ok());
+  return module_of(*copy, "tiny+sframe");
+}
+
+sframe::test::FdeSpec sframe_function(uint64_t start, std::vector<sframe::test::FreSpec> fres, unsigned type = 0) {
+  sframe::test::FdeSpec f;
+  f.start = start;
+  f.size = 0x40;
+  f.fde_type = type;
+  f.fres = std::move(fres);
+  return f;
+}
+
+// 0x11000: CFA = rsp+8 (RA at CFA-8, from the header); 0x11100: no FREs;
+// 0x11200: a signal FDE without FREs; 0x11300: its first FRE at +0x10;
+// 0x11400: FLEX, CFA = r12+16; 0x11500: RA undefined; nothing at 0x11800.
+sframe::test::SectionSpec sframe_functions() {
+  using sframe::test::ctrl;
+  using sframe::test::fre;
+  sframe::test::SectionSpec spec;
+  spec.version = 3;
+  spec.fdes = {sframe_function(0x11000, {fre(0, {8})}), sframe_function(0x11100, {}),
+               sframe_function(0x11200, {}), sframe_function(0x11300, {fre(0x10, {8})}),
+               sframe_function(0x11400, {fre(0, {ctrl(x::kR12, false), 16})}, 1),
+               sframe_function(0x11500, {fre(0, {})})};
+  spec.fdes[2].signal = true;
+  return spec;
+}
+
+Walk sframe_walk(const ModuleMap& modules, Memory& memory, const arch::RegisterFile& regs) {
+  UnwindOptions o;
+  o.sources = SourceOrder::kSframe;
+  o.allow_frame_pointer = false;  // no fallback: the walk stops and says why
+  return walk(memory, regs, o, modules);
+}
+
+TEST(Unwinder, SframeOnlyNamesWhyItHasNoRow) {
+  ModuleMap modules;
+  modules.add(sframe_module(sframe_functions()));
+  FakeMemory mem;
+  struct Case {
+    uint64_t pc;
+    SframeMiss miss;
+  } cases[] = {{0x11800, SframeMiss::kNoFde},       {0x11110, SframeMiss::kNoRow},
+               {0x11210, SframeMiss::kSignalWithoutRows}, {0x11308, SframeMiss::kNoRow},
+               {0x30000, SframeMiss::kNoModule}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.pc);
+    const Walk w = sframe_walk(modules, mem, regs_at(c.pc, 0x7000, 0x7100));
+    ASSERT_EQ(w.frames.size(), 1u);
+    EXPECT_EQ(w.result.reason, StopReason::kNoUnwindInfo);
+    EXPECT_EQ(w.result.sframe_miss, c.miss) << to_string(w.result.sframe_miss);
+  }
+}
+
+TEST(Unwinder, SframeRowsAndTheirLimits) {
+  ModuleMap modules;
+  modules.add(sframe_module(sframe_functions()));
+  FakeMemory mem;
+  // 0x11010 returns to 0x11410 (FLEX: r12-based CFA, topmost only), which
+  // returns to 0x11510 (RA undefined).
+  mem.word(0x7000, 0x11410);
+  mem.word(0x7008, 0x11510);
+  Walk w = sframe_walk(modules, mem, regs_at(0x11010, 0x7000, 0x7100));
+  ASSERT_EQ(w.frames.size(), 2u);
+  EXPECT_EQ(w.frames[1].source, FrameSource::kSframe);
+  EXPECT_EQ(w.frames[1].sframe_miss, SframeMiss::kNone);
+  EXPECT_EQ(w.result.reason, StopReason::kNoUnwindInfo);
+  EXPECT_EQ(w.result.sframe_miss, SframeMiss::kTopmostOnly);
+  // The same FLEX row as the topmost frame: r12 is known there.
+  arch::RegisterFile top = regs_at(0x11410, 0x6f00, 0x7200);
+  top.set(x::kR12, 0x6ff8);  // CFA 0x7008: RA at 0x7000
+  w = sframe_walk(modules, mem, top);
+  ASSERT_EQ(w.frames.size(), 2u);
+  EXPECT_EQ(w.frames[1].pc, 0x11410u);
+  EXPECT_EQ(w.frames[1].source, FrameSource::kSframe);
+  // An RA-undefined row (it has no CFA) ends the stack as its outermost frame.
+  w = sframe_walk(modules, mem, regs_at(0x11510, 0x7000, 0x7100));
+  ASSERT_EQ(w.frames.size(), 1u);
+  EXPECT_EQ(w.result.reason, StopReason::kOutermost);
+}
+
+TEST(Unwinder, SframeOnlyWithoutOrUnsortedSection) {
+  auto tiny = elf::ElfFile::parse(FileImage::from_buffer(test::tiny_elf(true, Endian::kLittle)), "tiny");
+  ASSERT_TRUE(tiny.ok());
+  ModuleMap without;
+  without.add(module_of(*tiny, "tiny"));
+  FakeMemory mem;
+  EXPECT_EQ(sframe_walk(without, mem, regs_at(0x11010, 0x7000, 0x7100)).result.sframe_miss, SframeMiss::kNoSection);
+  sframe::test::SectionSpec unsorted = sframe_functions();
+  unsorted.flags = sframe::kFlagFuncStartPcrel;
+  ModuleMap modules;
+  modules.add(sframe_module(unsorted));
+  EXPECT_EQ(sframe_walk(modules, mem, regs_at(0x11010, 0x7000, 0x7100)).result.sframe_miss, SframeMiss::kUnsorted);
 }
 
 }  // namespace

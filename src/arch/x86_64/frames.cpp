@@ -135,6 +135,27 @@ bool prologue_row(Bytes code, uint64_t pc_offset, UnwindRow* row) {
   return true;
 }
 
+bool at_epilogue_tail(Bytes code) {
+  size_t at = 0;
+  while (at < code.size()) {
+    const uint8_t b = code[at];
+    if (b == 0xc3) return true;                                          // ret
+    if (b == 0xf3 && at + 1 < code.size() && code[at + 1] == 0xc3) return true;  // rep ret
+    if (b == 0xc5 && at + 2 < code.size() && code[at + 1] == 0xf8 && code[at + 2] == 0x77) {
+      at += 3;  // vzeroupper
+      continue;
+    }
+    const size_t op = (b & 0xf0) == 0x40 ? at + 1 : at;  // REX prefix
+    // xor r, r/m with a register operand (ModRM mod 11): no memory, no stack.
+    if (op + 1 < code.size() && (code[op] == 0x31 || code[op] == 0x33) && (code[op + 1] & 0xc0) == 0xc0) {
+      at = op + 2;
+      continue;
+    }
+    return false;
+  }
+  return false;
+}
+
 UnwindRow after_push_rbp_row() {
   UnwindRow row = base_row(kRsp, 16);
   (void)row.set(RegisterRule{kRbp, RuleKind::kOffset, -16, {}, 0});

@@ -64,4 +64,10 @@ UnwindRow after_push_rbp_row();
 // pushed register are. False when the code is not a prologue it knows.
 bool prologue_row(Bytes code, uint64_t pc_offset, UnwindRow* row);
 
+// Whether `code`, the bytes at an activation's PC, is the tail of an
+// epilogue that has already taken its frame down: nothing but register
+// clearing (xor of registers, vzeroupper) up to a `ret`. The return address
+// is then at the stack pointer (entry_row), whatever the prologue did.
+bool at_epilogue_tail(Bytes code);
+
 }  // namespace framewalk::arch::x86_64
