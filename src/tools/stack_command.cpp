@@ -67,7 +67,10 @@ std::string stop_text(const WalkResult& w) {
   std::string s = to_string(w.reason);
   switch (w.reason) {
     case StopReason::kBadMemory: s += " at " + hex(w.address); break;
-    case StopReason::kNoUnwindInfo: s += " for " + hex(w.address); break;
+    case StopReason::kNoUnwindInfo:
+      s += " for " + hex(w.address);
+      if (w.sframe_miss != SframeMiss::kNone) s += std::string(" (") + to_string(w.sframe_miss) + ")";
+      break;
     case StopReason::kCfaDidNotAdvance: s += " (sp " + hex(w.address) + ")"; break;
     case StopReason::kBadUnwindInfo: s += std::string(": ") + to_string(w.error); break;
     default: break;
@@ -100,7 +103,11 @@ void print_text(dump::TextWriter& w, pid_t pid, const std::string& process_name,
         w.str(" ??");
       }
       if (options.modules && f.module) w.str(" - ").str(f.module->name);
-      if (options.verbose) w.str(" [").str(to_string(f.source)).str("]");
+      if (options.verbose) {
+        w.str(" [").str(to_string(f.source));
+        if (f.sframe_miss != SframeMiss::kNone) w.str(": ").str(to_string(f.sframe_miss));
+        w.ch(']');
+      }
       w.ch('\n');
     }
     if (options.verbose || !natural_end(t)) w.str("  stop: ").str(stop_text(t.walk)).ch('\n');
@@ -123,7 +130,9 @@ void print_json(dump::TextWriter& w, pid_t pid, const std::vector<ThreadResult>&
       if (s.found) w.ch('"').str(dump::json_escape(s.function)).ch('"'); else w.str("null");
       w.str(",\"offset\":").udec(s.offset).str(",\"module\":");
       if (f.module) w.ch('"').str(dump::json_escape(f.module->name)).ch('"'); else w.str("null");
-      w.str(",\"source\":\"").str(to_string(f.source)).str("\",\"activation\":").str(f.activation ? "true" : "false")
+      w.str(",\"source\":\"").str(to_string(f.source)).ch('"');
+      if (f.sframe_miss != SframeMiss::kNone) w.str(",\"sframe_miss\":\"").str(to_string(f.sframe_miss)).ch('"');
+      w.str(",\"activation\":").str(f.activation ? "true" : "false")
           .str(",\"sp\":\"0x").hex(f.sp).str("\"}");
     }
     w.str("],\"stop\":\"");
