@@ -297,7 +297,9 @@ ModuleMap CoreFile::modules(ModuleCache& cache, std::vector<std::string>* warnin
     // The vDSO is in the core's memory: its segment's size is the image size.
     for (const elf::Segment& p : core_->segments()) {
       if (p.type != elf::kPtLoad || vdso < p.vaddr || vdso >= p.vaddr + p.memsz) continue;
-      std::vector<uint8_t> bytes(p.vaddr + p.memsz - vdso);
+      // A vDSO is a few pages; a hostile core's segment size is not trusted.
+      constexpr uint64_t kMaxVdsoBytes = 1u << 20;
+      std::vector<uint8_t> bytes(std::min<uint64_t>(p.vaddr + p.memsz - vdso, kMaxVdsoBytes));
       bytes.resize(memory_->read(vdso, bytes.data(), bytes.size()));
       auto data = cache.from_bytes(std::move(bytes), "[vdso]", "core-vdso:" + hex(vdso));
       Module m;
