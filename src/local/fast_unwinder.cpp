@@ -80,7 +80,8 @@ alignas(4096) CacheSlot g_cache[kSlots];  // page-aligned for madvise
 // page is long written), refreshed whenever it takes the slow path; the slow
 // path writes this page before it reads it, for the same reason.
 struct CacheState {
-  std::atomic<uint64_t> slow_lookups{0};  // rows looked up the slow way (benchmarks, tests)
+  std::atomic<uint64_t> checked_steps{0};  // steps the checked path took
+  std::atomic<uint64_t> slow_lookups{0};   // rows looked up the slow way (benchmarks, tests)
   std::atomic<uint32_t> written_pages{0};  // one bit per page of g_cache
   std::atomic<uint32_t> evictions{0};      // picks the way a new rule evicts when both are taken
 };
@@ -220,24 +221,28 @@ struct ReadableRange {
 };
 __attribute__((tls_model("initial-exec"))) thread_local ReadableRange t_readable;
 
-// Whether every page in [first, end) is readable: one process_vm_readv
-// reading a byte of each page (batched, so a stack range costs one call).
-bool pages_readable(uint64_t first, uint64_t end) {
+// The end of the readable pages from `first` on, probing up to `end`: one
+// process_vm_readv reading a byte of each page (batched: a stack range costs
+// one call), which stops at the first page it cannot read.
+uint64_t readable_until(uint64_t first, uint64_t end) {
   constexpr size_t kBatch = 64;
   char sink[kBatch];
   iovec local[kBatch];
   iovec remote[kBatch];
+  const pid_t self = getpid();
   while (first < end) {
     size_t n = 0;
     for (; n < kBatch && first + n * 4096 < end; ++n) {
       local[n] = iovec{sink + n, 1};
       remote[n] = iovec{reinterpret_cast<void*>(first + n * 4096), 1};
     }
-    if (process_vm_readv(getpid(), local, n, remote, n, 0) != static_cast<ssize_t>(n)) return false;
+    const ssize_t got = process_vm_readv(self, local, n, remote, n, 0);
+    if (got != static_cast<ssize_t>(n)) return first + (got > 0 ? static_cast<uint64_t>(got) : 0) * 4096;
     first += n * 4096;
   }
-  return true;
+  return first;
 }
+bool pages_readable(uint64_t first, uint64_t end) { return readable_until(first, end) >= end; }
 
 // Makes [address, address + n) part of the known-readable range, probing the
 // pages that are not yet in it. The range stays one interval: a stack is
@@ -249,18 +254,25 @@ bool validate(uint64_t address, size_t n, ReadableRange& r) {
   const uint64_t end = ((address + n - 1) & ~uint64_t{4095}) + 4096;
   constexpr uint64_t kMaxGap = 1024 * 4096;
   const bool joinable = r.hi > r.lo && first <= r.hi + kMaxGap && end + kMaxGap >= r.lo;
+  // Reads go up the stack: probing some pages past the one asked for, in the
+  // same call, saves the calls the next reads would make (the pages that
+  // turn out unreadable are simply left out).
+  constexpr uint64_t kAhead = 4 * 4096;
   if (!joinable) {
-    if (!pages_readable(first, end)) return false;
+    const uint64_t readable = readable_until(first, end + kAhead);
+    if (readable < end) return false;
     r.lo = first;
-    r.hi = end;
+    r.hi = readable;
     return true;
   }
   const uint64_t lo = first < r.lo ? first : r.lo;
-  const uint64_t hi = end > r.hi ? end : r.hi;
   if (lo < r.lo && !pages_readable(lo, r.lo)) return false;
-  if (hi > r.hi && !pages_readable(r.hi, hi)) return false;
+  if (end > r.hi) {
+    const uint64_t readable = readable_until(r.hi, end + kAhead);
+    if (readable < end) return false;
+    r.hi = readable;
+  }
   r.lo = lo;
-  r.hi = hi;
   return true;
 }
 
@@ -545,9 +557,11 @@ int walk(const WalkStart& start, bool first_is_return_address, int skip, void** 
     uint64_t entry = 0;
     bool cached = !activation && find_slot(cache_base(), pc, &entry) != kNoSlot;
     if (!cached && !activation) {
-      // This thread's marks of written pages may be behind: refresh them (a
-      // write, so that a still untouched page faults once) and look again.
-      t_written_pages = g_state.written_pages.fetch_or(0, std::memory_order_relaxed);
+      // This thread's marks of written pages may be behind: refresh them and
+      // look again. The page is written before it is read (a count), so that
+      // if it is still untouched it faults once, not twice.
+      g_state.checked_steps.fetch_add(1, std::memory_order_relaxed);
+      t_written_pages = g_state.written_pages.load(std::memory_order_relaxed);
       cached = find_slot(cache_base(), pc, &entry) != kNoSlot;
     }
     uint64_t next_pc = 0, next_sp = 0, next_fp = fp;
