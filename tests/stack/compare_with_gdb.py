@@ -566,17 +566,24 @@ def compare_snapshot(res, fixture, mode, truth, fw_json, names):
 
 # ---------------------------------------------------------------- fixtures
 
+def settle(fw, fx, p):
+    """Waits until the fixture's threads have settled; in --sframe mode also
+    checks that its code comes only from the SFrame copies. An error, or None."""
+    err = wait_settled(p.pid, fx.spinners)
+    if not err and fw.sframe_dir:
+        foreign = foreign_mappings(p.pid, fw.sframe_dir)
+        if foreign:
+            err = "code mapped from outside the SFrame copies: " + ", ".join(foreign)
+    return err
+
+
 def run_static(fw, fx, path, workdir, res, verbose):
     p, err = start_fixture(path, fx.argv, fw.env)
     try:
         if err:
             res.problem(fx.name, err)
             return
-        err = wait_settled(p.pid, fx.spinners)
-        if not err and fw.sframe_dir:
-            foreign = foreign_mappings(p.pid, fw.sframe_dir)
-            if foreign:
-                err = "code mapped from outside the SFrame copies: " + ", ".join(foreign)
+        err = settle(fw, fx, p)
         if err:
             res.problem(fx.name, err)
             return
@@ -710,11 +717,7 @@ def run_sampled(fw, fx, path, workdir, res, verbose, seconds):
         if err:
             res.problem(fx.name, err)
             return
-        err = wait_settled(p.pid, fx.spinners)
-        if not err and fw.sframe_dir:
-            foreign = foreign_mappings(p.pid, fw.sframe_dir)
-            if foreign:
-                err = "code mapped from outside the SFrame copies: " + ", ".join(foreign)
+        err = settle(fw, fx, p)
         if err:
             res.problem(fx.name, err)
             return
