@@ -12,17 +12,13 @@
 #include <vector>
 
 #include "dwarf/cfa_program.hpp"
+#include "bench_file.hpp"
 #include "dwarf/cfi_index.hpp"
 #include "unwind/elf_cfi.hpp"
 
 namespace {
 
 using namespace framewalk;
-
-std::string bench_file() {
-  if (const char* f = std::getenv("FRAMEWALK_BENCH_FILE")) return f;
-  return "/usr/lib/x86_64-linux-gnu/libLLVM-16.so.1";
-}
 
 struct Loaded {
   std::shared_ptr<elf::ElfFile> file;
@@ -33,12 +29,7 @@ struct Loaded {
 Loaded& loaded() {
   static Loaded l = [] {
     Loaded r;
-    auto f = elf::ElfFile::open(bench_file());
-    if (!f) {
-      std::fprintf(stderr, "cannot open %s\n", bench_file().c_str());
-      std::exit(1);
-    }
-    r.file = *f;
+    r.file = bench::open_bench_file();
     ElfCfiOptions o;
     o.use_debug_frame = false;
     o.use_gnu_debugdata = false;

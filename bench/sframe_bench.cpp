@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "dwarf/cfa_program.hpp"
+#include "bench_file.hpp"
 #include "dwarf/cfi_index.hpp"
 #include "elf/elf_writer.hpp"
 #include "sframe/sframe_generate.hpp"
@@ -28,10 +29,7 @@ namespace {
 
 using namespace framewalk;
 
-std::string bench_file() {
-  if (const char* f = std::getenv("FRAMEWALK_BENCH_FILE")) return f;
-  return "/usr/lib/x86_64-linux-gnu/libLLVM-16.so.1";
-}
+using bench::bench_file;
 
 struct Loaded {
   std::shared_ptr<elf::ElfFile> file;
@@ -47,12 +45,7 @@ struct Loaded {
 Loaded& loaded() {
   static Loaded l = [] {
     Loaded r;
-    auto f = elf::ElfFile::open(bench_file());
-    if (!f) {
-      std::fprintf(stderr, "cannot open %s\n", bench_file().c_str());
-      std::exit(1);
-    }
-    r.file = *f;
+    r.file = bench::open_bench_file();
     auto cfi = ElfCfi::load(r.file, sframe::sframe_cfi_options());
     r.cfi = std::make_unique<ElfCfi>(std::move(*cfi));
     for (const auto& src : r.cfi->sources())
