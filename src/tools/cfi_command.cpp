@@ -8,21 +8,11 @@
 #include "dump/readelf_frames.hpp"
 #include "elf/symbols.hpp"
 #include "unwind/elf_cfi.hpp"
+#include "tools/messages.hpp"
 
 namespace framewalk::tools {
 
 namespace {
-
-void report(const std::string& file, const std::string& what) {
-  std::fflush(stdout);
-  std::fprintf(stderr, "framewalk: %s: %s\n", file.c_str(), what.c_str());
-}
-
-std::string hex(uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 
 }  // namespace
 

@@ -15,21 +15,11 @@
 #include "sframe/sframe_check.hpp"
 #include "sframe/sframe_generate.hpp"
 #include "sframe/sframe_section.hpp"
+#include "tools/messages.hpp"
 
 namespace framewalk::tools {
 
 namespace {
-
-void report(const std::string& file, const std::string& what) {
-  std::fflush(stdout);
-  std::fprintf(stderr, "framewalk: %s: %s\n", file.c_str(), what.c_str());
-}
-
-std::string hex(uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 
 std::string percent(uint64_t part, uint64_t whole) {
   char buf[32];

@@ -10,6 +10,7 @@
 #include "sframe/sframe_dump.hpp"
 #include "sframe/sframe_rows.hpp"
 #include "sframe/sframe_section.hpp"
+#include "tools/messages.hpp"
 
 namespace framewalk::tools {
 
@@ -17,17 +18,6 @@ namespace {
 
 constexpr uint32_t kShtGnuSframe = 0x6ffffff4;
 constexpr uint16_t kEmS390 = 22;
-
-void report(const std::string& file, const std::string& what) {
-  std::fflush(stdout);
-  std::fprintf(stderr, "framewalk: %s: %s\n", file.c_str(), what.c_str());
-}
-
-std::string hex(uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 
 // BFD's target name, as objdump's "file format" banner spells it.
 std::string bfd_target(const elf::ElfFile& f) {

@@ -21,6 +21,7 @@
 #include "target/ptrace_target.hpp"
 #include "unwind/symbolize.hpp"
 #include "unwind/unwinder.hpp"
+#include "tools/messages.hpp"
 
 namespace framewalk::tools {
 
@@ -30,12 +31,6 @@ uint64_t now_ns() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
-}
-
-std::string hex(uint64_t v, int width = 0) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%0*llx", width, static_cast<unsigned long long>(v));
-  return buf;
 }
 
 struct ThreadResult {
