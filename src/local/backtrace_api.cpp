@@ -1,4 +1,4 @@
-// The C API of <framewalk/backtrace.h>.
+// The C API of <framewalk/backtrace.h>, but for framewalk_backtrace itself.
 #include <ucontext.h>
 
 #include "arch/x86_64/frames.hpp"
@@ -6,14 +6,7 @@
 #include "local/fast_unwinder.hpp"
 
 
-extern "C" __attribute__((noinline)) int framewalk_backtrace(void** buffer, int size) {
-  uint64_t raw[framewalk::arch::x86_64::kCapturedRegisters];
-  framewalk::arch::x86_64::framewalk_x86_64_capture(raw);
-  // The captured PC is inside this function: walk one frame out before storing.
-  const int n = framewalk::local::fast_walk_captured(raw, /*skip=*/1, buffer, size);
-  asm volatile("" ::: "memory");  // keep this a real frame (no tail call)
-  return n;
-}
+// framewalk_backtrace itself is in fast_unwinder.cpp, with the walk inlined.
 
 extern "C" int framewalk_backtrace_ucontext(const void* context, void** buffer, int size) {
   if (!context) return 0;

@@ -1,5 +1,7 @@
 #include "local/fast_unwinder.hpp"
 
+#include "framewalk/backtrace.h"
+
 #include <dlfcn.h>
 #include <link.h>
 #include <sys/mman.h>
@@ -7,6 +9,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cstring>
 
 #include "arch/x86_64/frames.hpp"
@@ -31,85 +34,92 @@ namespace x = arch::x86_64;
 // that two return addresses of one stack that share their low bits do not
 // evict each other on every walk. While a home set's page has never been
 // written, the rule goes to the first page instead (the set of the address's
-// low 7 bits there): a process's first walks then fault in one page, not one
-// per frame. A slot is two words, each read and written alone with relaxed
+// low 6 bits there), which the cache's bookkeeping shares: a process's first
+// walks then fault in one page, not one per frame. A slot is two words, each read and written alone with relaxed
 // atomics, so threads share the cache without a lock and a torn pair is
 // harmless:
-//   rule: bits 0-16 the CFA offset in bytes (0 marks the outermost frame:
-//         return address undefined), bit 17 the CFA base (0 rsp, 1 rbp; set
-//         for the outermost frame too, so the common case is one bit test),
-//         bits 18-23 k where rbp is saved at CFA - 8k (0: rbp unchanged),
-//         bits 24-63 the return address's bits 7 and up (user addresses fit
-//         in 47 bits; a first-page set fixes bits 0-6, a home set bits 0-11).
-//         Zero is empty.
-//   next: a prediction: the caller's return address seen the last time this
-//         frame was stepped, and where its slot is, as (address << 17) |
-//         byte offset of the slot. Loading the predicted caller's rule does
-//         not wait for the return address to come off the stack, so
-//         consecutive steps overlap; the prediction is checked against the
-//         real return address and corrected when wrong.
+//   rule: bits 0-46 the whole return address (user addresses fit in 47
+//         bits), so that one comparison tells whether a slot holds a given
+//         address, wherever the slot is; bits 47-63 the rule, read as
+//         `rule >> 47`: bits 0-3 k where rbp is saved at CFA - 8k (0: rbp
+//         unchanged), bit 4 the CFA base (0 rsp, 1 rbp; set for the outermost
+//         frame too, so the common case is one test), bits 5-16 the CFA
+//         offset in words (0 marks the outermost frame: return address
+//         undefined). Zero is empty.
+//   next: a prediction: the byte offset of the slot of the caller seen the
+//         last time this frame was stepped. The hot loop loads the predicted
+//         caller's rule while the return address is still coming off the
+//         stack, and the next prediction from that slot in turn, so that
+//         consecutive steps overlap and the only chain from step to step is
+//         one load. The caller's rule word is then checked against the real
+//         return address, and the prediction corrected when wrong. It is
+//         only ever written with the offset of a slot, so it is used unmasked.
 // Slots are named by their byte offset in the cache, which the hot loop adds
 // to the cache's address without scaling.
 constexpr unsigned kSetBits = 12;
 constexpr size_t kSets = size_t{1} << kSetBits;
 constexpr size_t kSlots = 2 * kSets;  // two ways
-constexpr unsigned kOffsetBits = 17;   // a slot's byte offset: 16 bytes per slot
-constexpr uint64_t kSlotOffsetMask = (uint64_t{1} << kOffsetBits) - 1;
 constexpr size_t kNoSlot = kSlots * 16;
-constexpr uint64_t kOffsetMask = (uint64_t{1} << 17) - 1;
-constexpr uint64_t kRbpBased = uint64_t{1} << 17;
-constexpr unsigned kRbpSlotShift = 18;
-constexpr uint64_t kRbpSlotMask = uint64_t{63} << kRbpSlotShift;
-constexpr unsigned kTagShift = 24;
-constexpr unsigned kTagLowBit = 7;  // the tag holds the address from this bit up
-constexpr size_t kFirstPageSets = 4096 / 32;
-static_assert(kTagShift - kTagLowBit == kOffsetBits && 47 - kTagLowBit <= 64 - kTagShift);
-static_assert(kFirstPageSets == size_t{1} << kTagLowBit);
+constexpr unsigned kRuleShift = 47;
+constexpr uint64_t kAddressMask = (uint64_t{1} << kRuleShift) - 1;
+// In `rule >> kRuleShift`:
+constexpr uint64_t kRbpSlotMask = 15;
+constexpr uint64_t kRbpBased = 16;
+constexpr uint64_t kSimpleMask = kRbpBased | kRbpSlotMask;  // zero: CFA = rsp + n, rbp unchanged
+constexpr unsigned kOffsetShift = 5;
+constexpr uint64_t kMaxOffsetWords = (uint64_t{1} << (64 - kRuleShift - kOffsetShift)) - 1;
 
 struct alignas(16) CacheSlot {
   std::atomic<uint64_t> rule;
   std::atomic<uint64_t> next;
 };
-static_assert(sizeof(CacheSlot) == 16 && kSlots * 16 == (size_t{1} << kOffsetBits));
-alignas(4096) CacheSlot g_cache[kSlots];  // page-aligned for madvise
+static_assert(sizeof(CacheSlot) == 16);
 
-// Process-wide bookkeeping, together on one page. A page of the cache is
-// never read before it is first written: reading an untouched page maps the
-// zero page, and the write after it faults a second time. So pages written
-// are marked here, and each thread reads its own copy of the marks (its TLS
-// page is long written), refreshed whenever it takes the slow path; the slow
-// path writes this page before it reads it, for the same reason.
+// Process-wide bookkeeping. A page of the cache is never read before it is
+// first written: reading an untouched page maps the zero page, and the write
+// after it faults a second time. So pages written are marked here, and each
+// thread reads its own copy of the marks (its TLS page is long written),
+// refreshed whenever it takes the slow path; the slow path writes this
+// bookkeeping before it reads it, for the same reason.
 struct CacheState {
   std::atomic<uint64_t> checked_steps{0};  // steps the checked path took
   std::atomic<uint64_t> slow_lookups{0};   // rows looked up the slow way (benchmarks, tests)
-  std::atomic<uint32_t> written_pages{0};  // one bit per page of g_cache
+  std::atomic<uint64_t> written_pages{0};  // one bit per page of RuleCache
   std::atomic<uint32_t> evictions{0};      // picks the way a new rule evicts when both are taken
 };
-alignas(64) CacheState g_state;
-__attribute__((tls_model("initial-exec"))) thread_local uint32_t t_written_pages = 0;
+
+// The bookkeeping and the slots, on the same first page: the first walk of
+// a process writes both, and faults once for them.
+struct alignas(4096) RuleCache {  // page-aligned for madvise
+  CacheState state;
+  alignas(64) CacheSlot slots[kSlots];
+};
+constexpr size_t kSlotsStart = 64;
+static_assert(offsetof(RuleCache, slots) == kSlotsStart);
+RuleCache g_rule_cache;
+CacheState& g_state = g_rule_cache.state;
+// The first page's sets, after the bookkeeping.
+constexpr size_t kFirstPageSets = 64;
+static_assert(kSlotsStart + kFirstPageSets * 32 <= 4096);
+static_assert(sizeof(RuleCache) / 4096 <= 64, "one bit per page in CacheState::written_pages");
+__attribute__((tls_model("initial-exec"))) thread_local uint64_t t_written_pages = 0;
 
 inline CacheSlot& slot_at(char* cache, size_t offset) { return *reinterpret_cast<CacheSlot*>(cache + offset); }
-inline char* cache_base() { return reinterpret_cast<char*>(g_cache); }
+inline char* cache_base() { return reinterpret_cast<char*>(g_rule_cache.slots); }
+// The page of RuleCache a slot offset lies in.
+inline unsigned page_of(size_t offset) { return static_cast<unsigned>((kSlotsStart + offset) / 4096); }
 
 // The offset of the first of the two slots of a return address's home set,
 // and of its set in the first page.
 inline size_t set_of(uint64_t return_address) { return (return_address & (kSets - 1)) * 32; }
 inline size_t first_page_set_of(uint64_t return_address) { return (return_address & (kFirstPageSets - 1)) * 32; }
-// Whether `rule` is the rule cached for `return_address` (in one of its two
-// sets: they fix its low bits). Shifting the address left puts its bit 7 at
-// the tag's bit 24; a real return address (>= 64 KiB) never matches an empty
-// word.
-inline bool tag_matches(uint64_t rule, uint64_t return_address) {
-  return ((rule ^ (return_address << (kTagShift - kTagLowBit))) >> kTagShift) == 0;
-}
-inline bool holds(uint64_t rule, uint64_t return_address) {
-  return rule != 0 && tag_matches(rule, return_address);
-}
+// Whether `rule` is the rule cached for `return_address`. A return address
+// is never 0, so an empty word never matches.
+inline bool holds(uint64_t rule, uint64_t return_address) { return (rule & kAddressMask) == return_address; }
+inline bool page_written(size_t offset) { return (t_written_pages >> page_of(offset)) & 1; }
+
 // The offset of the slot holding `return_address`'s rule, or kNoSlot; `rule`
 // gets the rule.
-static_assert(sizeof g_cache / 4096 <= 32, "one bit per page in CacheState::written_pages");
-inline bool page_written(size_t offset) { return (t_written_pages >> (offset / 4096)) & 1; }
-
 inline size_t find_in_set(char* cache, size_t set, uint64_t return_address, uint64_t* rule) {
   if (!page_written(set)) return kNoSlot;
   for (size_t offset = set; offset < set + 32; offset += 16) {
@@ -119,21 +129,9 @@ inline size_t find_in_set(char* cache, size_t set, uint64_t return_address, uint
   return kNoSlot;
 }
 inline size_t find_slot(char* cache, uint64_t return_address, uint64_t* rule) {
+  if (return_address == 0) return kNoSlot;
   const size_t home = find_in_set(cache, set_of(return_address), return_address, rule);
   return home != kNoSlot ? home : find_in_set(cache, first_page_set_of(return_address), return_address, rule);
-}
-
-inline uint64_t prediction(uint64_t return_address, size_t offset) {
-  return (return_address << kOffsetBits) | offset;
-}
-inline size_t predicted_offset(uint64_t prediction) { return prediction & kSlotOffsetMask; }
-inline bool predicts(uint64_t prediction, uint64_t return_address) {
-  return ((prediction ^ (return_address << kOffsetBits)) >> kOffsetBits) == 0;
-}
-// The tag comparison for a predicted slot, from the prediction word alone: it
-// has the address's bit 7 at bit 24 too.
-inline bool predicted_tag_matches(uint64_t rule, uint64_t prediction) {
-  return ((rule ^ prediction) >> kTagShift) == 0;
 }
 
 struct CompactRule {
@@ -143,18 +141,21 @@ struct CompactRule {
 };
 
 inline uint64_t pack(uint64_t return_address, const CompactRule& r) {
-  return ((return_address >> kTagLowBit) << kTagShift) | r.cfa_offset | (r.rbp_based || r.cfa_offset == 0 ? kRbpBased : 0) |
-         (r.rbp_slot << kRbpSlotShift);
+  const uint64_t rule = (r.cfa_offset / 8) << kOffsetShift | (r.rbp_based || r.cfa_offset == 0 ? kRbpBased : 0) |
+                        r.rbp_slot;
+  return rule << kRuleShift | return_address;
 }
 
-inline CompactRule unpack(uint64_t rule) {
-  return CompactRule{(rule & kRbpBased) != 0, rule & kOffsetMask, (rule >> kRbpSlotShift) & 63};
+inline CompactRule unpack(uint64_t word) {
+  const uint64_t rule = word >> kRuleShift;
+  return CompactRule{(rule & kRbpBased) != 0, (rule >> kOffsetShift) * 8, rule & kRbpSlotMask};
 }
 
 // Caches `rule` for `return_address`: in the way that has it or is empty,
 // else in the way a process-wide counter picks (two return addresses that
 // keep meeting in one set end up in different ways).
 void remember(uint64_t return_address, const CompactRule& rule) {
+  if (return_address == 0 || return_address > kAddressMask) return;  // not a user address: never looked up
   char* const cache = cache_base();
   const size_t home = set_of(return_address);
   const size_t first = page_written(home) ? home : first_page_set_of(return_address);
@@ -162,7 +163,7 @@ void remember(uint64_t return_address, const CompactRule& rule) {
   if (page_written(first)) {
     for (size_t offset = first; offset < first + 32; offset += 16) {
       const uint64_t old = slot_at(cache, offset).rule.load(std::memory_order_relaxed);
-      if (old == 0 || tag_matches(old, return_address)) {
+      if (old == 0 || holds(old, return_address)) {
         target = offset;
         break;
       }
@@ -171,10 +172,10 @@ void remember(uint64_t return_address, const CompactRule& rule) {
     target = first;  // a fresh page: both ways are empty
   }
   slot_at(cache, target).rule.store(pack(return_address, rule), std::memory_order_relaxed);
-  // No prediction yet: point it at this slot (a page already written) with a
-  // return address of 0, which never matches.
-  slot_at(cache, target).next.store(prediction(0, target), std::memory_order_relaxed);
-  const uint32_t page = uint32_t{1} << (first / 4096);
+  // No prediction yet: point it at this slot (its page is written); the
+  // check against the real return address tells whether that is right.
+  slot_at(cache, target).next.store(target, std::memory_order_relaxed);
+  const uint64_t page = uint64_t{1} << page_of(first);
   t_written_pages = g_state.written_pages.fetch_or(page, std::memory_order_relaxed) | page;
 }
 
@@ -188,7 +189,7 @@ bool compact(const UnwindRow& row, CompactRule* out) {
   }
   if (row.cfa.kind != CfaKind::kRegisterOffset) return false;
   if (row.cfa.reg != x::kRsp && row.cfa.reg != x::kRbp) return false;
-  if (row.cfa.offset < 8 || row.cfa.offset % 8 != 0 || static_cast<uint64_t>(row.cfa.offset) > kOffsetMask)
+  if (row.cfa.offset < 8 || row.cfa.offset % 8 != 0 || static_cast<uint64_t>(row.cfa.offset) / 8 > kMaxOffsetWords)
     return false;
   if (row.return_address_register != x::kRip) return false;
   const RegisterRule* ra = row.find(x::kRip);
@@ -196,7 +197,7 @@ bool compact(const UnwindRow& row, CompactRule* out) {
   if (row.find(x::kRsp)) return false;
   uint64_t k = 0;
   if (const RegisterRule* bp = row.find(x::kRbp)) {
-    if (bp->kind == RuleKind::kOffset && bp->value < 0 && bp->value % 8 == 0 && -bp->value / 8 <= 63)
+    if (bp->kind == RuleKind::kOffset && bp->value < 0 && bp->value % 8 == 0 && -bp->value / 8 <= static_cast<int64_t>(kRbpSlotMask))
       k = static_cast<uint64_t>(-bp->value / 8);
     else if (bp->kind != RuleKind::kSameValue)
       return false;
@@ -360,26 +361,25 @@ __attribute__((noinline)) HotExit hot_walk(HotState& state) {
   const uint64_t hi = state.readable_hi;
   HotExit exit = HotExit::kSlowStep;
   char* const cache = cache_base();
-  uint64_t rule = 0;
-  size_t current = find_slot(cache, pc, &rule);
+  uint64_t word = 0;
+  size_t current = find_slot(cache, pc, &word);
   // Every word read lies in [sp, hi): sp only grows, so one check covers the low end.
   if (current != kNoSlot && sp >= state.readable_lo) {
     for (;;) {
-      // The predicted caller's rule, loaded before the return address is known.
-      uint64_t predicted = slot_at(cache, current).next.load(std::memory_order_relaxed);
-      asm("" : "+r"(predicted));  // keep the compiler from re-deriving it from the return address
-      const size_t predicted_slot = predicted_offset(predicted);
-      const uint64_t predicted_rule = slot_at(cache, predicted_slot).rule.load(std::memory_order_relaxed);
+      // The predicted caller's slot and rule, loaded before the return address is known.
+      const size_t predicted_slot = slot_at(cache, current).next.load(std::memory_order_relaxed);
+      const uint64_t predicted_word = slot_at(cache, predicted_slot).rule.load(std::memory_order_relaxed);
+      const uint64_t rule = word >> kRuleShift;
       uint64_t cfa;
-      if ((rule & (kRbpBased | kRbpSlotMask)) == 0) [[likely]] {
+      if ((rule & kSimpleMask) == 0) [[likely]] {
         // CFA = rsp + n, rbp unchanged. CFA > sp, and the return address is
         // inside the frame (compact() checked).
-        cfa = sp + (rule & kOffsetMask);
+        cfa = sp + (rule >> kOffsetShift) * 8;
         if (cfa > hi) break;  // let the checked path read
       } else {
-        const uint64_t k = (rule >> kRbpSlotShift) & 63;
+        const uint64_t k = rule & kRbpSlotMask;
+        const uint64_t cfa_offset = (rule >> kOffsetShift) * 8;
         if (rule & kRbpBased) {
-          const uint64_t cfa_offset = rule & kOffsetMask;
           if (cfa_offset == 0 || !fp_known) {  // the outermost frame, or no rbp to use
             exit = HotExit::kEnd;
             break;
@@ -391,7 +391,7 @@ __attribute__((noinline)) HotExit hot_walk(HotState& state) {
           }
           if (cfa > hi || sp + 8 * (k > 1 ? k : 1) > cfa) break;  // let the checked path read
         } else {
-          cfa = sp + (rule & kOffsetMask);
+          cfa = sp + cfa_offset;
           if (cfa > hi) break;
         }
         if (k) {
@@ -413,20 +413,18 @@ __attribute__((noinline)) HotExit hot_walk(HotState& state) {
         break;
       }
       size_t next_slot = predicted_slot;
-      uint64_t next_rule = predicted_rule;
-      // pc is not 0, so a match means the prediction was written, from a real
-      // return address, and the tag comparison alone rules out an empty slot.
-      if (!predicts(predicted, pc) || !predicted_tag_matches(predicted_rule, predicted)) [[unlikely]] {
-        next_slot = find_slot(cache, pc, &next_rule);
+      uint64_t next_word = predicted_word;
+      if (!holds(predicted_word, pc)) [[unlikely]] {
+        next_slot = find_slot(cache, pc, &next_word);
         if (next_slot == kNoSlot) break;  // a miss: the checked path finds the row
         // Addressed afresh: otherwise the compiler keeps the slot's address
         // in a register for this store, an extra instruction on every step.
         size_t learning = current;
         asm("" : "+r"(learning));
-        slot_at(cache, learning).next.store(prediction(pc, next_slot), std::memory_order_relaxed);
+        slot_at(cache, learning).next.store(next_slot, std::memory_order_relaxed);
       }
       current = next_slot;
-      rule = next_rule;
+      word = next_word;
     }
   }
   state.pc = pc;
@@ -507,8 +505,12 @@ __attribute__((noinline)) SlowStep slow_step(const WalkStart& start, bool first_
   return SlowStep::kStepped;
 }
 
-int walk(const WalkStart& start, bool first_is_return_address, int skip, void** buffer, int size,
-         FastWalkStats* stats) {
+// Inlined into its callers, so that framewalk_backtrace nests no call
+// deeper than hot_walk: each nested call overwrites a return-stack predictor
+// entry above the caller's, which the caller's own returns reach once its
+// stack is deeper than the predictor holds.
+__attribute__((always_inline)) inline int walk(const WalkStart& start, bool first_is_return_address, int skip,
+                                               void** buffer, int size, FastWalkStats* stats) {
   if (size <= 0) return 0;
   ReadableRange range = t_readable;
   if (!(start.sp >= range.lo && start.sp < range.hi)) {
@@ -624,34 +626,47 @@ int fast_walk(const arch::RegisterFile& regs, bool first_is_return_address, int 
   return walk(start, first_is_return_address, skip, buffer, size, stats);
 }
 
-int fast_walk_captured(const uint64_t* captured, int skip, void** buffer, int size, FastWalkStats* stats) {
-  const WalkStart start{captured[x::kRip], captured[x::kRsp], captured[x::kRbp], true, nullptr, captured};
-  return walk(start, /*first_is_return_address=*/true, skip, buffer, size, stats);
+}  // namespace framewalk::local
+
+// Defined here rather than with the rest of the C API (backtrace_api.cpp), so
+// that the walk is inlined into it.
+extern "C" __attribute__((noinline)) int framewalk_backtrace(void** buffer, int size) {
+  namespace x = framewalk::arch::x86_64;
+  uint64_t raw[x::kCapturedRegisters];
+  x::framewalk_x86_64_capture(raw);
+  const framewalk::local::WalkStart start{raw[x::kRip], raw[x::kRsp], raw[x::kRbp], true, nullptr, raw};
+  // The captured PC is inside this function: walk one frame out before storing.
+  const int n = framewalk::local::walk(start, /*first_is_return_address=*/true, /*skip=*/1, buffer, size, nullptr);
+  asm volatile("" ::: "memory");  // keep this a real frame (no tail call)
+  return n;
 }
 
+namespace framewalk::local {
+
 void flush_rule_cache() {
-  for (auto& e : g_cache) {
+  for (auto& e : g_rule_cache.slots) {
     e.rule.store(0, std::memory_order_relaxed);
     e.next.store(0, std::memory_order_relaxed);
   }
-  g_state.written_pages.store(~uint32_t{0}, std::memory_order_relaxed);
+  g_state.written_pages.store(~uint64_t{0}, std::memory_order_relaxed);
 }
 
 void prefault_rule_cache() {
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
-  if (madvise(g_cache, sizeof g_cache, MADV_POPULATE_WRITE) != 0)
-    for (size_t offset = 0; offset < sizeof g_cache; offset += 4096)
-      slot_at(cache_base(), offset).rule.fetch_or(0, std::memory_order_relaxed);
-  g_state.written_pages.store(~uint32_t{0}, std::memory_order_relaxed);
-  t_written_pages = ~uint32_t{0};
+  if (madvise(&g_rule_cache, sizeof g_rule_cache, MADV_POPULATE_WRITE) != 0)
+    for (size_t offset = 0; offset < sizeof g_rule_cache; offset += 4096)
+      reinterpret_cast<std::atomic<uint64_t>*>(reinterpret_cast<char*>(&g_rule_cache) + offset)
+          ->fetch_or(0, std::memory_order_relaxed);
+  g_state.written_pages.store(~uint64_t{0}, std::memory_order_relaxed);
+  t_written_pages = ~uint64_t{0};
 }
 
 uint64_t slow_lookup_count() { return g_state.slow_lookups.load(std::memory_order_relaxed); }
 
 unsigned long per_thread_bytes() { return sizeof t_readable + sizeof t_written_pages; }
 
-unsigned long rule_cache_bytes() { return sizeof g_cache; }
+unsigned long rule_cache_bytes() { return sizeof g_rule_cache; }
 
 }  // namespace framewalk::local

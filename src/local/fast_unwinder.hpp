@@ -28,10 +28,10 @@ struct FastWalkStats {
 int fast_walk(const arch::RegisterFile& regs, bool first_is_return_address, int skip, void** buffer, int size,
               FastWalkStats* stats = nullptr);
 
-// The same from the registers framewalk_x86_64_capture stored (DWARF
-// numbers 0-16, rip the return address into the capturing function): no
-// register file is built unless the first frame needs the full executor.
-int fast_walk_captured(const uint64_t* captured, int skip, void** buffer, int size, FastWalkStats* stats = nullptr);
+// framewalk_backtrace (<framewalk/backtrace.h>) is defined in
+// fast_unwinder.cpp too: it starts from the registers framewalk_x86_64_capture
+// stores, and builds no register file unless the first frame needs the full
+// executor.
 
 void flush_rule_cache();
 // Faults in the cache's pages without changing them (MADV_POPULATE_WRITE, or

@@ -83,6 +83,40 @@ TEST(FastBacktrace, IdenticalToTheFullExecutor) {
   }
 }
 
+// Frames of 16 KiB (the cache holds CFA offsets up to 32 KiB) and of 48 KiB
+// (it does not: the full executor steps that frame on every walk).
+template <size_t kBytes>
+__attribute__((noinline)) int big_frame_then(int (*fn)(void*), void* arg) {
+  volatile char pad[kBytes];
+  pad[0] = 1;
+  pad[kBytes - 1] = 2;
+  const int r = recurse_then(3, fn, arg);
+  return r + (pad[0] & 0) + (pad[kBytes - 1] & 0);
+}
+
+TEST(FastBacktrace, FramesLargerThanTheCacheHolds) {
+  framewalk_backtrace_flush_cache();
+  for (int round = 0; round < 3; ++round) {
+    Compare small{}, large{};
+    const uint64_t before_small = framewalk::local::slow_lookup_count();
+    big_frame_then<16 * 1024>(compare_at_bottom, &small);
+    const uint64_t before_large = framewalk::local::slow_lookup_count();
+    big_frame_then<48 * 1024>(compare_at_bottom, &large);
+    const uint64_t after = framewalk::local::slow_lookup_count();
+    for (const Compare* c : {&small, &large}) {
+      ASSERT_GT(c->fast_n, 5) << "round " << round;
+      ASSERT_EQ(c->fast_n, c->slow_n) << "round " << round;
+      for (int i = 0; i < c->fast_n; ++i) ASSERT_EQ(c->fast[i], c->slow[i]) << "frame " << i << " round " << round;
+    }
+    // Warm, a ucontext walk looks up its first frame (an exact PC, never
+    // cached) and, of the rest, only the frame the cache cannot hold.
+    if (round > 0) {
+      EXPECT_EQ(before_large - before_small, 1u) << "round " << round;
+      EXPECT_EQ(after - before_large, 2u) << "round " << round;
+    }
+  }
+}
+
 // A second recursion with another frame layout (locals, and every
 // callee-saved register pushed, rbp among them) that alternates with
 // recurse_then: return addresses see different callers from walk to walk.
