@@ -4,7 +4,17 @@
 // backtrace(), at depths 10, 50 and 200, on code built -O2
 // -fomit-frame-pointer (the frame-pointer walk on a -fno-omit-frame-pointer
 // copy). Before timing, every method's frames are checked against
-// framewalk's: the benchmark aborts if any differ.
+// framewalk's: the benchmark aborts if any differ (`--check-only` stops
+// there; CTest runs it so).
+//
+// Two figures per frame: ns_per_frame is the whole call of the recursion
+// (building the stack, walking it, returning) over the frames; its
+// net_ns_per_frame leaves out the recursion timed alone. walk_ns_per_frame is
+// the walk alone, timed inside the innermost frame: returning through 200
+// frames costs more after any unwinder has run there (the returns past the
+// 32 the return-stack predictor holds mispredict more, by an amount that
+// changes with code and stack layout from build to build and run to run),
+// and that lands in the first two figures.
 #include <benchmark/benchmark.h>
 #include <dlfcn.h>
 #include <execinfo.h>
@@ -37,6 +47,10 @@ int bench_recurse_fp_mixed_b(int depth, bt_method method, void** buffer, int siz
 int bench_recurse_fp_mixed_c(int depth, bt_method method, void** buffer, int size);
 int bench_recurse_fp_mixed_d(int depth, bt_method method, void** buffer, int size);
 int fp_walk(void** buffer, int size);
+int bench_recurse_timed(void** buffer, int size);
+int bench_recurse_fp_timed(void** buffer, int size);
+extern bt_method bench_recurse_timed_method, bench_recurse_fp_timed_method;
+extern uint64_t bench_recurse_timed_ns, bench_recurse_fp_timed_ns;
 }
 
 namespace {
@@ -252,6 +266,27 @@ void measure_recursion() {
     }
 }
 
+// The method's own time per call, measured inside the innermost frame (the
+// median of 31 batches), less the clock's own cost there (the same
+// measurement of a method that does nothing).
+double in_frame_ns(const Method& m, int depth, int shape) {
+  bt_method& method = m.frame_pointer_build ? bench_recurse_fp_timed_method : bench_recurse_timed_method;
+  uint64_t& ns = m.frame_pointer_build ? bench_recurse_fp_timed_ns : bench_recurse_timed_ns;
+  const bt_method timed = m.frame_pointer_build ? bench_recurse_fp_timed : bench_recurse_timed;
+  void* buffer[kMax];
+  std::vector<double> batches;
+  method = m.fn;
+  for (int b = 0; b < 31; ++b) {
+    ns = 0;
+    constexpr int kCalls = 300;
+    for (int i = 0; i < kCalls; ++i) benchmark::DoNotOptimize(entry(m.frame_pointer_build, shape)(depth, timed, buffer, kMax));
+    batches.push_back(static_cast<double>(ns) / kCalls);
+  }
+  std::sort(batches.begin(), batches.end());
+  return batches[batches.size() / 2];
+}
+std::map<std::tuple<bool, int, int>, double> g_clock_ns;  // in_frame_ns of a method that does nothing
+
 void BM_Backtrace(benchmark::State& state, Method m) {
   const int depth = static_cast<int>(state.range(0));
   const int shape = static_cast<int>(state.range(1));
@@ -265,6 +300,9 @@ void BM_Backtrace(benchmark::State& state, Method m) {
   }
   const auto t1 = std::chrono::steady_clock::now();
   state.counters["frames"] = n;
+  // The walk alone, timed where it runs.
+  state.counters["walk_ns_per_frame"] =
+      (in_frame_ns(m, depth, shape) - g_clock_ns[{m.frame_pointer_build, shape, depth}]) / static_cast<double>(n > 0 ? n : 1);
   // Per frame without the recursion that builds the stack (measured alone
   // in the same run): what the unwinding itself costs.
   const double per_call = std::chrono::duration<double, std::nano>(t1 - t0).count() /
@@ -285,7 +323,13 @@ void BM_Backtrace(benchmark::State& state, Method m) {
 int main(int argc, char** argv) {
   load_peers();
   check_agreement();
+  if (argc > 1 && std::strcmp(argv[1], "--check-only") == 0) return 0;  // the CTest run
   measure_recursion();
+  for (bool fp_build : {false, true})
+    for (int shape : {kSelf, kMixed})
+      for (int depth : {10, 50, 200})
+        g_clock_ns[{fp_build, shape, depth}] = in_frame_ns({"clock", m_recursion_only, fp_build}, depth, shape);
+  std::fprintf(stderr, "the clock's own cost in the innermost frame: %.1f ns\n", g_clock_ns[{false, kSelf, 200}]);
   for (const auto& [key, ns] : g_recursion_ns)
     std::fprintf(stderr, "recursion alone (%s build, %s stack), depth %d: %.1f ns per call\n",
                  std::get<0>(key) ? "frame-pointer" : "no-frame-pointer", shape_name(std::get<1>(key)),

@@ -2,6 +2,7 @@
 // (what every method but the frame-pointer walk unwinds) and
 // -fno-omit-frame-pointer (for the frame-pointer walk).
 #include <stdint.h>
+#include <time.h>
 
 typedef int (*bt_method)(void** buffer, int size);
 
@@ -77,4 +78,27 @@ __attribute__((noinline)) int MIXED_D(int depth, bt_method method, void** buffer
   if (depth <= 1) return method(buffer, size);
   int n = MIXED_A(depth - 1, method, buffer, size);
   return n + (pad[0] & 0);
+}
+
+// The walk alone, timed inside the innermost frame: the recursion calls this
+// in place of the method, and it calls the method set in _timed_method. Built
+// with the recursion's flags, so that the frame-pointer build keeps its rbp
+// chain through it. Timing the walk where it runs leaves out what the
+// program pays afterwards on the way back up (returns past the 32 the
+// return-stack predictor holds mispredict more after any unwinder has run,
+// by an amount that changes with code layout).
+#define TIMED FW_CAT(RECURSE_NAME, _timed)
+#define TIMED_METHOD FW_CAT(RECURSE_NAME, _timed_method)
+#define TIMED_NS FW_CAT(RECURSE_NAME, _timed_ns)
+bt_method TIMED_METHOD;
+uint64_t TIMED_NS;  // accumulated
+
+__attribute__((noinline)) int TIMED(void** buffer, int size) {
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  int n = TIMED_METHOD(buffer, size);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  TIMED_NS += (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000 + (t1.tv_nsec - t0.tv_nsec));
+  __asm__ volatile("" ::: "memory");  // not a tail call
+  return n;
 }
