@@ -11,9 +11,11 @@
  * handler receives (its third argument): the first entry is the PC the signal
  * interrupted.
  *
- * Unwind rules are cached process-wide by PC. After dlclose() of a library
- * whose address range may be reused by another, call
- * framewalk_backtrace_flush_cache().
+ * Unwind rules are cached process-wide by PC. framewalk interposes dlclose()
+ * (it calls the C library's, then forgets the rules cached for the library's
+ * address range), so code loaded later where a library was is never unwound
+ * with the old code's rules. Code unmapped by other means (munmap of a
+ * library mapped by hand) needs framewalk_backtrace_flush_cache().
  *
  * framewalk_backtrace_prepare() is optional: called once early (where signal
  * handlers are installed, say), it takes the one-time costs out of the first
@@ -38,7 +40,8 @@ FRAMEWALK_API int framewalk_backtrace(void **buffer, int size);
 FRAMEWALK_API int framewalk_backtrace_ucontext(const void *ucontext, void **buffer, int size);
 FRAMEWALK_API void framewalk_backtrace_flush_cache(void);
 FRAMEWALK_API void framewalk_backtrace_prepare(void);
-/* Bytes of memory the process-wide rule cache occupies (none per thread). */
+/* Bytes of memory the process-wide rule cache occupies, shared by all
+ * threads; each thread that unwinds also keeps 24 bytes of thread-local state. */
 FRAMEWALK_API unsigned long framewalk_backtrace_cache_bytes(void);
 
 #ifdef __cplusplus

@@ -86,6 +86,7 @@ struct CacheState {
   std::atomic<uint64_t> slow_lookups{0};   // rows looked up the slow way (benchmarks, tests)
   std::atomic<uint64_t> written_pages{0};  // one bit per page of RuleCache
   std::atomic<uint32_t> evictions{0};      // picks the way a new rule evicts when both are taken
+  std::atomic<uint64_t> unloads{0};        // libraries dlclose unloaded (forget_rules_between)
 };
 
 // The bookkeeping and the slots, on the same first page: the first walk of
@@ -154,7 +155,8 @@ inline CompactRule unpack(uint64_t word) {
 // Caches `rule` for `return_address`: in the way that has it or is empty,
 // else in the way a process-wide counter picks (two return addresses that
 // keep meeting in one set end up in different ways).
-void remember(uint64_t return_address, const CompactRule& rule) {
+// `unloads`: the count read before the row was looked up.
+void remember(uint64_t return_address, const CompactRule& rule, uint64_t unloads) {
   if (return_address == 0 || return_address > kAddressMask) return;  // not a user address: never looked up
   char* const cache = cache_base();
   const size_t home = set_of(return_address);
@@ -177,6 +179,14 @@ void remember(uint64_t return_address, const CompactRule& rule) {
   slot_at(cache, target).next.store(target, std::memory_order_relaxed);
   const uint64_t page = uint64_t{1} << page_of(first);
   t_written_pages = g_state.written_pages.fetch_or(page, std::memory_order_relaxed) | page;
+  // A library unloaded since the lookup began may be where this rule came
+  // from. Either forget_rules_between sees the store above, or this sees its
+  // count (both sides fence between their store and their load).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (g_state.unloads.load(std::memory_order_relaxed) != unloads) {
+    uint64_t packed = pack(return_address, rule);
+    slot_at(cache, target).rule.compare_exchange_strong(packed, 0, std::memory_order_relaxed);
+  }
 }
 
 // Whether a row fits the compact form; fills `out` if so.
@@ -466,6 +476,7 @@ enum class SlowStep { kCompact, kStepped, kEnd };
 __attribute__((noinline)) SlowStep slow_step(const WalkStart& start, bool first_frame, FramePosition& frame,
                                              CompactRule* rule, Memory& memory, FastWalkStats* stats) {
   UnwindRow row;
+  const uint64_t unloads = g_state.unloads.load(std::memory_order_seq_cst);
   Lookup how = find_row(frame.activation ? frame.pc : frame.pc - 1, &row, rule);
   if (how == Lookup::kNone) {
     // No CFI: the signal trampoline is recognised by its code.
@@ -479,7 +490,7 @@ __attribute__((noinline)) SlowStep slow_step(const WalkStart& start, bool first_
   if (how == Lookup::kCompact) {
     // Cached under return-address lookups only: an exact PC's row may
     // differ from the row at the same address looked up as pc - 1.
-    if (!frame.activation) remember(frame.pc, *rule);
+    if (!frame.activation) remember(frame.pc, *rule, unloads);
     return SlowStep::kCompact;
   }
   if (stats) ++stats->general_rows;
@@ -650,6 +661,23 @@ void flush_rule_cache() {
   }
   g_state.written_pages.store(~uint64_t{0}, std::memory_order_relaxed);
 }
+
+void forget_rules_between(uint64_t start, uint64_t end) {
+  g_state.unloads.fetch_add(1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  const uint64_t written = g_state.written_pages.load(std::memory_order_relaxed);
+  char* const cache = cache_base();
+  for (size_t offset = 0; offset < kSlots * 16; offset += 16) {
+    if (!((written >> page_of(offset)) & 1)) continue;  // never written: nothing to forget
+    uint64_t word = slot_at(cache, offset).rule.load(std::memory_order_relaxed);
+    const uint64_t return_address = word & kAddressMask;
+    if (word != 0 && return_address > start && return_address <= end)
+      slot_at(cache, offset).rule.compare_exchange_strong(word, 0, std::memory_order_relaxed);
+  }
+}
+
+// Links dlclose_hook.cpp into every program that links this file.
+[[gnu::used]] void (*const g_keep_dlclose_hook)() = keep_dlclose_hook;
 
 void prefault_rule_cache() {
 #ifndef MADV_POPULATE_WRITE

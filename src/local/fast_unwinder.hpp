@@ -34,6 +34,11 @@ int fast_walk(const arch::RegisterFile& regs, bool first_is_return_address, int 
 // executor.
 
 void flush_rule_cache();
+// Drops the rules cached for return addresses in (start, end]: the range of
+// a library dlclose unloaded (dlclose_hook.cpp). A lookup that began before
+// and caches its row afterwards drops it again itself.
+void forget_rules_between(uint64_t start, uint64_t end);
+void keep_dlclose_hook();
 // Faults in the cache's pages without changing them (MADV_POPULATE_WRITE, or
 // an atomic no-op write per page on kernels before 5.14).
 void prefault_rule_cache();
