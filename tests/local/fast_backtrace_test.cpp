@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "framewalk/backtrace.h"
+#include "elf/elf_file.hpp"
 #include "local/fast_unwinder.hpp"
 #include "target/local_target.hpp"
 
@@ -152,6 +153,49 @@ TEST(FastBacktrace, ALibraryReplacedAtTheSameAddress) {
   for (int i = 0; i < c.fast_n; ++i) EXPECT_EQ(c.fast[i], c.slow[i]) << "frame " << i;
   dlclose(second);
   framewalk::LocalUnwinder::instance().refresh();
+}
+
+// A context with every register as here but rip and rsp.
+__attribute__((noinline)) ucontext_t context_with(uint64_t rip, uint64_t rsp) {
+  ucontext_t uc;
+  getcontext(&uc);
+  uc.uc_mcontext.gregs[REG_RIP] = static_cast<greg_t>(rip);
+  uc.uc_mcontext.gregs[REG_RSP] = static_cast<greg_t>(rsp);
+  return uc;
+}
+
+// A signal that lands in a PLT entry: the linker's CFI for .plt is an
+// expression (CFA = rsp + 8, and 8 more once the entry has pushed its
+// index), which the cache cannot hold; the full executor applies it, here as
+// in the slow unwinder.
+TEST(FastBacktrace, AFrameInAPltEntryMatchesTheFullExecutor) {
+  auto self = framewalk::elf::ElfFile::open("/proc/self/exe");
+  ASSERT_TRUE(self.ok());
+  const framewalk::elf::Section* plt = (*self)->section_by_name(".plt");
+  if (!plt || plt->size < 48) GTEST_SKIP() << "this build has no lazy .plt";
+  Dl_info info;
+  ASSERT_NE(dladdr(reinterpret_cast<void*>(&recurse_then), &info), 0);
+  const uint64_t bias = (*self)->type() == framewalk::elf::kEtDyn ? reinterpret_cast<uint64_t>(info.dli_fbase) : 0;
+  // A stack as the second entry leaves it: at +0 (jmp *GOT) nothing pushed
+  // but the caller's return address, at +11 (jmp PLT0) the index too.
+  alignas(16) uint64_t stack[64] = {};
+  const uint64_t return_address = reinterpret_cast<uint64_t>(&recurse_then) + 1;
+  for (const uint64_t offset : {uint64_t{0}, uint64_t{6}, uint64_t{11}}) {
+    const bool pushed = offset >= 11;
+    stack[0] = pushed ? 7 : return_address;
+    stack[1] = pushed ? return_address : 0;
+    const ucontext_t uc = context_with(bias + plt->address + 16 + offset, reinterpret_cast<uint64_t>(stack));
+    void* fast[16];
+    void* slow[16];
+    for (int round = 0; round < 2; ++round) {
+      const int n = framewalk_backtrace_ucontext(&uc, fast, 16);
+      const int m = framewalk::LocalUnwinder::instance().backtrace(&uc, slow, 16);
+      ASSERT_GE(n, 2) << "offset " << offset;
+      EXPECT_EQ(fast[1], reinterpret_cast<void*>(return_address)) << "offset " << offset;
+      ASSERT_EQ(n, m) << "offset " << offset;
+      for (int i = 0; i < n; ++i) EXPECT_EQ(fast[i], slow[i]) << "frame " << i << " offset " << offset;
+    }
+  }
 }
 
 // A second recursion with another frame layout (locals, and every
