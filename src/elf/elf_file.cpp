@@ -1,6 +1,8 @@
 #include "elf/elf_file.hpp"
 #include "elf/string_table.hpp"
 
+#include "base/radix_sort.hpp"
+
 #include <lzma.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -396,12 +398,13 @@ std::vector<std::string_view> strings_at(Bytes table, const std::vector<uint32_t
   std::vector<std::string_view> out(offsets.size());
   // Offsets from the highest down: [offset, scanned) is searched for a NUL
   // only once, and without one the string ends where the next one did.
-  std::vector<size_t> order(offsets.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return offsets[a] > offsets[b]; });
+  std::vector<uint32_t> order(offsets.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<uint32_t>(i);
+  radix_sort(order, [&](uint32_t i) { return uint64_t{offsets[i]}; });
   const char* base = reinterpret_cast<const char*>(table.data());
   size_t scanned = table.size(), nul = table.size();
-  for (size_t i : order) {
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const size_t i = *it;
     const size_t at = offsets[i];
     if (at >= table.size()) continue;
     if (at < scanned) {

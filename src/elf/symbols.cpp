@@ -1,6 +1,8 @@
 #include "elf/symbols.hpp"
 #include "elf/string_table.hpp"
 
+#include "base/radix_sort.hpp"
+
 #include <algorithm>
 #include <cstring>
 
@@ -27,12 +29,23 @@ SymbolTable SymbolTable::load(std::shared_ptr<const ElfFile> file) {
   return table;
 }
 
+SymbolTable SymbolTable::load(std::vector<std::shared_ptr<const ElfFile>> files) {
+  SymbolTable table;
+  for (auto& file : files) table.add_file(std::move(file));
+  table.finish();
+  return table;
+}
+
 void SymbolTable::merge(std::shared_ptr<const ElfFile> file) {
+  add_file(std::move(file));
+  finish();
+}
+
+void SymbolTable::add_file(std::shared_ptr<const ElfFile> file) {
   for (const Section& s : file->sections())
     if (s.type == kShtSymtab || s.type == kShtDynsym) add_from(*file, s);
   add_plt_stubs(*file);
   files_.push_back(std::move(file));
-  finish();
 }
 
 void SymbolTable::add_from(const ElfFile& file, const Section& table) {
@@ -116,21 +129,32 @@ void SymbolTable::add_plt_stubs(const ElfFile& file) {
 }
 
 void SymbolTable::finish() {
-  // Sort by address, the preferred binding first; then drop duplicates.
-  std::sort(symbols_.begin(), symbols_.end(), [](const Symbol& a, const Symbol& b) {
-    if (a.address != b.address) return a.address < b.address;
+  // One symbol per address: the preferred binding, then the larger size,
+  // then the public spelling ("malloc" before "__libc_malloc").
+  const auto better = [](const Symbol& a, const Symbol& b) {
     const int ra = binding_rank(a.binding), rb = binding_rank(b.binding);
     if (ra != rb) return ra > rb;
     if (a.size != b.size) return a.size > b.size;
-    // Among equals, the public spelling: "malloc" before "__libc_malloc".
     const size_t ua = a.name.find_first_not_of('_'), ub = b.name.find_first_not_of('_');
     if (ua != ub) return ua < ub;
     if (a.name.size() != b.name.size()) return a.name.size() < b.name.size();
     return a.name < b.name;
-  });
-  symbols_.erase(std::unique(symbols_.begin(), symbols_.end(),
-                             [](const Symbol& a, const Symbol& b) { return a.address == b.address; }),
-                 symbols_.end());
+  };
+  // Sorted by address as small (address, index) pairs, not whole symbols.
+  std::vector<std::pair<uint64_t, size_t>> order(symbols_.size());
+  for (size_t i = 0; i < symbols_.size(); ++i) order[i] = {symbols_[i].address, i};
+  radix_sort(order, [](const std::pair<uint64_t, size_t>& p) { return p.first; });
+  std::vector<Symbol> kept;
+  kept.reserve(order.size());
+  for (size_t i = 0; i < order.size();) {
+    size_t best = order[i].second;
+    size_t j = i + 1;
+    for (; j < order.size() && order[j].first == order[i].first; ++j)
+      if (better(symbols_[order[j].second], symbols_[best])) best = order[j].second;
+    kept.push_back(symbols_[best]);
+    i = j;
+  }
+  symbols_ = std::move(kept);
 }
 
 std::optional<SymbolMatch> SymbolTable::lookup(uint64_t address) const {

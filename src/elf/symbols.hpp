@@ -29,6 +29,9 @@ class SymbolTable {
  public:
   // Reads function-like symbols (FUNC, GNU_IFUNC) of `file`. Keeps `file` alive.
   static SymbolTable load(std::shared_ptr<const ElfFile> file);
+  // The symbols of several files for the same addresses (a library, its
+  // .gnu_debugdata, its separate debug file), sorted once.
+  static SymbolTable load(std::vector<std::shared_ptr<const ElfFile>> files);
   // Adds the symbols of another file for the same addresses (e.g. .gnu_debugdata).
   void merge(std::shared_ptr<const ElfFile> file);
 
@@ -38,6 +41,7 @@ class SymbolTable {
   const std::vector<Symbol>& symbols() const { return symbols_; }
 
  private:
+  void add_file(std::shared_ptr<const ElfFile> file);
   void add_from(const ElfFile& file, const Section& table);
   // "name@plt" for each PLT stub (x86-64 .plt / .plt.sec with .rela.plt), as gdb names them.
   void add_plt_stubs(const ElfFile& file);

@@ -17,10 +17,11 @@ const ElfCfi* ModuleData::cfi() const {
 
 const elf::SymbolTable& ModuleData::symbols() const {
   std::call_once(symbols_once_, [&] {
-    symbols_ = std::make_unique<elf::SymbolTable>(elf::SymbolTable::load(elf_));
-    if (auto mini = elf_->gnu_debugdata()) symbols_->merge(*mini);
+    std::vector<std::shared_ptr<const elf::ElfFile>> files{elf_};
+    if (auto mini = elf_->gnu_debugdata()) files.push_back(*mini);
     if (const ElfCfi* c = cfi(); c && !c->separate_debug_file().empty())
-      if (auto debug = elf::ElfFile::open(c->separate_debug_file())) symbols_->merge(*debug);
+      if (auto debug = elf::ElfFile::open(c->separate_debug_file())) files.push_back(*debug);
+    symbols_ = std::make_unique<elf::SymbolTable>(elf::SymbolTable::load(std::move(files)));
   });
   return *symbols_;
 }
