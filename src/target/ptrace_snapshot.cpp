@@ -1,4 +1,5 @@
 #include "target/ptrace_snapshot.hpp"
+#include "target/ptrace_target.hpp"
 
 #include <sched.h>
 #include <signal.h>
@@ -301,6 +302,7 @@ PtraceSnapshot PtraceSnapshot::take(pid_t pid, const std::vector<pid_t>& tids, c
         }
         continue;
       }
+      hold_tracer_task(child);  // signals are blocked until every tracer is registered
       children.push_back(child);
     }
   } else {
@@ -310,6 +312,14 @@ PtraceSnapshot PtraceSnapshot::take(pid_t pid, const std::vector<pid_t>& tids, c
     }
   }
   for (pid_t child : children) {
+    // Wait for the exit without reaping, so that the pid stays the tracer's
+    // while the signal handler may still kill and reap it; then forget and
+    // reap it with signals blocked.
+    siginfo_t info;
+    while (waitid(P_PID, static_cast<id_t>(child), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
+    }
+    BlockAllSignals blocked;
+    forget_tracer_task(child);
     int status = 0;
     while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
     }

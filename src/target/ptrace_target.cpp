@@ -41,11 +41,25 @@ void forget_held(pid_t tid) {
   }
 }
 
+// Tracer tasks holding threads (ptrace_snapshot), for the same handler.
+constexpr int kMaxTracers = 16;
+std::atomic<pid_t> g_tracers[kMaxTracers];
+
 void detach_everything_and_exit(int sig) {
   const int n = std::min(g_held_count.load(), kMaxHeld);
   for (int i = 0; i < n; ++i) {
     const pid_t tid = g_held[i].exchange(0);
     if (tid > 0) ptrace(PTRACE_DETACH, tid, nullptr, nullptr);
+  }
+  // A tracer's threads are released when it exits, and it has exited when
+  // it can be reaped: exit only then, so that whoever waits for framewalk
+  // finds the target released.
+  for (auto& slot : g_tracers) {
+    const pid_t task = slot.exchange(0);
+    if (task <= 0) continue;
+    kill(task, SIGKILL);
+    while (waitpid(task, nullptr, 0) < 0 && errno == EINTR) {
+    }
   }
   // Threads still running (interrupt not yet delivered) are released by the
   // kernel when this process exits.
@@ -218,6 +232,20 @@ void PtraceSession::detach_all() {
     forget_held(s.tid);
   }
   held_.clear();
+}
+
+void hold_tracer_task(pid_t task) {
+  for (auto& slot : g_tracers) {
+    pid_t empty = 0;
+    if (slot.compare_exchange_strong(empty, task)) return;
+  }
+}
+
+void forget_tracer_task(pid_t task) {
+  for (auto& slot : g_tracers) {
+    pid_t expected = task;
+    if (slot.compare_exchange_strong(expected, 0)) return;
+  }
 }
 
 void install_detach_on_signals() {

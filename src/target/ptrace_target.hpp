@@ -79,6 +79,11 @@ class PtraceSession {
 // SIGINT, SIGTERM and SIGHUP make framewalk detach every thread it holds and
 // exit with 128+signal, instead of dying with threads stopped.
 void install_detach_on_signals();
+// Tracer tasks (the --freeze=copy snapshot's) that hold threads: on those
+// signals framewalk kills them and waits until they are gone, which releases
+// their threads, before it exits. Register a task before its first seize.
+void hold_tracer_task(pid_t task);
+void forget_tracer_task(pid_t task);
 
 // Whether `pid` exists, and a message if not.
 bool process_exists(pid_t pid, std::string* why);
