@@ -7,6 +7,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
   zlib1g-dev libzstd-dev liblzma-dev xz-utils
   binutils elfutils gdb time python3 libunwind-dev
+  debuginfod           # a local server for the debuginfod test (brings libdebuginfod1)
   clang libclang-rt-14-dev llvm
   gcc-multilib
   libllvm16            # the largest library of the machine: conformance and benchmarks

@@ -1,4 +1,5 @@
 #include "elf/debug_file.hpp"
+#include "elf/debuginfod.hpp"
 
 #include <unistd.h>
 
@@ -48,6 +49,9 @@ std::optional<std::string> find_debug_file(const ElfFile& file, const std::strin
       if (exists(c) && crc_matches(c, link->second)) return c;
     }
   }
+  // Last, a debuginfod server (when enabled and DEBUGINFOD_URLS names one).
+  if (auto id = file.build_id(); id && !id->empty())
+    if (auto fetched = debuginfod_find_debuginfo(*id)) return fetched;
   return std::nullopt;
 }
 

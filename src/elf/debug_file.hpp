@@ -1,5 +1,6 @@
 // Separate debug files: by build-id (/usr/lib/debug/.build-id/xx/yyyy.debug)
-// and by .gnu_debuglink (CRC checked), searched as GDB does.
+// and by .gnu_debuglink (CRC checked), searched as GDB does; then from a
+// debuginfod server when that is enabled (elf/debuginfod.hpp).
 #pragma once
 
 #include <optional>

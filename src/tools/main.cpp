@@ -83,6 +83,9 @@ int main(int argc, char** argv) {
                         "cfi, or sframe (SFrame only, then the signal-trampoline and frame-pointer fallbacks)")
       ->check(CLI::IsMember({"auto", "cfi", "sframe"}));
   stack_cmd->add_flag("-v,--verbose", stack.verbose, "show how each frame was found and why each walk stopped");
+  bool no_debuginfod = false;
+  stack_cmd->add_flag("--no-debuginfod", no_debuginfod,
+                      "do not fetch missing debug files (symbols, .debug_frame) from the servers DEBUGINFOD_URLS names");
   pid_opt->excludes(core_opt);
 
   try {
@@ -140,6 +143,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "framewalk stack: give -p PID or --core FILE\n");
       return 2;
     }
+    stack.debuginfod = !no_debuginfod;
     return framewalk::tools::run_stack_command(stack);
   }
   return 2;

@@ -1,5 +1,7 @@
 #include "tools/stack_command.hpp"
 
+#include "elf/debuginfod.hpp"
+
 #include <sys/ptrace.h>
 #include <time.h>
 
@@ -211,6 +213,14 @@ int run_live(const StackCommandOptions& options) {
   // reading them costs more than anything else in the pause.
   const auto maps = read_proc_maps(options.pid);
   phase("maps");
+  // Debug files that a debuginfod server has to send are fetched before
+  // anything is stopped: a download must not lengthen the pause.
+  if (elf::debuginfod_enabled() && std::getenv("DEBUGINFOD_URLS")) {
+    const ModuleMap early = modules_from_maps(options.pid, maps, cache, memory);
+    for (const Module& m : early.modules())
+      if (m.data) m.data->cfi();
+    phase("debuginfod");
+  }
 
   if (options.freeze == "thread") {
     // Least disturbance: each thread is stopped only while it is unwound.
@@ -371,6 +381,9 @@ int run_stack_command(const StackCommandOptions& options) {
   g_sources = options.source == "sframe" ? SourceOrder::kSframe
               : options.source == "cfi"  ? SourceOrder::kCfi
                                          : SourceOrder::kAuto;
+  // Missing debug files from debuginfod, as eu-stack does (only when
+  // DEBUGINFOD_URLS names a server).
+  elf::enable_debuginfod(options.debuginfod);
   RowCache rows;  // keyed by the modules of this one dump
   g_row_cache = &rows;
   const int status = options.core.empty() ? run_live(options) : run_core(options);

@@ -20,6 +20,7 @@ struct StackCommandOptions {
   size_t max_frames = 256;
   bool verbose = false;
   bool modules = true;        // show each frame's module
+  bool debuginfod = true;     // fetch missing debug files when DEBUGINFOD_URLS is set
 };
 
 // 0: every thread walked to its natural end; 1: a walk stopped early or a

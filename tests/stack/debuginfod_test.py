@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""framewalk stack fetches a stripped program's debug file from debuginfod.
+
+Starts a local debuginfod serving one directory (the fixture's debug file),
+waits until it serves the file by build-id, then dumps the stripped fixture:
+
+  - with DEBUGINFOD_URLS naming the server, the fixture's static function is
+    named (its only name is in the debug file's .symtab), live and from a core;
+  - with --no-debuginfod, or without DEBUGINFOD_URLS, it is not.
+
+Exit status 77 (skipped) when debuginfod or gcore is not installed.
+
+  debuginfod_test.py --framewalk build/framewalk --fixtures build/tests/stack/fixtures
+"""
+
+import argparse
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+NAME = "only_the_debug_file_names_me"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def build_id(path):
+    out = subprocess.run(["readelf", "-n", path], capture_output=True, text=True, check=True).stdout
+    for line in out.splitlines():
+        if "Build ID:" in line:
+            return line.split()[-1]
+    sys.exit(f"{path}: no build-id")
+
+
+def wait_served(url, seconds):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as r:
+                if r.status == 200:
+                    return True
+        except OSError:
+            pass
+        time.sleep(0.2)
+    return False
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--framewalk", required=True)
+    ap.add_argument("--fixtures", required=True)
+    args = ap.parse_args()
+    server_bin = shutil.which("debuginfod")
+    if not server_bin or not shutil.which("gcore"):
+        print("debuginfod or gcore not installed: skipped")
+        return 77
+    target = os.path.join(args.fixtures, "debuginfod_target")
+    served = os.path.join(args.fixtures, "debuginfod_served")
+    failures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        port = free_port()
+        server = subprocess.Popen([server_bin, "-F", served, "-p", str(port), "-d", os.path.join(tmp, "db.sqlite")],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        fixture = subprocess.Popen([target], stdout=subprocess.PIPE, text=True)
+        try:
+            if fixture.stdout.readline().strip() != "ready":
+                sys.exit("the fixture did not start")
+            url = f"http://127.0.0.1:{port}"
+            if not wait_served(f"{url}/buildid/{build_id(target)}/debuginfo", 60):
+                sys.exit("debuginfod did not serve the debug file within 60 s")
+            core = os.path.join(tmp, "core")
+            subprocess.run(["gcore", "-o", core, str(fixture.pid)], capture_output=True, check=True)
+            core = f"{core}.{fixture.pid}"
+            env_with = dict(os.environ, DEBUGINFOD_URLS=url, DEBUGINFOD_CACHE_PATH=os.path.join(tmp, "cache"))
+            env_without = {k: v for k, v in os.environ.items() if k != "DEBUGINFOD_URLS"}
+            cases = [
+                ("live, DEBUGINFOD_URLS set", ["-p", str(fixture.pid)], env_with, True),
+                ("core, DEBUGINFOD_URLS set", ["--core", core], env_with, True),
+                ("live, --no-debuginfod", ["-p", str(fixture.pid), "--no-debuginfod"], env_with, False),
+                ("live, no DEBUGINFOD_URLS", ["-p", str(fixture.pid)], env_without, False),
+            ]
+            for what, extra, env, want_name in cases:
+                # A fresh client cache for the cases that must not find the file.
+                if not want_name:
+                    env = dict(env, DEBUGINFOD_CACHE_PATH=tempfile.mkdtemp(dir=tmp))
+                out = subprocess.run([args.framewalk, "stack", *extra], capture_output=True, text=True, env=env,
+                                     timeout=120).stdout
+                named = f"{NAME}+" in out
+                print(f"{what}: {'named' if named else 'not named'}")
+                if named != want_name:
+                    failures.append(what)
+                    print(out)
+        finally:
+            fixture.kill()
+            server.terminate()
+            try:
+                server.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                server.kill()
+    if failures:
+        print("FAILED:", ", ".join(failures))
+        return 1
+    print("debuginfod: all cases as expected")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
