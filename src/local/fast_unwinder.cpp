@@ -5,7 +5,6 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <sys/mman.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -18,6 +17,7 @@
 #include "dwarf/eh_frame_hdr.hpp"
 #include "dwarf/expression.hpp"
 #include "base/memory.hpp"
+#include "base/own_memory.hpp"
 #include "unwind/unwinder.hpp"
 
 namespace framewalk::local {
@@ -232,27 +232,6 @@ struct ReadableRange {
 };
 __attribute__((tls_model("initial-exec"))) thread_local ReadableRange t_readable;
 
-// The end of the readable pages from `first` on, probing up to `end`: one
-// process_vm_readv reading a byte of each page (batched: a stack range costs
-// one call), which stops at the first page it cannot read.
-uint64_t readable_until(uint64_t first, uint64_t end) {
-  constexpr size_t kBatch = 64;
-  char sink[kBatch];
-  iovec local[kBatch];
-  iovec remote[kBatch];
-  const pid_t self = getpid();
-  while (first < end) {
-    size_t n = 0;
-    for (; n < kBatch && first + n * 4096 < end; ++n) {
-      local[n] = iovec{sink + n, 1};
-      remote[n] = iovec{reinterpret_cast<void*>(first + n * 4096), 1};
-    }
-    const ssize_t got = process_vm_readv(self, local, n, remote, n, 0);
-    if (got != static_cast<ssize_t>(n)) return first + (got > 0 ? static_cast<uint64_t>(got) : 0) * 4096;
-    first += n * 4096;
-  }
-  return first;
-}
 bool pages_readable(uint64_t first, uint64_t end) { return readable_until(first, end) >= end; }
 
 // Makes [address, address + n) part of the known-readable range, probing the

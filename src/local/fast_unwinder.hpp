@@ -6,8 +6,8 @@
 // .eh_frame_hdr, runs the full CFI executor, and caches the row if it fits;
 // rows that do not fit (signal frames, expressions, PLT rules) are applied by
 // the full executor every time. Stack reads are checked against a per-thread
-// range of pages known to be readable, extended with process_vm_readv, so a
-// bad pointer ends the walk instead of faulting.
+// range of pages known to be readable, extended by probing pages
+// (base/own_memory.hpp), so a bad pointer ends the walk instead of faulting.
 #pragma once
 
 #include <cstdint>

@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "arch/x86_64/frames.hpp"
+#include "base/own_memory.hpp"
 
 
 namespace framewalk {
@@ -18,12 +19,7 @@ namespace {
 // Reads our own memory without faulting.
 class SelfMemory final : public Memory {
  public:
-  size_t read(uint64_t address, void* out, size_t size) override {
-    iovec local{out, size};
-    iovec remote{reinterpret_cast<void*>(address), size};
-    const ssize_t n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
-    return n > 0 ? static_cast<size_t>(n) : 0;
-  }
+  size_t read(uint64_t address, void* out, size_t size) override { return read_own_memory(address, out, size); }
 };
 
 struct PhdrModule {

@@ -4,11 +4,19 @@
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <signal.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
 #include <ucontext.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -198,6 +206,55 @@ TEST(FastBacktrace, AFrameInAPltEntryMatchesTheFullExecutor) {
   }
 }
 
+// Where seccomp refuses process_vm_readv (the default of container
+// runtimes), stack pages are probed another way: a walk through a frame
+// larger than the pages probed one by one still reaches the thread's start,
+// on the fast path and with the full local unwinder.
+int count_frames(void*) {
+  void* frames[256];
+  return framewalk_backtrace(frames, 256);
+}
+int count_frames_full(void*) {
+  void* frames[256];
+  return framewalk::backtrace(frames, 256);  // the full local unwinder, same memory reader
+}
+int frames_in_a_new_thread(int (*count)(void*) = count_frames) {
+  int n = 0;
+  std::thread([&] { n = big_frame_then<48 * 1024>(count, nullptr); }).join();
+  return n;
+}
+
+TEST(FastBacktrace, StacksAreProbedWhereSeccompRefusesProcessVmReadv) {
+  const int want = frames_in_a_new_thread();
+  const int want_full = frames_in_a_new_thread(count_frames_full);
+  ASSERT_GT(want, 6);
+  ASSERT_GT(want_full, 6);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // x86-64 only, as the fast path: process_vm_readv fails with EPERM.
+    sock_filter filter[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_readv, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    sock_fprog program{static_cast<unsigned short>(sizeof filter / sizeof filter[0]), filter};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) != 0)
+      _exit(3);
+    iovec local{nullptr, 0}, remote{nullptr, 0};
+    if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) >= 0 || errno != EPERM) _exit(4);  // the filter works
+    // The full unwinder first: the first refused call is its own.
+    if (frames_in_a_new_thread(count_frames_full) != want_full) _exit(2);
+    _exit(frames_in_a_new_thread() == want ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: framewalk_backtrace, 2: the full local unwinder walked differently "
+                                       "under seccomp; 3, 4: the filter could not be set up";
+}
+
 // A second recursion with another frame layout (locals, and every
 // callee-saved register pushed, rbp among them) that alternates with
 // recurse_then: return addresses see different callers from walk to walk.
@@ -294,8 +351,10 @@ TEST(FastBacktrace, UnreadableStackEndsTheWalk) {
   uc.uc_mcontext.gregs[REG_RIP] = reinterpret_cast<greg_t>(&recurse_then);  // entry: CFA = rsp + 8
   uc.uc_mcontext.gregs[REG_RSP] = reinterpret_cast<greg_t>(mem + page);
   void* frames[16];
+  errno = 4242;  // a probe that fails must leave errno as the interrupted code had it
   const int n = framewalk_backtrace_ucontext(&uc, frames, 16);
   EXPECT_EQ(n, 1);
+  EXPECT_EQ(errno, 4242);
   // And a stack that runs into the protected page after a few good frames.
   auto* words = reinterpret_cast<uint64_t*>(mem + page - 16);
   words[0] = reinterpret_cast<uint64_t>(&recurse_then);  // a return address... into an entry point
