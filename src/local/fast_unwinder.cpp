@@ -35,9 +35,9 @@ namespace x = arch::x86_64;
 // evict each other on every walk. While a home set's page has never been
 // written, the rule goes to the first page instead (the set of the address's
 // low 6 bits there), which the cache's bookkeeping shares: a process's first
-// walks then fault in one page, not one per frame. A slot is two words, each read and written alone with relaxed
-// atomics, so threads share the cache without a lock and a torn pair is
-// harmless:
+// walks then fault in one page, not one per frame. A slot is two words, each
+// read and written alone with relaxed atomics, so threads share the cache
+// without a lock and a torn pair is harmless:
 //   rule: bits 0-46 the whole return address (user addresses fit in 47
 //         bits), so that one comparison tells whether a slot holds a given
 //         address, wherever the slot is; bits 47-63 the rule, read as
