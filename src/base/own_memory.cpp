@@ -48,14 +48,27 @@ long vm_readv_self(const iovec* local, size_t local_count, const iovec* remote, 
   return got;
 }
 
+// Set once a futex probe fails other than with EFAULT (a sandbox that allows
+// only some futex operations): pages are probed with process_vm_readv then.
+std::atomic<bool> g_futex_refused{false};
+
 // Whether the page at `page` can be read: a futex compare of its first word
 // (FUTEX_CMP_REQUEUE that moves no waiter reads the word, fails with EFAULT
-// when it cannot, and changes nothing). A system call every program makes
-// all the time, so cheap even the first time, and one seccomp filters allow.
+// when it cannot, and changes nothing; the requeue target is the next word).
+// A system call every program makes all the time, so cheap even the first
+// time in a process.
 bool page_readable(uint64_t page) {
-  const long r = raw_syscall(SYS_futex, static_cast<long>(page), FUTEX_CMP_REQUEUE_PRIVATE, 0, 0,
-                             static_cast<long>(page), 0x5a5a5a5a);
-  return r == 0 || r == -EAGAIN;  // the word was read: equal, or not
+  if (!g_futex_refused.load(std::memory_order_relaxed)) {
+    const long r = raw_syscall(SYS_futex, static_cast<long>(page), FUTEX_CMP_REQUEUE_PRIVATE, 0, 0,
+                               static_cast<long>(page + 4), 0x5a5a5a5a);
+    if (r == 0 || r == -EAGAIN) return true;  // the word was read: equal, or not
+    if (r == -EFAULT) return false;
+    g_futex_refused.store(true, std::memory_order_relaxed);
+  }
+  char sink;
+  iovec local{&sink, 1};
+  iovec remote{reinterpret_cast<void*>(page), 1};
+  return vm_readv_self(&local, 1, &remote, 1) == 1;
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <linux/filter.h>
+#include <linux/futex.h>
 #include <linux/seccomp.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -224,35 +225,66 @@ int frames_in_a_new_thread(int (*count)(void*) = count_frames) {
   return n;
 }
 
-TEST(FastBacktrace, StacksAreProbedWhereSeccompRefusesProcessVmReadv) {
+// Runs both walks in a child under `filter` (which the child checks with
+// `filter_works`) and compares them with the same walks here: the exit status
+// says which differed (0: none).
+template <size_t kInstructions>
+int walks_under_seccomp(sock_filter (&filter)[kInstructions], bool (*filter_works)()) {
   const int want = frames_in_a_new_thread();
   const int want_full = frames_in_a_new_thread(count_frames_full);
-  ASSERT_GT(want, 6);
-  ASSERT_GT(want_full, 6);
+  if (want <= 6 || want_full <= 6) return 5;
   const pid_t child = fork();
-  ASSERT_GE(child, 0);
+  if (child < 0) return 6;
   if (child == 0) {
-    // x86-64 only, as the fast path: process_vm_readv fails with EPERM.
-    sock_filter filter[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_readv, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-    };
-    sock_fprog program{static_cast<unsigned short>(sizeof filter / sizeof filter[0]), filter};
+    sock_fprog program{static_cast<unsigned short>(kInstructions), filter};
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) != 0)
       _exit(3);
-    iovec local{nullptr, 0}, remote{nullptr, 0};
-    if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) >= 0 || errno != EPERM) _exit(4);  // the filter works
+    if (!filter_works()) _exit(4);
     // The full unwinder first: the first refused call is its own.
     if (frames_in_a_new_thread(count_frames_full) != want_full) _exit(2);
     _exit(frames_in_a_new_thread() == want ? 0 : 1);
   }
   int status = 0;
-  ASSERT_EQ(waitpid(child, &status, 0), child);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: framewalk_backtrace, 2: the full local unwinder walked differently "
-                                       "under seccomp; 3, 4: the filter could not be set up";
+  if (waitpid(child, &status, 0) != child || !WIFEXITED(status)) return 7;
+  return WEXITSTATUS(status);
+}
+constexpr const char* kSeccompStatus =
+    "1: framewalk_backtrace, 2: the full local unwinder walked differently under seccomp; "
+    "3, 4: the filter could not be set up";
+
+TEST(FastBacktrace, StacksAreProbedWhereSeccompRefusesProcessVmReadv) {
+  // x86-64 only, as the fast path: process_vm_readv fails with EPERM.
+  sock_filter filter[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_readv, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  EXPECT_EQ(walks_under_seccomp(filter, [] {
+              iovec local{nullptr, 0}, remote{nullptr, 0};
+              return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) < 0 && errno == EPERM;
+            }),
+            0)
+      << kSeccompStatus;
+}
+
+// And where it refuses the futex operation the page probes use (sandboxes
+// that allow only some futex operations): process_vm_readv probes instead.
+TEST(FastBacktrace, StacksAreProbedWhereSeccompRefusesTheFutexProbe) {
+  sock_filter filter[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_futex, 0, 3),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, args[1])),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FUTEX_CMP_REQUEUE_PRIVATE, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  EXPECT_EQ(walks_under_seccomp(filter, [] {
+              int word = 0;
+              return syscall(SYS_futex, &word, FUTEX_CMP_REQUEUE_PRIVATE, 0, 0, &word + 1, 1) < 0 && errno == EPERM;
+            }),
+            0)
+      << kSeccompStatus;
 }
 
 // A second recursion with another frame layout (locals, and every
