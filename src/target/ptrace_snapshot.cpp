@@ -1,6 +1,8 @@
 #include "target/ptrace_snapshot.hpp"
 #include "target/ptrace_target.hpp"
 
+#include "base/clock.hpp"
+
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -22,12 +24,6 @@
 namespace framewalk {
 
 namespace {
-
-uint64_t monotonic_ns() {
-  timespec t{};
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return static_cast<uint64_t>(t.tv_sec) * 1000000000u + static_cast<uint64_t>(t.tv_nsec);
-}
 
 // Memory mapped for the lifetime of a snapshot.
 struct Mapping {

@@ -1,5 +1,6 @@
 #include "tools/stack_command.hpp"
 
+#include "base/clock.hpp"
 #include "elf/debuginfod.hpp"
 
 #include <sys/ptrace.h>
@@ -28,12 +29,6 @@
 namespace framewalk::tools {
 
 namespace {
-
-uint64_t now_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
-}
 
 struct ThreadResult {
   pid_t tid = 0;
@@ -186,10 +181,10 @@ int run_live(const StackCommandOptions& options) {
   std::unique_ptr<CachedMemory> snapshot_cached;
 
   const bool timing = std::getenv("FRAMEWALK_TIMING") != nullptr;
-  uint64_t t_last = now_ns();
+  uint64_t t_last = monotonic_ns();
   auto phase = [&](const char* name, const char* note = "") {
     if (!timing) return;
-    const uint64_t t = now_ns();
+    const uint64_t t = monotonic_ns();
     std::fprintf(stderr, "framewalk: timing: %-14s %8.3f ms%s\n", name, static_cast<double>(t - t_last) / 1e6, note);
     t_last = t;
   };
@@ -227,14 +222,14 @@ int run_live(const StackCommandOptions& options) {
     modules = modules_from_maps(options.pid, maps, cache, memory);
     const Unwinder unwinder(modules, memory, elf::kEmX86_64);
     for (size_t i = 0; i < tids.size(); ++i) {
-      const uint64_t t0 = now_ns();
+      const uint64_t t0 = monotonic_ns();
       read_registers(i, session.stop(tids[i]));
       if (have[i]) {
         memory.invalidate();
         walk_thread(unwinder, regs[i], options.max_frames, results[i]);
       }
       session.detach(tids[i]);
-      pause_ns += now_ns() - t0;
+      pause_ns += monotonic_ns() - t0;
     }
   } else if (options.freeze == "copy") {
     // Stop every thread at once, copy registers and each stack's live part,
@@ -293,7 +288,7 @@ int run_live(const StackCommandOptions& options) {
     // Seizing does not stop a thread: the pause starts with the interrupts.
     auto stops = session.seize_all(tids);
     phase("seize");
-    const uint64_t t0 = now_ns();
+    const uint64_t t0 = monotonic_ns();
     session.interrupt_all(stops);
     for (size_t i = 0; i < tids.size(); ++i) read_registers(i, stops[i]);
     // Threads started while we were stopping the others.
@@ -320,7 +315,7 @@ int run_live(const StackCommandOptions& options) {
       if (have[i]) walk_thread(unwinder, regs[i], options.max_frames, results[i]);
     phase("unwind");
     session.detach_all();
-    pause_ns = now_ns() - t0;
+    pause_ns = monotonic_ns() - t0;
     phase("detach");
   }
   bool any = false;
