@@ -244,9 +244,9 @@ bool validate(uint64_t address, size_t n, ReadableRange& r) {
   const uint64_t end = ((address + n - 1) & ~uint64_t{4095}) + 4096;
   constexpr uint64_t kMaxGap = 1024 * 4096;
   const bool joinable = r.hi > r.lo && first <= r.hi + kMaxGap && end + kMaxGap >= r.lo;
-  // Reads go up the stack: probing some pages past the one asked for, in the
-  // same call, saves the calls the next reads would make (the pages that
-  // turn out unreadable are simply left out).
+  // Reads go up the stack: probing some pages past the one asked for, while
+  // probing anyway, saves the probes the next reads would start (the pages
+  // that turn out unreadable are simply left out).
   constexpr uint64_t kAhead = 4 * 4096;
   if (!joinable) {
     const uint64_t readable = readable_until(first, end + kAhead);
