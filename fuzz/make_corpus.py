@@ -2,7 +2,7 @@
 """Regenerates the seed corpora in fuzz/corpus/<target>/ from files of this
 machine (libc, libstdc++, /bin/ls), from tiny objects compiled here with
 clang (and gcc, for DRAP) for several targets, and from the SFrame sections
-of ../shared/testdata/sframe plus a few encoded here. Needs clang, gcc,
+of tests/data/sframe plus a few encoded here. Needs clang, gcc,
 objcopy and xz. The output is small (well under 2 MB) and deterministic for
 a given machine; run it only when the seeds should change, then commit the
 result. `make_corpus.py TARGET...` rewrites only those targets' seeds.
@@ -328,7 +328,7 @@ def eh_frame_hdr_seeds(elf):
 
 # ---- SFrame -------------------------------------------------------------------
 
-SFRAME_TESTDATA = os.path.join(HERE, "..", "..", "shared", "testdata", "sframe")
+SFRAME_TESTDATA = os.path.join(HERE, "..", "tests", "data", "sframe")
 # fuzz_sframe_roundtrip's byte 0 picks the section address (bits 0-1): 0x402048.
 ROUNDTRIP_ADDRESS_OPTION = 2
 

@@ -11,7 +11,7 @@
 // (kernel/unwind/sframe.c), minus its policy-only checks (V3 only, PCREL
 // required, at least one FDE and FRE), which do not make a section unsound.
 //
-// The layout is described in ../shared/spec/sframe.md. In short:
+// The layout (binutils' include/sframe.h and its SFrame format spec), in short:
 //   header (28 bytes) | FDE sub-section | FRE sub-section
 //   V1 FDE: i32 start, u32 size, u32 fre_off, u32 num_fres, u8 info       (17 bytes)
 //   V2 FDE: ... as V1, u8 rep_size, u16 padding                            (20 bytes)

@@ -1,4 +1,4 @@
-// Real .sframe sections with binutils' own dumps (../shared/testdata/sframe,
+// Real .sframe sections with binutils' own dumps (tests/data/sframe,
 // from simple-frame-rs: objdump --sframe of binutils 2.40 .. 2.46): the dump of
 // EVERY vector must match its groundtruth from "Contents of the SFrame
 // section" on (objdump's banner names a temporary file). The release is the
@@ -31,7 +31,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kVectorDir = fs::path(FRAMEWALK_SOURCE_DIR) / ".." / "shared" / "testdata" / "sframe";
+const fs::path kVectorDir = fs::path(FRAMEWALK_SOURCE_DIR) / "tests" / "data" / "sframe";
 
 struct Vector {
   std::string name;
@@ -167,7 +167,7 @@ std::string dump_vector(const Vector& v) {
 }
 
 TEST(SframeVectors, EveryGroundtruthReproduced) {
-  ASSERT_TRUE(fs::is_directory(kVectorDir)) << kVectorDir << " is missing (../shared must sit next to the tree)";
+  ASSERT_TRUE(fs::is_directory(kVectorDir)) << kVectorDir << " is missing";
   const std::vector<Vector> vectors = load_vectors();
   size_t passed = 0;
   for (const Vector& v : vectors) {
