@@ -38,6 +38,7 @@ constexpr const char* kWhyPltBlock = "PLT expression on a block SFrame cannot re
 constexpr const char* kWhyRowsOrder = "CFI rows out of order";
 constexpr const char* kWhyOverlap = "overlaps another FDE";
 constexpr const char* kWhyOutsideCode = "outside the code sections";
+constexpr const char* kWhyTooLarge = "function of 4 GiB or more (SFrame sizes and FRE offsets are 32-bit)";
 
 struct BregExpr {
   uint16_t reg = 0;
@@ -429,6 +430,10 @@ Conversion convert_cfi(std::span<const dwarf::CfiSection* const> sections, const
       count_skip(stats, kWhyOutsideCode, begin, bytes);
       continue;
     }
+    if (bytes > 0xffffffffu) {
+      count_skip(stats, kWhyTooLarge, begin, bytes);
+      continue;
+    }
 
     auto it = initial_rows.find({item.section, item.cie->offset});
     if (it == initial_rows.end()) {
@@ -461,7 +466,7 @@ Conversion convert_cfi(std::span<const dwarf::CfiSection* const> sections, const
     std::vector<FdeDesc> out;
     if (!why) why = convert_fde(pieces, wo, item.cie->signal_frame, &out);
     if (why) {
-      if (item.cie->signal_frame && wo.version >= kVersion3 && bytes <= 0xffffffffu) {
+      if (item.cie->signal_frame && wo.version >= kVersion3) {
         // As gas does: the signal bit and no rows tell a tracer to use its
         // own signal-frame unwinder here.
         FdeDesc marker;

@@ -328,7 +328,9 @@ TEST(GenerateConvert, ByteCountsNeverWrapAround) {
   EXPECT_EQ(c.stats.cfi_bytes, ~uint64_t{0});
   EXPECT_EQ(c.stats.skipped.at("function runs past the end of the address space").bytes, 0x1000u);
   EXPECT_EQ(c.stats.skipped.at("overlaps another FDE").bytes, 0xffffffffffff0000ull);
-  EXPECT_EQ(c.stats.represented_bytes, 0x20u + 0xffffffffffff0000ull);
+  EXPECT_EQ(c.stats.skipped.at("function of 4 GiB or more (SFrame sizes and FRE offsets are 32-bit)").bytes,
+            0xffffffffffff0000ull);
+  EXPECT_EQ(c.stats.represented_bytes, 0x20u);
 }
 
 // V1/V2 start fields hold 32 bits: functions out of their reach are left out
@@ -396,6 +398,27 @@ TEST(GenerateConvert, LargeOffsetsAndLongFunctionsPickWiderFields) {
   EXPECT_EQ(fre->word_size, 4);
   EXPECT_EQ(fre->words[0], 70000);
   expect_clean(round_trip(cfi, c));
+}
+
+// SFrame sizes and FRE offsets are 32-bit: a function of 4 GiB or more is left
+// out with its reason, not written with its size and row offsets cut to 32
+// bits (which made rows past 4 GiB claim PCs near the start).
+TEST(GenerateConvert, FunctionsOfFourGibibytesOrMoreAreLeftOut) {
+  const Insns insns = Insns{0x04, 0xff, 0xff, 0xff, 0xff} + cfa::advance(8) + cfa::def_cfa(kR10, 0) +
+                      cfa::advance(7) + cfa::def_cfa(kRsp, 8);
+  // .debug_frame: absolute 8-byte ranges (.eh_frame's are 4 bytes here).
+  CfiFixture cfi({{0x401000, 0x100000020, insns}, {0x100400000, 0x10, {}}, {0x200000000, 0x10, {}}},
+                 dwarf::CfiKind::kDebugFrame);
+  const Conversion c = convert(cfi);
+  const auto& skipped = c.stats.skipped;
+  ASSERT_EQ(skipped.count("function of 4 GiB or more (SFrame sizes and FRE offsets are 32-bit)"), 1u);
+  EXPECT_EQ(skipped.at("function of 4 GiB or more (SFrame sizes and FRE offsets are 32-bit)").first_pc, 0x401000u);
+  EXPECT_EQ(skipped.at("overlaps another FDE").first_pc, 0x100400000u);  // inside the first, which holds
+  ASSERT_EQ(c.fdes.size(), 1u);
+  EXPECT_EQ(c.fdes[0].start, 0x200000000u);
+  const CheckReport r = round_trip(cfi, c);
+  EXPECT_EQ(r.disagreements, 0u);
+  EXPECT_EQ(r.sframe_only_bytes, 0u);
 }
 
 }  // namespace
