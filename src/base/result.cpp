@@ -35,6 +35,7 @@ const char* to_string(ErrorCode code) noexcept {
     case ErrorCode::kMemoryUnreadable: return "memory unreadable";
     case ErrorCode::kBadElf: return "not a valid ELF file";
     case ErrorCode::kUnsupportedElf: return "unsupported ELF file";
+    case ErrorCode::kUnsupportedMachine: return "machine not supported";
     case ErrorCode::kSectionOutOfFile: return "section lies outside the file";
     case ErrorCode::kDecompressFailed: return "decompression failed";
     case ErrorCode::kIoError: return "I/O error";

@@ -40,6 +40,7 @@ enum class ErrorCode : uint16_t {
   kMemoryUnreadable,
   kBadElf,                 // not an ELF file or inconsistent header
   kUnsupportedElf,
+  kUnsupportedMachine,     // a valid file of a machine not (yet) unwound; offset = e_machine
   kSectionOutOfFile,       // a section or segment lies outside the file
   kDecompressFailed,
   kIoError,

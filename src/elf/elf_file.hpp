@@ -23,7 +23,8 @@ inline constexpr uint32_t kShtNull = 0, kShtProgbits = 1, kShtSymtab = 2, kShtSt
 inline constexpr uint64_t kShfAlloc = 0x2, kShfExecinstr = 0x4, kShfCompressed = 0x800;
 inline constexpr uint32_t kPtLoad = 1, kPtDynamic = 2, kPtNote = 4, kPtGnuEhFrame = 0x6474e550,
                           kPtGnuSframe = 0x6474e554;
-inline constexpr uint16_t kEmX86_64 = 62, kEm386 = 3, kEmAarch64 = 183;
+inline constexpr uint16_t kEm386 = 3, kEmMips = 8, kEmPpc = 20, kEmPpc64 = 21, kEmS390 = 22, kEmArm = 40,
+                          kEmSparcv9 = 43, kEmX86_64 = 62, kEmAarch64 = 183, kEmRiscv = 243, kEmLoongarch = 258;
 
 struct Section {
   uint32_t index = 0;
@@ -113,6 +114,11 @@ class ElfFile {
 Result<std::vector<uint8_t>> decompress_zlib(Bytes input, uint64_t expected_size);
 Result<std::vector<uint8_t>> decompress_zstd(Bytes input, uint64_t expected_size);
 Result<std::vector<uint8_t>> decompress_xz(Bytes input, uint64_t max_size);
+
+// The machine an ELF header names, as its users call it ("x86-64", "AArch64",
+// "ppc64le", "s390x"...): class and byte order tell apart the variants that
+// share an e_machine. An unknown number reads "e_machine N".
+std::string machine_name(uint16_t machine, bool is_64, Endian endian);
 
 // CRC-32 as used by .gnu_debuglink.
 uint32_t gnu_debuglink_crc32(Bytes data, uint32_t crc = 0);

@@ -168,7 +168,8 @@ Result<std::unique_ptr<CoreFile>> CoreFile::parse(std::shared_ptr<const FileImag
   core->options_ = options;
   FW_TRY(core->core_, elf::ElfFile::parse(std::move(image), name));
   if (core->core_->type() != elf::kEtCore) return Error{ErrorCode::kUnsupportedElf, 16};
-  if (core->core_->machine() != elf::kEmX86_64) return Error{ErrorCode::kUnsupportedElf, 18};
+  if (core->core_->machine() != elf::kEmX86_64 || !core->core_->is_64())
+    return Error{ErrorCode::kUnsupportedMachine, core->core_->machine()};
   FW_CHECK(core->parse_notes());
   const uint64_t size = core->core_->image().size();
   for (const elf::Segment& p : core->core_->segments())

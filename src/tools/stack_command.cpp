@@ -328,6 +328,13 @@ int run_live(const StackCommandOptions& options) {
   return finish(options, options.pid, comm, results, pause_ns);
 }
 
+// A core of a machine framewalk does not unwind: which machine it is.
+std::string foreign_core_text(const std::string& path, const Error& e) {
+  std::string machine = "e_machine " + std::to_string(e.offset);
+  if (auto f = elf::ElfFile::open(path)) machine = elf::machine_name((*f)->machine(), (*f)->is_64(), (*f)->endian());
+  return "a core file of " + machine + ": framewalk cannot unwind " + machine + " yet (it unwinds x86-64)";
+}
+
 int run_core(const StackCommandOptions& options) {
   CoreOptions co;
   co.exe = options.exe;
@@ -338,6 +345,7 @@ int run_core(const StackCommandOptions& options) {
     std::string what = to_string(e.code);
     if (e.code == ErrorCode::kIoError) what = std::strerror(static_cast<int>(e.offset));
     else if (e.code == ErrorCode::kUnsupportedElf || e.code == ErrorCode::kBadElf) what = "not a core file";
+    else if (e.code == ErrorCode::kUnsupportedMachine) what = foreign_core_text(options.core, e);
     else if (e.code == ErrorCode::kNotFound) what = "no threads (NT_PRSTATUS) in the core";
     else what += " at offset " + hex(e.offset);
     std::fprintf(stderr, "framewalk: %s: %s\n", options.core.c_str(), what.c_str());
