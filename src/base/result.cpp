@@ -33,6 +33,8 @@ const char* to_string(ErrorCode code) noexcept {
     case ErrorCode::kExprNeedsRegister: return "DWARF expression reads a register whose value is not known";
     case ErrorCode::kExprEmptyStack: return "DWARF expression left an empty stack";
     case ErrorCode::kMemoryUnreadable: return "memory unreadable";
+    case ErrorCode::kReturnAddressNoRule: return "no rule for the return address";
+    case ErrorCode::kReturnAddressUnknown: return "the return address is in a register whose value is not known";
     case ErrorCode::kBadElf: return "not a valid ELF file";
     case ErrorCode::kUnsupportedElf: return "unsupported ELF file";
     case ErrorCode::kUnsupportedMachine: return "machine not supported";

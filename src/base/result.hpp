@@ -38,6 +38,8 @@ enum class ErrorCode : uint16_t {
   kExprNeedsRegister,      // register value the caller does not know
   kExprEmptyStack,         // the expression ended with nothing on the stack
   kMemoryUnreadable,
+  kReturnAddressNoRule,    // the row has no rule for its return-address column
+  kReturnAddressUnknown,   // the return address comes from a register whose value is not known
   kBadElf,                 // not an ELF file or inconsistent header
   kUnsupportedElf,
   kUnsupportedMachine,     // a valid file of a machine not (yet) unwound; offset = e_machine

@@ -64,7 +64,7 @@ std::string stop_text(const WalkResult& w) {
       if (w.sframe_miss != SframeMiss::kNone) s += std::string(" (") + to_string(w.sframe_miss) + ")";
       break;
     case StopReason::kCfaDidNotAdvance: s += " (sp " + hex(w.address) + ")"; break;
-    case StopReason::kBadUnwindInfo: s += std::string(": ") + to_string(w.error); break;
+    case StopReason::kBadUnwindInfo: s += " for " + hex(w.address) + ": " + to_string(w.error); break;
     default: break;
   }
   return s;

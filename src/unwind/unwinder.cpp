@@ -96,10 +96,12 @@ Result<arch::RegisterFile> Unwinder::apply_row(const UnwindRow& row, const arch:
       return Error{ErrorCode::kCfaNotRegisterRule, 0};
   }
   // Unspecified registers keep their values (callee-saved by convention); the
-  // stack pointer becomes the CFA; the return address column must have a rule.
+  // stack pointer becomes the CFA; the return address column must have a rule
+  // (an undefined one ends the stack: the walk checks for it before this).
+  const RegisterRule* ra_rule = row.find(row.return_address_register);
+  if (!ra_rule) return Error{ErrorCode::kReturnAddressNoRule, row.return_address_register};
   arch::RegisterFile caller = callee;
   caller.set(sp_reg_, cfa);
-  caller.forget(row.return_address_register);
   for (int i = 0; i < row.rule_count; ++i) {
     const RegisterRule& r = row.rules[i];
     switch (r.kind) {
@@ -132,9 +134,16 @@ Result<arch::RegisterFile> Unwinder::apply_row(const UnwindRow& row, const arch:
       }
     }
   }
-  // The caller resumes at the return address.
-  if (auto ra = caller.get(row.return_address_register)) caller.set(pc_reg_, *ra);
-  else caller.forget(pc_reg_);
+  // The caller resumes at the return address. One that was not recovered (a
+  // same-value or register rule on a register nobody knows) is an error, not
+  // the end of the stack: only an undefined return address ends it.
+  auto ra = caller.get(row.return_address_register);
+  if (!ra) {
+    if (ra_rule->kind == RuleKind::kUndefined) caller.forget(pc_reg_);
+    else return Error{ErrorCode::kReturnAddressUnknown, row.return_address_register};
+  } else {
+    caller.set(pc_reg_, *ra);
+  }
   return caller;
 }
 
@@ -156,6 +165,7 @@ bool Unwinder::find_row(const Frame& frame, const UnwindOptions& options, Step* 
   const uint64_t link_pc = frame.lookup_pc() - frame.module->bias;
   if (const RowCache::Entry* e = options.row_cache->find(frame.module, link_pc, variant)) {
     step->sframe_miss = e->sframe_miss;
+    step->lookup_error = e->lookup_error;
     if (!e->found) return false;
     step->row = e->row;
     step->source = e->source;
@@ -164,6 +174,7 @@ bool Unwinder::find_row(const Frame& frame, const UnwindOptions& options, Step* 
   RowCache::Entry entry;
   entry.found = find_row_uncached(frame, options, step);
   entry.sframe_miss = step->sframe_miss;
+  entry.lookup_error = step->lookup_error;
   if (entry.found) {
     entry.row = step->row;
     entry.source = step->source;
@@ -187,7 +198,13 @@ bool Unwinder::find_row_uncached(const Frame& frame, const UnwindOptions& option
         auto match = src->get_index().find(link_pc);
         if (!match) continue;
         auto row = dwarf::row_for_pc(*src->section, *match->cie, match->fde, link_pc);
-        if (!row) continue;
+        if (!row) {
+          // A broken FDE covers the PC: another source may still describe
+          // it, but no heuristic may stand in for unwind information that
+          // exists and is wrong.
+          if (!step->lookup_error) step->lookup_error = row.error();
+          continue;
+        }
         step->row = *row;
         step->source = src->kind == dwarf::CfiKind::kEhFrame ? FrameSource::kEhFrame : FrameSource::kDebugFrame;
         return true;
@@ -318,7 +335,8 @@ WalkResult Unwinder::walk(const arch::RegisterFile& registers, const std::functi
     // The row is found before the frame is reported, so that the frame can
     // say whether it is a signal trampoline.
     Step step;
-    const bool have_row = find_row(frame, options, &step) || fallback_row(frame, regs, options, &step);
+    const bool have_row = find_row(frame, options, &step) ||
+                          (!step.lookup_error && fallback_row(frame, regs, options, &step));
     frame.signal_trampoline = have_row && step.row.signal_frame;
     if (!on_frame(frame)) {
       result.reason = StopReason::kCallback;
@@ -326,6 +344,12 @@ WalkResult Unwinder::walk(const arch::RegisterFile& registers, const std::functi
     }
     if (result.frames >= options.max_frames) {
       result.reason = StopReason::kMaxFrames;
+      return result;
+    }
+    if (!have_row && step.lookup_error) {
+      result.reason = StopReason::kBadUnwindInfo;
+      result.error = step.lookup_error->code;
+      result.address = frame.pc;
       return result;
     }
     if (!have_row) {
@@ -350,6 +374,7 @@ WalkResult Unwinder::walk(const arch::RegisterFile& registers, const std::functi
       } else {
         result.reason = StopReason::kBadUnwindInfo;
         result.error = e.code;
+        result.address = frame.pc;
       }
       return result;
     }

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <unordered_map>
 
 #include "arch/registers.hpp"
@@ -68,7 +69,7 @@ struct Frame {
 
 struct WalkResult {
   StopReason reason = StopReason::kOutermost;
-  uint64_t address = 0;  // for kBadMemory: the address; for kNoUnwindInfo: the PC
+  uint64_t address = 0;  // for kBadMemory: the address; for kNoUnwindInfo and kBadUnwindInfo: the PC
   ErrorCode error = ErrorCode::kNotFound;  // for kBadUnwindInfo
   SframeMiss sframe_miss = SframeMiss::kNone;  // for kNoUnwindInfo with SourceOrder::kSframe
   size_t frames = 0;
@@ -92,6 +93,7 @@ class RowCache {
     UnwindRow row;
     FrameSource source = FrameSource::kContext;
     SframeMiss sframe_miss = SframeMiss::kNone;
+    std::optional<Error> lookup_error;
   };
   const Entry* find(const Module* module, uint64_t link_pc, unsigned variant) const;
   void add(const Module* module, uint64_t link_pc, unsigned variant, const Entry& entry);
@@ -139,6 +141,9 @@ class Unwinder {
     UnwindRow row;
     FrameSource source;
     SframeMiss sframe_miss = SframeMiss::kNone;
+    // Unwind information covers the PC but could not be read: the walk stops
+    // with it (bad-unwind-info) unless another source had a row.
+    std::optional<Error> lookup_error;
   };
   SframeMiss find_sframe_row(const Frame& frame, Step* step) const;
   bool find_row(const Frame& frame, const UnwindOptions& options, Step* step) const;

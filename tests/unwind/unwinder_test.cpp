@@ -11,6 +11,7 @@
 #include "arch/x86_64/registers.hpp"
 #include "elf/elf_writer.hpp"
 #include "sframe/sframe_builder.hpp"
+#include "support/section_builder.hpp"
 #include "support/tiny_elf.hpp"
 #include "unwind/unwinder.hpp"
 
@@ -362,6 +363,123 @@ TEST(Unwinder, SframeOnlyWithoutOrUnsortedSection) {
   ModuleMap modules;
   modules.add(sframe_module(unsorted));
   EXPECT_EQ(sframe_walk(modules, mem, regs_at(0x11010, 0x7000, 0x7100)).result.sframe_miss, SframeMiss::kUnsorted);
+}
+
+// ---- the return address, and unwind information that cannot be read -------
+
+TEST(Unwinder, ReturnAddressWithoutRuleIsAnErrorNotTheEnd) {
+  FakeMemory mem;
+  UnwindRow row;
+  row.cfa = {CfaKind::kRegisterOffset, x::kRsp, 8, {}, 0};
+  row.return_address_register = x::kRip;
+  static const ModuleMap no_modules;
+  Unwinder unwinder(no_modules, mem, 62);
+  auto caller = unwinder.apply_row(row, regs_at(0x1000, 0x7000, 0x7100));
+  ASSERT_FALSE(caller.ok());
+  EXPECT_EQ(caller.error().code, ErrorCode::kReturnAddressNoRule);
+}
+
+TEST(Unwinder, ReturnAddressFromAnUnknownRegisterIsAnError) {
+  FakeMemory mem;
+  static const ModuleMap no_modules;
+  Unwinder unwinder(no_modules, mem, 62);
+  for (RuleKind kind : {RuleKind::kRegister, RuleKind::kSameValue}) {
+    SCOPED_TRACE(static_cast<int>(kind));
+    UnwindRow row;
+    row.cfa = {CfaKind::kRegisterOffset, x::kRsp, 8, {}, 0};
+    row.return_address_register = x::kRip;
+    ASSERT_TRUE(row.set({x::kRip, kind, x::kR11, {}, 0}).ok());
+    arch::RegisterFile callee;
+    callee.set(x::kRsp, 0x7000);  // neither rip nor r11 known
+    auto caller = unwinder.apply_row(row, callee);
+    ASSERT_FALSE(caller.ok());
+    EXPECT_EQ(caller.error().code, ErrorCode::kReturnAddressUnknown);
+    // With the register known, the same row gives the caller's PC.
+    callee.set(x::kR11, 0x2345);
+    callee.set(x::kRip, 0x2345);
+    caller = unwinder.apply_row(row, callee);
+    ASSERT_TRUE(caller.ok());
+    EXPECT_EQ(caller->get(x::kRip), 0x2345u);
+  }
+}
+
+// The tiny test ELF plus an .eh_frame with one FDE over [0x11000, 0x11040)
+// running `instructions` after the CIE's CFA = rsp+8, rip at CFA-8.
+Module eh_frame_module(const std::vector<uint8_t>& instructions) {
+  auto tiny = elf::ElfFile::parse(FileImage::from_buffer(test::tiny_elf(true, Endian::kLittle)), "tiny");
+  EXPECT_TRUE(tiny.ok());
+  auto placement = elf::plan_added_section(**tiny, elf::SegmentPolicy::kAuto);
+  EXPECT_TRUE(placement.ok());
+  test::CfiBuilder b(dwarf::CfiKind::kEhFrame, Endian::kLittle, placement->address);
+  test::CieSpec cie;
+  cie.instructions = {0x0c, x::kRsp, 8, 0x80 | x::kRip, 1};  // def_cfa rsp+8; offset rip, CFA-8
+  const auto c = b.cie(cie);
+  test::FdeSpec fde;
+  fde.pc_begin = 0x11000;
+  fde.pc_range = 0x40;
+  fde.instructions = instructions;
+  b.fde(c.start, fde);
+  b.terminator();
+  const std::vector<uint8_t> section = b.finish();
+  elf::NewSection s;
+  s.name = ".eh_frame";
+  s.data = section;
+  auto bytes = elf::add_section(**tiny, *placement, s);
+  EXPECT_TRUE(bytes.ok());
+  auto copy = elf::ElfFile::parse(FileImage::from_buffer(std::move(*bytes)), "tiny+eh_frame");
+  EXPECT_TRUE(copy.ok());
+  return module_of(*copy, "tiny+eh_frame");
+}
+
+TEST(Unwinder, WalkStopsWithAnErrorWhereTheReturnAddressIsUnknown) {
+  ModuleMap modules;
+  modules.add(eh_frame_module({0x09, x::kRip, x::kR11}));  // DW_CFA_register rip, r11
+  FakeMemory mem;
+  const Walk w = walk(mem, regs_at(0x11010, 0x7000, 0x7100), {}, modules);  // r11 unknown
+  ASSERT_EQ(w.frames.size(), 1u);
+  EXPECT_EQ(w.result.reason, StopReason::kBadUnwindInfo);  // not outermost: nothing said the stack ends
+  EXPECT_EQ(w.result.error, ErrorCode::kReturnAddressUnknown);
+  EXPECT_EQ(w.result.address, 0x11010u);
+  // DW_CFA_undefined rip: the natural end.
+  ModuleMap outermost;
+  outermost.add(eh_frame_module({0x07, x::kRip}));
+  const Walk end = walk(mem, regs_at(0x11010, 0x7000, 0x7100), {}, outermost);
+  EXPECT_EQ(end.result.reason, StopReason::kOutermost);
+}
+
+TEST(Unwinder, BrokenFdeCoveringThePcStopsInsteadOfAGuess) {
+  // A frame-pointer chain a guess would follow: rbp -> [saved rbp, return address].
+  FakeMemory mem;
+  mem.word(0x7100, 0x7200);
+  mem.word(0x7108, 0x11805);
+  calls_before(mem, {0x11805});
+  UnwindOptions o;
+  o.first_is_return_address = true;  // a return-address frame: the guess is allowed
+  ModuleMap good;
+  good.add(eh_frame_module({}));
+  ModuleMap broken;
+  broken.add(eh_frame_module({0x41, 0x17}));  // advance 1; 0x17 is no DW_CFA opcode
+  // Outside the FDE, the guess is taken; inside the broken one, the walk stops.
+  const Walk guess = walk(mem, regs_at(0x11081, 0x7000, 0x7100), o, broken);
+  ASSERT_GE(guess.frames.size(), 2u);
+  EXPECT_EQ(guess.frames[1].source, FrameSource::kFramePointer);
+  const Walk w = walk(mem, regs_at(0x11011, 0x7000, 0x7100), o, broken);
+  ASSERT_EQ(w.frames.size(), 1u);
+  EXPECT_EQ(w.result.reason, StopReason::kBadUnwindInfo);
+  EXPECT_EQ(w.result.error, ErrorCode::kUnknownCfaOpcode);
+  EXPECT_EQ(w.result.address, 0x11011u);
+  // The row cache keeps the error too.
+  RowCache cache;
+  o.row_cache = &cache;
+  for (int i = 0; i < 2; ++i) {
+    const Walk cached = walk(mem, regs_at(0x11011, 0x7000, 0x7100), o, broken);
+    EXPECT_EQ(cached.result.reason, StopReason::kBadUnwindInfo);
+  }
+  // A sound FDE there is used as it is: its return address, 0, ends the stack.
+  mem.word(0x7000, 0);
+  o.row_cache = nullptr;
+  const Walk ok = walk(mem, regs_at(0x11011, 0x7000, 0x7100), o, good);
+  EXPECT_EQ(ok.result.reason, StopReason::kOutermost);
 }
 
 }  // namespace
