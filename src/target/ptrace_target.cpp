@@ -24,20 +24,51 @@ namespace framewalk {
 namespace {
 
 // Threads held by any session, for the signal handler: a fixed table so that
-// the handler neither allocates nor locks.
+// the handler neither allocates nor locks. A slot holds a thread id (low 32
+// bits) and the signal to hand back on detach (above them); 0 is free. Slots
+// are reused, so any number of seizes over a process's life can be recorded
+// (at most kMaxHeld threads held at once).
 constexpr int kMaxHeld = 65536;
-std::atomic<pid_t> g_held[kMaxHeld];
-std::atomic<int> g_held_count{0};
+std::atomic<uint64_t> g_held[kMaxHeld];
+std::atomic<int> g_held_high{0};  // slots at or above this one were never used
+std::atomic<int> g_held_hint{0};  // where the next search for a free slot starts
+
+uint64_t held_slot(pid_t tid, int signal) {
+  return static_cast<uint32_t>(tid) | static_cast<uint64_t>(static_cast<uint32_t>(signal)) << 32;
+}
+pid_t slot_tid(uint64_t slot) { return static_cast<pid_t>(static_cast<uint32_t>(slot)); }
+int slot_signal(uint64_t slot) { return static_cast<int>(slot >> 32); }
 
 void remember_held(pid_t tid) {
-  const int i = g_held_count.fetch_add(1);
-  if (i < kMaxHeld) g_held[i].store(tid);
+  const int start = g_held_hint.load(std::memory_order_relaxed);
+  for (int k = 0; k < kMaxHeld; ++k) {
+    const int i = (start + k) % kMaxHeld;
+    uint64_t free_slot = 0;
+    if (!g_held[i].compare_exchange_strong(free_slot, held_slot(tid, 0))) continue;
+    int high = g_held_high.load();
+    while (high < i + 1 && !g_held_high.compare_exchange_weak(high, i + 1)) {
+    }
+    g_held_hint.store((i + 1) % kMaxHeld, std::memory_order_relaxed);
+    return;
+  }
 }
+
+std::atomic<uint64_t>* held_slot_of(pid_t tid) {
+  const int n = g_held_high.load();
+  for (int i = 0; i < n; ++i)
+    if (slot_tid(g_held[i].load()) == tid) return &g_held[i];
+  return nullptr;
+}
+
+// The signal a held thread stopped with, for a detach the handler makes.
+void remember_pending_signal(pid_t tid, int signal) {
+  if (std::atomic<uint64_t>* slot = held_slot_of(tid)) slot->store(held_slot(tid, signal));
+}
+
 void forget_held(pid_t tid) {
-  const int n = std::min(g_held_count.load(), kMaxHeld);
-  for (int i = 0; i < n; ++i) {
-    pid_t expected = tid;
-    if (g_held[i].compare_exchange_strong(expected, 0)) return;
+  if (std::atomic<uint64_t>* slot = held_slot_of(tid)) {
+    slot->store(0);
+    g_held_hint.store(static_cast<int>(slot - g_held), std::memory_order_relaxed);
   }
 }
 
@@ -46,10 +77,12 @@ constexpr int kMaxTracers = 16;
 std::atomic<pid_t> g_tracers[kMaxTracers];
 
 void detach_everything_and_exit(int sig) {
-  const int n = std::min(g_held_count.load(), kMaxHeld);
+  // Each thread gets back the signal it stopped with, as on a normal detach.
+  const int n = g_held_high.load();
   for (int i = 0; i < n; ++i) {
-    const pid_t tid = g_held[i].exchange(0);
-    if (tid > 0) ptrace(PTRACE_DETACH, tid, nullptr, nullptr);
+    const uint64_t slot = g_held[i].exchange(0);
+    if (slot_tid(slot) > 0)
+      ptrace(PTRACE_DETACH, slot_tid(slot), nullptr, reinterpret_cast<void*>(static_cast<intptr_t>(slot_signal(slot))));
   }
   // A tracer's threads are released when it exits, and it has exited when
   // it can be reaped: exit only then, so that whoever waits for framewalk
@@ -170,6 +203,7 @@ void PtraceSession::finish_stop(ThreadStop& s) {
       // A signal arrived first: the thread is in signal-delivery-stop. Keep it
       // there and hand the signal back when we detach.
       s.pending_signal = sig;
+      remember_pending_signal(s.tid, sig);
     }
     break;
   }
