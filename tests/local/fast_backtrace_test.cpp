@@ -28,30 +28,13 @@
 #include "framewalk/backtrace.h"
 #include "elf/elf_file.hpp"
 #include "local/fast_unwinder.hpp"
+#include "support/allocation_counter.hpp"
 #include "target/local_target.hpp"
 
-// ---- a malloc that notices being called during an unwind ------------------------
-extern "C" void* __libc_malloc(size_t);
-extern "C" void* __libc_calloc(size_t, size_t);
-extern "C" void* __libc_realloc(void*, size_t);
-extern "C" void __libc_free(void*);
 namespace {
-thread_local bool t_unwinding = false;
-std::atomic<int> g_allocations_while_unwinding{0};
+using framewalk::test::g_allocations_while_unwinding;  // the binary's malloc interposer
+using framewalk::test::t_unwinding;
 }  // namespace
-extern "C" void* malloc(size_t n) {
-  if (t_unwinding) g_allocations_while_unwinding.fetch_add(1);
-  return __libc_malloc(n);
-}
-extern "C" void* calloc(size_t a, size_t b) {
-  if (t_unwinding) g_allocations_while_unwinding.fetch_add(1);
-  return __libc_calloc(a, b);
-}
-extern "C" void* realloc(void* p, size_t n) {
-  if (t_unwinding) g_allocations_while_unwinding.fetch_add(1);
-  return __libc_realloc(p, n);
-}
-extern "C" void free(void* p) { __libc_free(p); }
 
 namespace {
 
