@@ -99,6 +99,7 @@ void LocalUnwinder::refresh() {
         }
       }
       (void)m.data->symbols();
+      (void)m.data->sframe();  // the step loop reads it where CFI has no row
     } else {
       m.problem = to_string(data.error().code);
     }
@@ -148,8 +149,7 @@ int LocalUnwinder::backtrace(const ucontext_t* context, void** buffer, int size)
   return n;
 }
 
-WalkResult LocalUnwinder::walk(const ucontext_t* context, const std::function<bool(const Frame&)>& on_frame,
-                               size_t max_frames) {
+WalkResult LocalUnwinder::walk(const ucontext_t* context, FunctionRef<bool(const Frame&)> on_frame, size_t max_frames) {
   UnwindOptions o;
   o.max_frames = max_frames;
   return state_->unwinder->walk(from_ucontext(context), on_frame, o);
