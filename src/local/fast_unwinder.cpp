@@ -476,8 +476,7 @@ __attribute__((noinline)) SlowStep slow_step(const WalkStart& start, bool first_
   arch::RegisterFile regs;
   // Registers beyond rip/rsp/rbp are known only in the first frame.
   if (first_frame && start.registers) regs = *start.registers;
-  if (first_frame && start.captured)
-    for (unsigned i = 0; i < x::kCapturedRegisters; ++i) regs.set(i, start.captured[i]);
+  if (first_frame && start.captured) regs = x::from_capture(start.captured);
   regs.set(x::kRip, frame.pc);
   regs.set(x::kRsp, frame.sp);
   if (frame.fp_known) regs.set(x::kRbp, frame.fp); else regs.forget(x::kRbp);

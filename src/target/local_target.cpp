@@ -115,8 +115,7 @@ int LocalUnwinder::backtrace(void** buffer, int size) {
   if (size <= 0) return 0;
   uint64_t raw[arch::x86_64::kCapturedRegisters];
   arch::x86_64::framewalk_x86_64_capture(raw);
-  arch::RegisterFile regs;
-  for (unsigned i = 0; i < arch::x86_64::kCapturedRegisters; ++i) regs.set(i, raw[i]);
+  const arch::RegisterFile regs = arch::x86_64::from_capture(raw);
   int n = 0;
   UnwindOptions o;
   o.max_frames = static_cast<size_t>(size);
