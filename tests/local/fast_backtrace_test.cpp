@@ -29,21 +29,14 @@
 #include "elf/elf_file.hpp"
 #include "local/fast_unwinder.hpp"
 #include "support/allocation_counter.hpp"
+#include "support/recursion.hpp"
 #include "target/local_target.hpp"
 
 namespace {
+
 using framewalk::test::g_allocations_while_unwinding;  // the binary's malloc interposer
+using framewalk::test::recurse_then;
 using framewalk::test::t_unwinding;
-}  // namespace
-
-namespace {
-
-__attribute__((noinline)) int recurse_then(int depth, int (*fn)(void*), void* arg) {
-  if (depth <= 0) return fn(arg);
-  const int r = recurse_then(depth - 1, fn, arg);
-  asm volatile("" ::: "memory");
-  return r;
-}
 
 struct Compare {
   int depth;

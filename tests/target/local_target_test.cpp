@@ -10,6 +10,7 @@
 #include <string>
 
 #include "support/allocation_counter.hpp"
+#include "support/recursion.hpp"
 #include "support/run_command.hpp"
 #include "target/local_target.hpp"
 
@@ -17,14 +18,8 @@ namespace framewalk {
 namespace {
 
 using test::g_allocations_while_unwinding;
+using test::recurse_then;
 using test::t_unwinding;
-
-__attribute__((noinline)) int recurse_then(int depth, int (*fn)(void*), void* arg) {
-  if (depth <= 0) return fn(arg);
-  const int r = recurse_then(depth - 1, fn, arg);
-  asm volatile("" ::: "memory");
-  return r;
-}
 
 int counted_backtrace(void*) {
   void* frames[64];
