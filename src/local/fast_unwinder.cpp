@@ -222,15 +222,41 @@ bool compact(const UnwindRow& row, CompactRule* out) {
 }
 
 // ---- memory that never faults ---------------------------------------------------
-// A per-thread range of pages known readable, kept from walk to walk. It is
-// trusted only by a walk that starts inside it: then it is the stack that
-// walk runs on, whose pages stay mapped. A walk on another stack (a
-// coroutine's, a sigaltstack) starts afresh, so pages of a stack freed since
-// are never read unchecked.
+// Within one walk, a range of pages probed readable, grown as the walk reads
+// (with pages probed ahead and gaps probed and joined). From walk to walk, a
+// per-thread range is kept that holds only pages of the stack a walk ran on:
+// from its first frame's page up to the last stack word read for a frame
+// whose PC then had a rule (a corrupt frame's words elsewhere are not kept),
+// never past a signal frame. A later walk trusts it only if it starts inside
+// it: then it runs on that stack, whose pages stay mapped. Pages probed ahead
+// or joined may belong to a neighbouring mapping, unmapped since; a walk on
+// another stack (a coroutine's, a sigaltstack) starts afresh, so pages of a
+// stack freed since are never read unchecked either.
 struct ReadableRange {
   uint64_t lo = 0, hi = 0;
 };
 __attribute__((tls_model("initial-exec"))) thread_local ReadableRange t_readable;
+
+constexpr uint64_t kPage = 4096;
+inline uint64_t page_of_address(uint64_t address) { return address & ~(kPage - 1); }
+
+inline bool inside(const ReadableRange& r, uint64_t address) { return address >= r.lo && address < r.hi; }
+
+// What a walk leaves to the next: `before` (if the walk started inside it)
+// or its first frame's page, up to the page of the highest word read for a
+// frame whose PC had a rule (`confirmed_sp`, 0 if none); only pages this walk
+// found readable (`probed`).
+ReadableRange range_to_keep(const ReadableRange& before, uint64_t start_sp, uint64_t confirmed_sp,
+                            const ReadableRange& probed) {
+  const bool started_inside = inside(before, start_sp);
+  ReadableRange kept = started_inside ? before : ReadableRange{page_of_address(start_sp), page_of_address(start_sp) + kPage};
+  if (confirmed_sp > start_sp) {
+    const uint64_t end = page_of_address(confirmed_sp - 1) + kPage;
+    if (end > kept.hi) kept.hi = end;
+  }
+  if (kept.lo >= probed.lo && kept.hi <= probed.hi) return kept;
+  return started_inside ? before : ReadableRange{};
+}
 
 bool pages_readable(uint64_t first, uint64_t end) { return readable_until(first, end) >= end; }
 
@@ -334,6 +360,7 @@ struct HotState {
   void** out;
   void** end;
   uint64_t readable_lo, readable_hi;
+  uint64_t confirmed_sp;  // out: the highest sp of a frame whose PC had a rule (0: none)
 };
 
 // The hot loop: return-address frames whose rule is cached and whose stack
@@ -354,6 +381,8 @@ __attribute__((noinline)) HotExit hot_walk(HotState& state) {
   size_t current = find_slot(cache, pc, &word);
   // Every word read lies in [sp, hi): sp only grows, so one check covers the low end.
   if (current != kNoSlot && sp >= state.readable_lo) {
+    // confirmed_sp is set where the loop ends, not on every step: the
+    // frame being stepped has a cached rule; the one stepped to, not yet.
     for (;;) {
       // The predicted caller's slot and rule, loaded before the return address is known.
       const size_t predicted_slot = slot_at(cache, current).next.load(std::memory_order_relaxed);
@@ -364,24 +393,35 @@ __attribute__((noinline)) HotExit hot_walk(HotState& state) {
         // CFA = rsp + n, rbp unchanged. CFA > sp, and the return address is
         // inside the frame (compact() checked).
         cfa = sp + (rule >> kOffsetShift) * 8;
-        if (cfa > hi) break;  // let the checked path read
+        if (cfa > hi) {  // let the checked path read
+          state.confirmed_sp = sp;
+          break;
+        }
       } else {
         const uint64_t k = rule & kRbpSlotMask;
         const uint64_t cfa_offset = (rule >> kOffsetShift) * 8;
         if (rule & kRbpBased) {
           if (cfa_offset == 0 || !fp_known) {  // the outermost frame, or no rbp to use
+            state.confirmed_sp = sp;
             exit = HotExit::kEnd;
             break;
           }
           cfa = fp + cfa_offset;
           if (cfa <= sp) {  // the stack grows down: the caller's frame is above
+            state.confirmed_sp = sp;
             exit = HotExit::kEnd;
             break;
           }
-          if (cfa > hi || sp + 8 * (k > 1 ? k : 1) > cfa) break;  // let the checked path read
+          if (cfa > hi || sp + 8 * (k > 1 ? k : 1) > cfa) {  // let the checked path read
+            state.confirmed_sp = sp;
+            break;
+          }
         } else {
           cfa = sp + cfa_offset;
-          if (cfa > hi) break;
+          if (cfa > hi) {
+            state.confirmed_sp = sp;
+            break;
+          }
         }
         if (k) {
           std::memcpy(&fp, reinterpret_cast<const void*>(cfa - 8 * k), 8);
@@ -390,14 +430,17 @@ __attribute__((noinline)) HotExit hot_walk(HotState& state) {
       }
       uint64_t next_pc;
       std::memcpy(&next_pc, reinterpret_cast<const void*>(cfa - 8), 8);
+      const uint64_t stepped_from = sp;
       sp = cfa;
       pc = next_pc;
       if (pc == 0) {
+        state.confirmed_sp = stepped_from;
         exit = HotExit::kEnd;
         break;
       }
       *out++ = reinterpret_cast<void*>(pc);
       if (out == end) {
+        state.confirmed_sp = stepped_from;
         exit = HotExit::kEnd;
         break;
       }
@@ -405,7 +448,10 @@ __attribute__((noinline)) HotExit hot_walk(HotState& state) {
       uint64_t next_word = predicted_word;
       if (!holds(predicted_word, pc)) [[unlikely]] {
         next_slot = find_slot(cache, pc, &next_word);
-        if (next_slot == kNoSlot) break;  // a miss: the checked path finds the row
+        if (next_slot == kNoSlot) {  // a miss: the checked path finds the row
+          state.confirmed_sp = stepped_from;
+          break;
+        }
         // Addressed afresh: otherwise the compiler keeps the slot's address
         // in a register for this store, an extra instruction on every step.
         size_t learning = current;
@@ -476,8 +522,7 @@ __attribute__((noinline)) SlowStep slow_step(const WalkStart& start, bool first_
   arch::RegisterFile regs;
   // Registers beyond rip/rsp/rbp are known only in the first frame.
   if (first_frame && start.registers) regs = *start.registers;
-  if (first_frame && start.captured)
-    for (unsigned i = 0; i < x::kCapturedRegisters; ++i) regs.set(i, start.captured[i]);
+  if (first_frame && start.captured) regs = x::from_capture(start.captured);
   regs.set(x::kRip, frame.pc);
   regs.set(x::kRsp, frame.sp);
   if (frame.fp_known) regs.set(x::kRbp, frame.fp); else regs.forget(x::kRbp);
@@ -503,13 +548,21 @@ __attribute__((always_inline)) inline int walk(const WalkStart& start, bool firs
                                                void** buffer, int size, FastWalkStats* stats) {
   if (size <= 0) return 0;
   ReadableRange range = t_readable;
-  if (!(start.sp >= range.lo && start.sp < range.hi)) {
+  if (!inside(range, start.sp)) {
     // Another stack, or deeper in this one: start from sp's own page, so
     // that the next walk from here finds sp inside the range.
     range = {};
     validate(start.sp, 8, range);
   }
   CheckedMemory memory(range);
+  // For the range kept for the next walk: the highest sp of a frame whose PC
+  // had a rule, on the stack the walk started on. Past a signal frame the
+  // top bit is set (no user address has it), so that no sp is above it.
+  constexpr uint64_t kLeftStartStack = uint64_t{1} << 63;
+  uint64_t confirmed_sp = 0;
+  auto confirm = [&](uint64_t frame_sp) {
+    if (frame_sp > confirmed_sp) confirmed_sp = frame_sp;
+  };
 
   uint64_t pc = start.pc, sp = start.sp, fp = start.fp;
   bool fp_known = start.fp_known;
@@ -531,8 +584,9 @@ __attribute__((always_inline)) inline int walk(const WalkStart& start, bool firs
   if (!record(pc)) goto done;
   for (;;) {
     if (!activation && to_skip == 0) {
-      HotState hot{pc, sp, fp, fp_known, buffer + stored, buffer + size, range.lo, range.hi};
+      HotState hot{pc, sp, fp, fp_known, buffer + stored, buffer + size, range.lo, range.hi, 0};
       const HotExit exit = hot_walk(hot);
+      confirm(hot.confirmed_sp);
       const int steps = static_cast<int>(hot.out - (buffer + stored));
       if (stats) stats->cache_hits += steps;
       if (hot.sp != sp) first_frame = false;  // it stepped: every step moves sp up
@@ -564,6 +618,7 @@ __attribute__((always_inline)) inline int walk(const WalkStart& start, bool firs
     if (cached) {
       rule = unpack(entry);
       have_rule = true;
+      confirm(sp);
       if (stats) ++stats->cache_hits;
     } else {
       if (stats) ++stats->cache_misses;
@@ -574,8 +629,12 @@ __attribute__((always_inline)) inline int walk(const WalkStart& start, bool firs
           goto done;
         case SlowStep::kCompact:
           have_rule = true;
+          confirm(sp);
           break;
         case SlowStep::kStepped:
+          confirm(sp);
+          // A signal frame: the interrupted stack may be another one.
+          if (next.activation) confirmed_sp |= kLeftStartStack;
           next_pc = next.pc;
           next_sp = next.sp;
           next_fp = next.fp;
@@ -603,7 +662,7 @@ __attribute__((always_inline)) inline int walk(const WalkStart& start, bool firs
     if (!record(pc)) goto done;
   }
 done:
-  t_readable = range;
+  t_readable = range_to_keep(t_readable, start.sp, confirmed_sp & ~kLeftStartStack, range);
   return stored;
 }
 

@@ -99,6 +99,7 @@ void LocalUnwinder::refresh() {
         }
       }
       (void)m.data->symbols();
+      (void)m.data->sframe();  // the step loop reads it where CFI has no row
     } else {
       m.problem = to_string(data.error().code);
     }
@@ -114,8 +115,7 @@ int LocalUnwinder::backtrace(void** buffer, int size) {
   if (size <= 0) return 0;
   uint64_t raw[arch::x86_64::kCapturedRegisters];
   arch::x86_64::framewalk_x86_64_capture(raw);
-  arch::RegisterFile regs;
-  for (unsigned i = 0; i < arch::x86_64::kCapturedRegisters; ++i) regs.set(i, raw[i]);
+  const arch::RegisterFile regs = arch::x86_64::from_capture(raw);
   int n = 0;
   UnwindOptions o;
   o.max_frames = static_cast<size_t>(size);
@@ -148,8 +148,7 @@ int LocalUnwinder::backtrace(const ucontext_t* context, void** buffer, int size)
   return n;
 }
 
-WalkResult LocalUnwinder::walk(const ucontext_t* context, const std::function<bool(const Frame&)>& on_frame,
-                               size_t max_frames) {
+WalkResult LocalUnwinder::walk(const ucontext_t* context, FunctionRef<bool(const Frame&)> on_frame, size_t max_frames) {
   UnwindOptions o;
   o.max_frames = max_frames;
   return state_->unwinder->walk(from_ucontext(context), on_frame, o);

@@ -1,15 +1,15 @@
 // The local back-end: the calling process unwinds itself. Modules come from a
 // snapshot taken with dl_iterate_phdr (call refresh() after dlopen/dlclose);
 // memory is read with process_vm_readv on ourselves, so a bad pointer ends
-// the walk instead of faulting. After the first call (which loads and indexes
-// every module), backtrace() does not allocate and takes no lock that a
-// signal could interrupt, so it may be called from a signal handler.
+// the walk instead of faulting. The snapshot (instance(), refresh()) loads and
+// indexes every module's CFI, SFrame and symbols; after it, backtrace() and
+// walk() do not allocate and take no lock that a signal could interrupt, so
+// they may be called from a signal handler.
 #pragma once
 
 #include <ucontext.h>
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 
 #include "unwind/unwinder.hpp"
@@ -32,7 +32,7 @@ class LocalUnwinder {
   int backtrace(const ucontext_t* context, void** buffer, int size);
 
   // Full frames (module, source) from a context; see Unwinder::walk.
-  WalkResult walk(const ucontext_t* context, const std::function<bool(const Frame&)>& on_frame, size_t max_frames = 256);
+  WalkResult walk(const ucontext_t* context, FunctionRef<bool(const Frame&)> on_frame, size_t max_frames = 256);
 
   const ModuleMap& modules() const;
 

@@ -13,8 +13,15 @@ std::string hex(uint64_t v) {
 }  // namespace
 
 const dwarf::CfiIndex& CfiSource::get_index() const {
-  if (!index) index = std::make_unique<dwarf::CfiIndex>(dwarf::CfiIndex::build(*section, hdr.get()));
-  return *index;
+  if (const dwarf::CfiIndex* built = index.load(std::memory_order_acquire)) return *built;
+  // Not std::call_once, which makes the others wait (a signal handler that
+  // interrupted the builder would wait forever): threads that race each build
+  // an index, the first published wins and the others discard theirs.
+  auto mine = std::make_unique<const dwarf::CfiIndex>(dwarf::CfiIndex::build(*section, hdr.get()));
+  const dwarf::CfiIndex* expected = nullptr;
+  if (index.compare_exchange_strong(expected, mine.get(), std::memory_order_acq_rel, std::memory_order_acquire))
+    return *mine.release();
+  return *expected;
 }
 
 void ElfCfi::add_sections_of(std::shared_ptr<const elf::ElfFile> file, const ElfCfiOptions& options,

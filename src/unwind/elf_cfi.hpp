@@ -3,6 +3,7 @@
 // .gnu_debugdata and a separate debug file.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -28,9 +29,19 @@ struct CfiSource {
   bool nobits = false;
   std::unique_ptr<dwarf::CfiSection> section;
   std::unique_ptr<dwarf::EhFrameHdr> hdr;
-  mutable std::unique_ptr<dwarf::CfiIndex> index;  // built on first lookup
+  mutable std::atomic<const dwarf::CfiIndex*> index{nullptr};  // built on first lookup, owned
 
+  // The FDE index, built on first use. Thread-safe. Once it is built (the
+  // local back-end's refresh() builds every one), a call is one acquire load
+  // and async-signal-safe. The call that builds it allocates, so it is not
+  // for signal handlers; but it never waits for another thread, so a handler
+  // that interrupts a build on its own thread cannot deadlock on it.
   const dwarf::CfiIndex& get_index() const;
+
+  CfiSource() = default;
+  CfiSource(const CfiSource&) = delete;
+  CfiSource& operator=(const CfiSource&) = delete;
+  ~CfiSource() { delete index.load(std::memory_order_relaxed); }
 };
 
 struct ElfCfiOptions {

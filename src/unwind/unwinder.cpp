@@ -310,7 +310,7 @@ bool Unwinder::plausible_return_address(uint64_t ra) const {
   return false;
 }
 
-WalkResult Unwinder::walk(const arch::RegisterFile& registers, const std::function<bool(const Frame&)>& on_frame,
+WalkResult Unwinder::walk(const arch::RegisterFile& registers, FunctionRef<bool(const Frame&)> on_frame,
                           const UnwindOptions& options) const {
   WalkResult result;
   arch::RegisterFile regs = registers;

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "arch/registers.hpp"
+#include "base/function_ref.hpp"
 #include "base/memory.hpp"
 #include "unwind/module.hpp"
 
@@ -129,8 +130,9 @@ class Unwinder {
  public:
   Unwinder(const ModuleMap& modules, Memory& memory, uint16_t elf_machine);
 
-  // Walks from `registers`, calling `on_frame` for each frame (return false to stop).
-  WalkResult walk(const arch::RegisterFile& registers, const std::function<bool(const Frame&)>& on_frame,
+  // Walks from `registers`, calling `on_frame` for each frame (return false to
+  // stop). A FunctionRef, not a std::function: passing a lambda never allocates.
+  WalkResult walk(const arch::RegisterFile& registers, FunctionRef<bool(const Frame&)> on_frame,
                   const UnwindOptions& options = {}) const;
 
   // Applies one row: the caller's registers from the callee's (exposed for tests).

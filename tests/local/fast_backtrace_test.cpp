@@ -28,39 +28,15 @@
 #include "framewalk/backtrace.h"
 #include "elf/elf_file.hpp"
 #include "local/fast_unwinder.hpp"
+#include "support/allocation_counter.hpp"
+#include "support/recursion.hpp"
 #include "target/local_target.hpp"
 
-// ---- a malloc that notices being called during an unwind ------------------------
-extern "C" void* __libc_malloc(size_t);
-extern "C" void* __libc_calloc(size_t, size_t);
-extern "C" void* __libc_realloc(void*, size_t);
-extern "C" void __libc_free(void*);
-namespace {
-thread_local bool t_unwinding = false;
-std::atomic<int> g_allocations_while_unwinding{0};
-}  // namespace
-extern "C" void* malloc(size_t n) {
-  if (t_unwinding) g_allocations_while_unwinding.fetch_add(1);
-  return __libc_malloc(n);
-}
-extern "C" void* calloc(size_t a, size_t b) {
-  if (t_unwinding) g_allocations_while_unwinding.fetch_add(1);
-  return __libc_calloc(a, b);
-}
-extern "C" void* realloc(void* p, size_t n) {
-  if (t_unwinding) g_allocations_while_unwinding.fetch_add(1);
-  return __libc_realloc(p, n);
-}
-extern "C" void free(void* p) { __libc_free(p); }
-
 namespace {
 
-__attribute__((noinline)) int recurse_then(int depth, int (*fn)(void*), void* arg) {
-  if (depth <= 0) return fn(arg);
-  const int r = recurse_then(depth - 1, fn, arg);
-  asm volatile("" ::: "memory");
-  return r;
-}
+using framewalk::test::g_allocations_while_unwinding;  // the binary's malloc interposer
+using framewalk::test::recurse_then;
+using framewalk::test::t_unwinding;
 
 struct Compare {
   int depth;
@@ -395,6 +371,62 @@ TEST(FastBacktrace, UnreadableStackEndsTheWalk) {
   EXPECT_GE(m, 1);
   EXPECT_LE(m, 3);
   munmap(mem, 2 * page);
+}
+
+// ---- a mapping next to the stack, unmapped between two walks ----------------------
+// A function with a frame pointer: in its body CFA = rbp + 16, rbp saved at
+// CFA - 16, the return address at CFA - 8.
+extern "C" char fw_rbp_frame_body[];
+asm(R"(
+        .pushsection .text
+        .type   fw_rbp_frame_function, @function
+fw_rbp_frame_function:
+        .cfi_startproc
+        push    %rbp
+        .cfi_def_cfa_offset 16
+        .cfi_offset %rbp, -16
+        mov     %rsp, %rbp
+        .cfi_def_cfa_register %rbp
+        .globl  fw_rbp_frame_body
+fw_rbp_frame_body:
+        nop
+        pop     %rbp
+        .cfi_def_cfa %rsp, 8
+        ret
+        .cfi_endproc
+        .size   fw_rbp_frame_function, .-fw_rbp_frame_function
+        .popsection
+)");
+
+// Walks a stack-like region with a mapping right above it, unmaps that
+// mapping, then walks a frame whose frame pointer points into it. Exits 0 when
+// both walks stopped after their first frame; a read of the unmapped page
+// faults instead.
+void walk_after_neighbour_unmapped() {
+  constexpr size_t kPage = 4096;
+  auto* region = static_cast<uint8_t*>(mmap(nullptr, 6 * kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  if (region == MAP_FAILED) _exit(2);
+  uint8_t* const neighbour = region + 4 * kPage;  // the last two pages
+  auto* frame = reinterpret_cast<uint64_t*>(neighbour) - 4;  // near the top of the stack-like pages
+  frame[0] = 0;  // saved rbp
+  frame[1] = 0;  // return address: the end of the stack
+  ucontext_t uc;
+  getcontext(&uc);
+  uc.uc_mcontext.gregs[REG_RIP] = reinterpret_cast<greg_t>(fw_rbp_frame_body);
+  uc.uc_mcontext.gregs[REG_RSP] = reinterpret_cast<greg_t>(frame);
+  uc.uc_mcontext.gregs[REG_RBP] = reinterpret_cast<greg_t>(frame);
+  void* frames[16];
+  const int first = framewalk_backtrace_ucontext(&uc, frames, 16);
+  munmap(neighbour, 2 * kPage);
+  // A corrupt frame: same stack pointer, a frame pointer into the unmapped pages.
+  uc.uc_mcontext.gregs[REG_RBP] = reinterpret_cast<greg_t>(neighbour + 64);
+  const int second = framewalk_backtrace_ucontext(&uc, frames, 16);
+  munmap(region, 4 * kPage);
+  _exit(first == 1 && second == 1 ? 0 : 1);
+}
+
+TEST(FastBacktrace, AMappingUnmappedNextToTheStackIsNotTrustedLater) {
+  EXPECT_EXIT(walk_after_neighbour_unmapped(), testing::ExitedWithCode(0), "");
 }
 
 // ---- a small signal stack ---------------------------------------------------------

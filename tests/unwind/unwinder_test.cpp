@@ -228,6 +228,38 @@ TEST(Unwinder, ApplyRowEveryRuleKind) {
   EXPECT_EQ(caller->get(x::kRbp), 0x1234u);
 }
 
+// framewalk_x86_64_capture stores zero for the caller-saved registers: they
+// are not known, so an expression reading one fails instead of reading 0.
+TEST(Unwinder, CapturedContextKnowsOnlyTheRegistersCaptured) {
+  uint64_t raw[x::kCapturedRegisters];
+  x::framewalk_x86_64_capture(raw);
+  const arch::RegisterFile captured = x::from_capture(raw);
+  for (uint16_t reg : {x::kRbx, x::kRbp, x::kRsp, x::kR12, x::kR13, x::kR14, x::kR15, x::kRip})
+    EXPECT_EQ(captured.get(reg), raw[reg]) << "register " << reg;
+  for (uint16_t reg : {x::kRax, x::kRdx, x::kRcx, x::kRsi, x::kRdi, x::kR8, x::kR9, x::kR10, x::kR11})
+    EXPECT_FALSE(captured.known(reg)) << "register " << reg;
+
+  FakeMemory mem;
+  static const ModuleMap no_modules;
+  Unwinder unwinder(no_modules, mem, 62);
+  static const uint8_t kCfaFromRax[] = {0x70, 0x08};  // DW_OP_breg0 (rax) 8
+  UnwindRow row;
+  row.cfa.kind = CfaKind::kExpression;
+  row.cfa.expression = Bytes(kCfaFromRax, sizeof kCfaFromRax);
+  row.return_address_register = x::kRip;
+  ASSERT_TRUE(row.set({x::kRip, RuleKind::kOffset, -8, {}, 0}).ok());
+  auto caller = unwinder.apply_row(row, captured);
+  ASSERT_FALSE(caller.ok());
+  EXPECT_EQ(caller.error().code, ErrorCode::kExprNeedsRegister);
+  // A register rule copying a caller-saved register leaves it unknown, not 0.
+  UnwindRow copy = x::entry_row();
+  ASSERT_TRUE(copy.set({x::kRbx, RuleKind::kRegister, x::kRdi, {}, 0}).ok());
+  mem.word(*captured.get(x::kRsp), 0x1111);
+  auto copied = unwinder.apply_row(copy, captured);
+  ASSERT_TRUE(copied.ok()) << to_string(copied.error().code);
+  EXPECT_FALSE(copied->known(x::kRbx));
+}
+
 TEST(Unwinder, CfaFromUnknownRegisterIsAnError) {
   FakeMemory mem;
   UnwindRow row = x::frame_pointer_row();

@@ -12,6 +12,12 @@ enum UserReg : unsigned {
 };
 }  // namespace
 
+RegisterFile from_capture(const uint64_t* captured) {
+  RegisterFile r;
+  for (uint16_t reg : kCapturedKnown) r.set(reg, captured[reg]);
+  return r;
+}
+
 RegisterFile from_user_regs(const uint64_t (&u)[kUserRegsCount]) {
   RegisterFile r;
   r.set(kRax, u[kURax]);

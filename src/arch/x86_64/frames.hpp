@@ -15,6 +15,11 @@ namespace framewalk::arch::x86_64 {
 // caller's, rip as the return address into the caller, the rest zero.
 inline constexpr unsigned kCapturedRegisters = 17;
 extern "C" void framewalk_x86_64_capture(uint64_t out[kCapturedRegisters]);
+// The registers whose captured values are real: the zeros of the others are
+// placeholders, so a rule that reads one must fail, not compute with 0.
+inline constexpr uint16_t kCapturedKnown[] = {kRbx, kRbp, kRsp, kR12, kR13, kR14, kR15, kRip};
+// The register file of a capture: only kCapturedKnown are known.
+RegisterFile from_capture(const uint64_t* captured);
 
 // The kernel's `struct user_regs_struct` / ELF `elf_gregset_t`: 27 longs.
 inline constexpr unsigned kUserRegsCount = 27;
