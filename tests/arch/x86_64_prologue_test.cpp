@@ -1,6 +1,8 @@
 // Prologue analysis for x86-64 code without CFI, on hand-written bytes.
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "arch/x86_64/frames.hpp"
 
 namespace framewalk::arch::x86_64 {
@@ -17,6 +19,7 @@ UnwindRow at(const uint8_t* code, size_t size, uint64_t offset) {
   EXPECT_TRUE(prologue_row(Bytes(code, size), offset, &row));
   return row;
 }
+UnwindRow at(const std::vector<uint8_t>& code, uint64_t offset) { return at(code.data(), code.size(), offset); }
 
 void expect_cfa(const UnwindRow& row, uint16_t reg, int64_t offset) {
   EXPECT_EQ(row.cfa.kind, CfaKind::kRegisterOffset);
@@ -57,6 +60,22 @@ TEST(X86_64Prologue, FramelessFunction) {
 TEST(X86_64Prologue, NotAPrologueAtAll) {
   const uint8_t leaf[] = {0x8d, 0x04, 0x37, 0xc3};  // lea (%rdi,%rsi),%eax; ret
   expect_cfa(at(leaf, sizeof leaf, 3), kRsp, 8);      // a frameless leaf: CFA = rsp+8
+}
+
+// gcc reserves 128 bytes with `add $-128,%rsp` (48 83 c4 80): imm8 fits
+// -128 but not +128. Every immediate is sign-extended.
+TEST(X86_64Prologue, StackAdjustmentsAreSignExtended) {
+  const std::vector<uint8_t> add_minus_128 = {0x53, 0x48, 0x83, 0xc4, 0x80, 0xe8, 0x00, 0x00, 0x00, 0x00};
+  expect_cfa(at(add_minus_128, ~uint64_t{0}), kRsp, 8 + 8 + 128);
+  expect_cfa(at(add_minus_128, 5), kRsp, 8 + 8 + 128);
+  const std::vector<uint8_t> sub_minus_8 = {0x53, 0x41, 0x54, 0x48, 0x83, 0xec, 0xf8, 0xe8, 0x00, 0x00, 0x00, 0x00};
+  expect_cfa(at(sub_minus_8, ~uint64_t{0}), kRsp, 8 + 16 - 8);
+  const std::vector<uint8_t> add_imm32 = {0x53, 0x48, 0x81, 0xc4, 0x00, 0xff, 0xff, 0xff, 0xe8, 0x00, 0x00, 0x00, 0x00};
+  expect_cfa(at(add_imm32, ~uint64_t{0}), kRsp, 8 + 8 + 0x100);
+  const std::vector<uint8_t> sub_imm32 = {0x53, 0x48, 0x81, 0xec, 0x00, 0x10, 0x00, 0x00, 0xe8, 0x00, 0x00, 0x00, 0x00};
+  expect_cfa(at(sub_imm32, ~uint64_t{0}), kRsp, 8 + 8 + 0x1000);
+  const std::vector<uint8_t> sub_imm8 = {0x53, 0x48, 0x83, 0xec, 0x10, 0xe8, 0x00, 0x00, 0x00, 0x00};
+  expect_cfa(at(sub_imm8, ~uint64_t{0}), kRsp, 8 + 8 + 0x10);
 }
 
 // The vDSO's clock_gettime after `pop %rbp`: register clearing, then ret.

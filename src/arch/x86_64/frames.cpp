@@ -1,6 +1,7 @@
 #include "arch/x86_64/frames.hpp"
 
 #include <cstring>
+#include <optional>
 
 namespace framewalk::arch::x86_64 {
 
@@ -77,13 +78,36 @@ UnwindRow frame_pointer_row() {
 
 UnwindRow entry_row() { return base_row(kRsp, 8); }
 
+namespace {
+// `sub $imm,%rsp` or `add $imm,%rsp`, imm8 or imm32, sign-extended (gcc
+// reserves 128 bytes with `add $-128,%rsp`): the bytes it takes off the
+// stack pointer (negative for add), or nullopt for any other instruction.
+std::optional<int64_t> rsp_adjustment(Bytes code, size_t at, size_t* len) {
+  if (at + 4 > code.size() || code[at] != 0x48 || (code[at + 1] != 0x83 && code[at + 1] != 0x81)) return std::nullopt;
+  const uint8_t modrm = code[at + 2];
+  if (modrm != 0xec && modrm != 0xc4) return std::nullopt;  // /5 (sub) or /0 (add), register rsp
+  int64_t imm;
+  if (code[at + 1] == 0x83) {
+    imm = static_cast<int8_t>(code[at + 3]);
+    *len = 4;
+  } else {
+    if (at + 7 > code.size()) return std::nullopt;
+    int32_t imm32;
+    std::memcpy(&imm32, code.data() + at + 3, 4);
+    imm = imm32;
+    *len = 7;
+  }
+  return modrm == 0xec ? imm : -imm;
+}
+}  // namespace
+
 bool prologue_row(Bytes code, uint64_t pc_offset, UnwindRow* row) {
   // DWARF numbers of push %rax..%rdi (opcode 0x50 + n) and push %r8..%r15.
   static constexpr uint16_t kPushReg[8] = {kRax, kRcx, kRdx, kRbx, kRsp, kRbp, kRsi, kRdi};
-  uint64_t delta = 0;            // bytes below the entry's rsp
+  int64_t delta = 0;             // bytes below the entry's rsp
   bool fp_set = false;
-  uint64_t fp_delta = 0;         // delta when rbp became the frame pointer
-  struct Saved { uint16_t reg; uint64_t delta; };
+  int64_t fp_delta = 0;          // delta when rbp became the frame pointer
+  struct Saved { uint16_t reg; int64_t delta; };
   Saved saved[16];
   int saved_count = 0;
   size_t at = 0;
@@ -105,14 +129,8 @@ bool prologue_row(Bytes code, uint64_t pc_offset, UnwindRow* row) {
       fp_set = true;
       fp_delta = delta;
       len = 3;
-    } else if (b == 0x48 && at + 4 <= code.size() && code[at + 1] == 0x83 && code[at + 2] == 0xec) {
-      delta += code[at + 3];
-      len = 4;
-    } else if (b == 0x48 && at + 7 <= code.size() && code[at + 1] == 0x81 && code[at + 2] == 0xec) {
-      uint32_t imm;
-      std::memcpy(&imm, code.data() + at + 3, 4);
-      delta += imm;
-      len = 7;
+    } else if (auto adjust = rsp_adjustment(code, at, &len)) {
+      delta += *adjust;
     } else {
       break;  // the body starts: the prologue is complete
     }
@@ -124,14 +142,14 @@ bool prologue_row(Bytes code, uint64_t pc_offset, UnwindRow* row) {
   if (fp_set) {
     // rbp = entry rsp - fp_delta, so CFA (entry rsp + 8) = rbp + 8 + fp_delta.
     row->cfa.reg = kRbp;
-    row->cfa.offset = static_cast<int64_t>(8 + fp_delta);
+    row->cfa.offset = 8 + fp_delta;
   } else {
     row->cfa.reg = kRsp;
-    row->cfa.offset = static_cast<int64_t>(8 + delta);
+    row->cfa.offset = 8 + delta;
   }
   (void)row->set(RegisterRule{kRip, RuleKind::kOffset, -8, {}, 0});
   for (int i = 0; i < saved_count; ++i)
-    if (saved[i].reg != kRsp) (void)row->set(RegisterRule{saved[i].reg, RuleKind::kOffset, -static_cast<int64_t>(8 + saved[i].delta), {}, 0});
+    if (saved[i].reg != kRsp) (void)row->set(RegisterRule{saved[i].reg, RuleKind::kOffset, -(8 + saved[i].delta), {}, 0});
   return true;
 }
 

@@ -59,7 +59,7 @@ UnwindRow after_push_rbp_row();
 // Prologue analysis for a function without CFI: `code` holds its first bytes,
 // `pc_offset` is where the frame's PC is (for a return-address frame, any
 // offset past the prologue). Recognises endbr64, pushes of any register,
-// `mov %rsp,%rbp` and `sub $n,%rsp`, and stops at the first other
+// `mov %rsp,%rbp` and `sub`/`add $n,%rsp`, and stops at the first other
 // instruction: the row then says where the CFA, the return address and each
 // pushed register are. False when the code is not a prologue it knows.
 bool prologue_row(Bytes code, uint64_t pc_offset, UnwindRow* row);
