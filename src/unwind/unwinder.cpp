@@ -258,15 +258,17 @@ bool Unwinder::fallback_row(const Frame& frame, const arch::RegisterFile& regs, 
     const size_t want = frame.activation ? static_cast<size_t>(std::min<uint64_t>(at, sizeof code)) : sizeof code;
     const size_t got = want ? memory_.read(*start, code, want) : 0;
     UnwindRow row;
-    if (x::prologue_row(Bytes(code, got), frame.activation ? at : ~uint64_t{0}, &row)) {
+    if (x::prologue_row(Bytes(code, got), frame.activation ? at : x::kReturnAddressFrame, &row)) {
       step->row = row;
       step->source = row.cfa.reg == fp_reg_ ? FrameSource::kFramePointer : FrameSource::kPrologue;
       return true;
     }
-    return false;
+    // A prologue it cannot read (e.g. shrink-wrapped behind a branch) is no
+    // better known than a function without a symbol.
   }
-  // No symbol: a frame-pointer guess, only for a return-address frame whose
-  // rbp points into the stack above sp (a frameless caller would be skipped).
+  // No symbol or no readable prologue: a frame-pointer guess, only for a
+  // return-address frame whose rbp points into the stack above sp (a
+  // frameless caller would be skipped).
   if (frame.activation) return false;
   auto rbp = regs.get(fp_reg_);
   auto sp = regs.get(sp_reg_);

@@ -21,6 +21,11 @@ UnwindRow at(const uint8_t* code, size_t size, uint64_t offset) {
 }
 UnwindRow at(const std::vector<uint8_t>& code, uint64_t offset) { return at(code.data(), code.size(), offset); }
 
+bool known(const std::vector<uint8_t>& code, uint64_t offset) {
+  UnwindRow row;
+  return prologue_row(Bytes(code.data(), code.size()), offset, &row);
+}
+
 void expect_cfa(const UnwindRow& row, uint16_t reg, int64_t offset) {
   EXPECT_EQ(row.cfa.kind, CfaKind::kRegisterOffset);
   EXPECT_EQ(row.cfa.reg, reg);
@@ -38,7 +43,7 @@ TEST(X86_64Prologue, FramePointerFunction) {
   EXPECT_EQ(pushed.find(kRbp)->value, -16);
   expect_cfa(at(kFramed, sizeof kFramed, 8), kRbp, 16);  // after mov %rsp,%rbp
   // In the body (and for return-address frames): still rbp-based; r12 and rbx saved.
-  UnwindRow body = at(kFramed, sizeof kFramed, ~uint64_t{0});
+  UnwindRow body = at(kFramed, sizeof kFramed, kReturnAddressFrame);
   expect_cfa(body, kRbp, 16);
   ASSERT_NE(body.find(kR12), nullptr);
   EXPECT_EQ(body.find(kR12)->value, -24);
@@ -58,24 +63,37 @@ TEST(X86_64Prologue, FramelessFunction) {
 }
 
 TEST(X86_64Prologue, NotAPrologueAtAll) {
-  const uint8_t leaf[] = {0x8d, 0x04, 0x37, 0xc3};  // lea (%rdi,%rsi),%eax; ret
-  expect_cfa(at(leaf, sizeof leaf, 3), kRsp, 8);      // a frameless leaf: CFA = rsp+8
+  const std::vector<uint8_t> leaf = {0x8d, 0x04, 0x37, 0xc3};  // lea (%rdi,%rsi),%eax; ret
+  expect_cfa(at(leaf, 0), kRsp, 8);  // at the entry
+  expect_cfa(at(leaf, 3), kRsp, 8);  // an activation in a frameless leaf: CFA = rsp+8
+  // A return address in it: a function that calls has moved the stack
+  // pointer first, and this one did nothing the analysis knows.
+  EXPECT_FALSE(known(leaf, kReturnAddressFrame));
+  const std::vector<uint8_t> mov_rdi_rax = {0x48, 0x89, 0xf8, 0xe8, 0x00, 0x00, 0x00, 0x00};
+  EXPECT_FALSE(known(mov_rdi_rax, kReturnAddressFrame));
+  expect_cfa(at(mov_rdi_rax, 3), kRsp, 8);
+  // Nothing read: an activation at its entry needs nothing, any other frame does.
+  expect_cfa(at(nullptr, 0, 0), kRsp, 8);
+  EXPECT_FALSE(known({}, 4));
+  EXPECT_FALSE(known({}, kReturnAddressFrame));
+  // The bytes end before the PC: what ran after them is unknown.
+  EXPECT_FALSE(known({0x55, 0x53}, 5));
 }
 
 // gcc reserves 128 bytes with `add $-128,%rsp` (48 83 c4 80): imm8 fits
 // -128 but not +128. Every immediate is sign-extended.
 TEST(X86_64Prologue, StackAdjustmentsAreSignExtended) {
   const std::vector<uint8_t> add_minus_128 = {0x53, 0x48, 0x83, 0xc4, 0x80, 0xe8, 0x00, 0x00, 0x00, 0x00};
-  expect_cfa(at(add_minus_128, ~uint64_t{0}), kRsp, 8 + 8 + 128);
+  expect_cfa(at(add_minus_128, kReturnAddressFrame), kRsp, 8 + 8 + 128);
   expect_cfa(at(add_minus_128, 5), kRsp, 8 + 8 + 128);
   const std::vector<uint8_t> sub_minus_8 = {0x53, 0x41, 0x54, 0x48, 0x83, 0xec, 0xf8, 0xe8, 0x00, 0x00, 0x00, 0x00};
-  expect_cfa(at(sub_minus_8, ~uint64_t{0}), kRsp, 8 + 16 - 8);
+  expect_cfa(at(sub_minus_8, kReturnAddressFrame), kRsp, 8 + 16 - 8);
   const std::vector<uint8_t> add_imm32 = {0x53, 0x48, 0x81, 0xc4, 0x00, 0xff, 0xff, 0xff, 0xe8, 0x00, 0x00, 0x00, 0x00};
-  expect_cfa(at(add_imm32, ~uint64_t{0}), kRsp, 8 + 8 + 0x100);
+  expect_cfa(at(add_imm32, kReturnAddressFrame), kRsp, 8 + 8 + 0x100);
   const std::vector<uint8_t> sub_imm32 = {0x53, 0x48, 0x81, 0xec, 0x00, 0x10, 0x00, 0x00, 0xe8, 0x00, 0x00, 0x00, 0x00};
-  expect_cfa(at(sub_imm32, ~uint64_t{0}), kRsp, 8 + 8 + 0x1000);
+  expect_cfa(at(sub_imm32, kReturnAddressFrame), kRsp, 8 + 8 + 0x1000);
   const std::vector<uint8_t> sub_imm8 = {0x53, 0x48, 0x83, 0xec, 0x10, 0xe8, 0x00, 0x00, 0x00, 0x00};
-  expect_cfa(at(sub_imm8, ~uint64_t{0}), kRsp, 8 + 8 + 0x10);
+  expect_cfa(at(sub_imm8, kReturnAddressFrame), kRsp, 8 + 8 + 0x10);
 }
 
 // The vDSO's clock_gettime after `pop %rbp`: register clearing, then ret.

@@ -79,6 +79,13 @@ UnwindRow frame_pointer_row() {
 UnwindRow entry_row() { return base_row(kRsp, 8); }
 
 namespace {
+// How the analysis of a prologue ended.
+enum class PrologueEnd {
+  kAtPc,      // it reached the activation's PC: every instruction before it was followed
+  kBody,      // at the first instruction that is not part of the prologue
+  kCodeEnd,   // the bytes read end before either
+};
+
 // `sub $imm,%rsp` or `add $imm,%rsp`, imm8 or imm32, sign-extended (gcc
 // reserves 128 bytes with `add $-128,%rsp`): the bytes it takes off the
 // stack pointer (negative for add), or nullopt for any other instruction.
@@ -104,14 +111,22 @@ std::optional<int64_t> rsp_adjustment(Bytes code, size_t at, size_t* len) {
 bool prologue_row(Bytes code, uint64_t pc_offset, UnwindRow* row) {
   // DWARF numbers of push %rax..%rdi (opcode 0x50 + n) and push %r8..%r15.
   static constexpr uint16_t kPushReg[8] = {kRax, kRcx, kRdx, kRbx, kRsp, kRbp, kRsi, kRdi};
+  const bool return_address = pc_offset == kReturnAddressFrame;
   int64_t delta = 0;             // bytes below the entry's rsp
+  bool recognised = false;       // some instruction changed the stack or set the frame pointer
   bool fp_set = false;
   int64_t fp_delta = 0;          // delta when rbp became the frame pointer
   struct Saved { uint16_t reg; int64_t delta; };
   Saved saved[16];
   int saved_count = 0;
   size_t at = 0;
-  while (at < code.size() && at < pc_offset) {
+  PrologueEnd end = PrologueEnd::kCodeEnd;
+  while (true) {
+    if (at >= pc_offset) {
+      end = PrologueEnd::kAtPc;
+      break;
+    }
+    if (at >= code.size()) break;
     const uint8_t b = code[at];
     size_t len = 0;
     if (b == 0xf3 && at + 4 <= code.size() && code[at + 1] == 0x0f && code[at + 2] == 0x1e && code[at + 3] == 0xfa) {
@@ -119,23 +134,31 @@ bool prologue_row(Bytes code, uint64_t pc_offset, UnwindRow* row) {
     } else if (b >= 0x50 && b <= 0x57) {
       delta += 8;
       if (saved_count < 16) saved[saved_count++] = {kPushReg[b - 0x50], delta};
+      recognised = true;
       len = 1;
     } else if (b == 0x41 && at + 2 <= code.size() && code[at + 1] >= 0x50 && code[at + 1] <= 0x57) {
       delta += 8;
       if (saved_count < 16) saved[saved_count++] = {static_cast<uint16_t>(kR8 + (code[at + 1] - 0x50)), delta};
+      recognised = true;
       len = 2;
     } else if (at + 3 <= code.size() && ((b == 0x48 && code[at + 1] == 0x89 && code[at + 2] == 0xe5) ||
                                          (b == 0x48 && code[at + 1] == 0x8b && code[at + 2] == 0xec))) {
       fp_set = true;
       fp_delta = delta;
+      recognised = true;
       len = 3;
     } else if (auto adjust = rsp_adjustment(code, at, &len)) {
       delta += *adjust;
+      recognised = true;
     } else {
-      break;  // the body starts: the prologue is complete
+      end = PrologueEnd::kBody;
+      break;
     }
     at += len;
   }
+  // Where the code leaves the frame in doubt, say so rather than guess.
+  if (return_address && !fp_set && (end == PrologueEnd::kCodeEnd || !recognised)) return false;
+  if (!return_address && end == PrologueEnd::kCodeEnd) return false;
   *row = UnwindRow{};
   row->return_address_register = kRip;
   row->cfa.kind = CfaKind::kRegisterOffset;
