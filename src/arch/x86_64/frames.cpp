@@ -3,6 +3,8 @@
 #include <cstring>
 #include <optional>
 
+#include "arch/x86_64/instruction.hpp"
+
 namespace framewalk::arch::x86_64 {
 
 namespace {
@@ -83,6 +85,7 @@ namespace {
 enum class PrologueEnd {
   kAtPc,      // it reached the activation's PC: every instruction before it was followed
   kBody,      // at the first instruction that is not part of the prologue
+  kUnknown,   // after `push %rbp`, at an instruction it cannot decode: a `mov %rsp,%rbp` may follow
   kCodeEnd,   // the bytes read end before either
 };
 
@@ -114,6 +117,7 @@ bool prologue_row(Bytes code, uint64_t pc_offset, UnwindRow* row) {
   const bool return_address = pc_offset == kReturnAddressFrame;
   int64_t delta = 0;             // bytes below the entry's rsp
   bool recognised = false;       // some instruction changed the stack or set the frame pointer
+  bool rbp_pushed = false;
   bool fp_set = false;
   int64_t fp_delta = 0;          // delta when rbp became the frame pointer
   struct Saved { uint16_t reg; int64_t delta; };
@@ -134,6 +138,7 @@ bool prologue_row(Bytes code, uint64_t pc_offset, UnwindRow* row) {
     } else if (b >= 0x50 && b <= 0x57) {
       delta += 8;
       if (saved_count < 16) saved[saved_count++] = {kPushReg[b - 0x50], delta};
+      rbp_pushed |= b == 0x50 + kHwRbp;
       recognised = true;
       len = 1;
     } else if (b == 0x41 && at + 2 <= code.size() && code[at + 1] >= 0x50 && code[at + 1] <= 0x57) {
@@ -150,6 +155,19 @@ bool prologue_row(Bytes code, uint64_t pc_offset, UnwindRow* row) {
     } else if (auto adjust = rsp_adjustment(code, at, &len)) {
       delta += *adjust;
       recognised = true;
+    } else if (rbp_pushed && !fp_set) {
+      // Compilers schedule other instructions between `push %rbp` and
+      // `mov %rsp,%rbp`: step over those that leave rsp, rbp and the flow alone.
+      const auto insn = decode_instruction(code.subspan(at));
+      if (!insn) {
+        end = PrologueEnd::kUnknown;
+        break;
+      }
+      if (insn->branch || insn->writes_register(kHwRsp) || insn->writes_register(kHwRbp)) {
+        end = PrologueEnd::kBody;  // rbp is an ordinary register here, or the code leaves the sequence
+        break;
+      }
+      len = insn->length;
     } else {
       end = PrologueEnd::kBody;
       break;
@@ -157,6 +175,7 @@ bool prologue_row(Bytes code, uint64_t pc_offset, UnwindRow* row) {
     at += len;
   }
   // Where the code leaves the frame in doubt, say so rather than guess.
+  if (end == PrologueEnd::kUnknown) return false;
   if (return_address && !fp_set && (end == PrologueEnd::kCodeEnd || !recognised)) return false;
   if (!return_address && end == PrologueEnd::kCodeEnd) return false;
   *row = UnwindRow{};
