@@ -229,9 +229,7 @@ bool Unwinder::fallback_row(const Frame& frame, const arch::RegisterFile& regs, 
                             Step* step) const {
   namespace x = arch::x86_64;
   // The signal trampoline is recognised by its code, with or without CFI.
-  uint8_t code[sizeof x::kSigreturnCode];
-  if (memory_.read(frame.pc, code, sizeof code) == sizeof code &&
-      std::memcmp(code, x::kSigreturnCode, sizeof code) == 0) {
+  if (at_sigreturn_trampoline(frame.pc)) {
     step->row = x::signal_frame_row();
     step->source = FrameSource::kSignal;
     return true;
@@ -278,8 +276,14 @@ bool Unwinder::fallback_row(const Frame& frame, const arch::RegisterFile& regs, 
   return true;
 }
 
+bool Unwinder::at_sigreturn_trampoline(uint64_t pc) const {
+  uint8_t code[sizeof arch::x86_64::kSigreturnCode];
+  return arch::x86_64::is_sigreturn_trampoline(Bytes(code, memory_.read(pc, code, sizeof code)));
+}
+
 bool Unwinder::plausible_return_address(uint64_t ra) const {
   if (ra < 8 || !modules_.find(ra - 1)) return false;
+  if (at_sigreturn_trampoline(ra)) return true;  // where a signal handler returns
   uint8_t before[8];
   if (memory_.read(ra - 8, before, sizeof before) != sizeof before) {
     // At least the 5 bytes of a `call rel32` must be readable.

@@ -240,6 +240,13 @@ TEST(X86_64Prologue, WhatStopsTheSearchForTheFramePointer) {
   expect_cfa(at(no_push, 3), kRsp, 8);
 }
 
+TEST(X86_64Prologue, SigreturnTrampoline) {
+  EXPECT_TRUE(is_sigreturn_trampoline(Bytes(kSigreturnCode, sizeof kSigreturnCode)));
+  EXPECT_FALSE(is_sigreturn_trampoline(Bytes(kSigreturnCode, sizeof kSigreturnCode - 1)));
+  const uint8_t other_syscall[] = {0x48, 0xc7, 0xc0, 0x0e, 0x00, 0x00, 0x00, 0x0f, 0x05};  // mov $14,%rax
+  EXPECT_FALSE(is_sigreturn_trampoline(Bytes(other_syscall, sizeof other_syscall)));
+}
+
 // The vDSO's clock_gettime after `pop %rbp`: register clearing, then ret.
 TEST(X86_64Prologue, EpilogueTails) {
   const uint8_t vdso[] = {0x31, 0xd2, 0x31, 0xc9, 0x31, 0xf6, 0x31, 0xff, 0x45, 0x31, 0xc0,

@@ -195,6 +195,10 @@ bool prologue_row(Bytes code, uint64_t pc_offset, UnwindRow* row) {
   return true;
 }
 
+bool is_sigreturn_trampoline(Bytes code) {
+  return code.size() >= sizeof kSigreturnCode && std::memcmp(code.data(), kSigreturnCode, sizeof kSigreturnCode) == 0;
+}
+
 bool at_epilogue_tail(Bytes code) {
   size_t at = 0;
   while (at < code.size()) {

@@ -77,6 +77,9 @@ UnwindRow after_push_rbp_row();
 inline constexpr uint64_t kReturnAddressFrame = ~uint64_t{0};
 bool prologue_row(Bytes code, uint64_t pc_offset, UnwindRow* row);
 
+// Whether `code` starts with the sigreturn trampoline (kSigreturnCode).
+bool is_sigreturn_trampoline(Bytes code);
+
 // Whether `code`, the bytes at an activation's PC, is the tail of an
 // epilogue that has already taken its frame down: nothing but register
 // clearing (xor of registers, vzeroupper) up to a `ret`. The return address
