@@ -17,6 +17,10 @@ gdb's walk ends at the outermost frame. gdb's inline frames (they repeat the
 PC of the frame that contains them) and tail-call frames (synthesised from
 DWARF call-site records) are left out of gdb's list: no CFI unwinder has them.
 
+Fixtures that know their threads' call chains (Fixture.chains,
+EXPECTED_CHAINS) are held to those first: framewalk's function names must
+follow each chain, and gdb's PCs count only where gdb's walk follows it too.
+
 The PLT and vDSO fixtures have threads calling through a PLT stub, or into
 the vDSO, in a loop: they are sampled until a thread is caught with its PC
 inside .plt/.plt.sec/.plt.got, or [vdso] (gcore for the core comparison,
