@@ -138,7 +138,7 @@ bool prologue_row(Bytes code, uint64_t pc_offset, UnwindRow* row) {
     } else if (b >= 0x50 && b <= 0x57) {
       delta += 8;
       if (saved_count < 16) saved[saved_count++] = {kPushReg[b - 0x50], delta};
-      rbp_pushed |= b == 0x50 + kHwRbp;
+      rbp_pushed |= b == kPushRbp;
       recognised = true;
       len = 1;
     } else if (b == 0x41 && at + 2 <= code.size() && code[at + 1] >= 0x50 && code[at + 1] <= 0x57) {
