@@ -5,6 +5,7 @@
 
 #include "arch/x86_64/frames.hpp"
 #include "arch/x86_64/instruction.hpp"
+#include "arch/x86_64_instruction_cases.hpp"
 
 namespace framewalk::arch::x86_64 {
 namespace {
@@ -125,67 +126,31 @@ TEST(X86_64Prologue, ScheduledFramePointerPrologue) {
   expect_cfa(at(code, 12), kRbp, 16);
 }
 
-// Each instruction the analysis steps over between push %rbp and mov %rsp,%rbp.
-const std::vector<uint8_t> kBetweenPushAndMov[] = {
-    {0x89, 0xf0},                                      // mov %esi,%eax
-    {0x49, 0x89, 0xf4},                                // mov %rsi,%r12
-    {0x8b, 0x4f, 0x08},                                // mov 0x8(%rdi),%ecx
-    {0x8b, 0x1d, 0x59, 0x2b, 0x00, 0x00},              // mov 0x2b59(%rip),%ebx
-    {0x64, 0x48, 0x8b, 0x04, 0x25, 0x28, 0x00, 0x00, 0x00},  // mov %fs:0x28,%rax
-    {0x89, 0x7c, 0x24, 0xec},                          // mov %edi,-0x14(%rsp)
-    {0x8a, 0x2f},                                      // mov (%rdi),%ch
-    {0xb8, 0x2a, 0x00, 0x00, 0x00},                    // mov $0x2a,%eax
-    {0x48, 0xba, 0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11},  // movabs $..,%rdx
-    {0xb5, 0x05},                                      // mov $0x5,%ch
-    {0xc7, 0x07, 0x01, 0x00, 0x00, 0x00},              // movl $0x1,(%rdi)
-    {0x48, 0xc7, 0x44, 0x24, 0xf8, 0x00, 0x00, 0x00, 0x00},  // movq $0x0,-0x8(%rsp)
-    {0xc6, 0x07, 0x01},                                // movb $0x1,(%rdi)
-    {0x8d, 0x04, 0x7f},                                // lea (%rdi,%rdi,2),%eax
-    {0x48, 0x8d, 0x3d, 0x00, 0x10, 0x00, 0x00},        // lea 0x1000(%rip),%rdi
-    {0x48, 0x8d, 0x5d, 0xef},                          // lea -0x11(%rbp),%rbx
-    {0x83, 0xff, 0x0c},                                // cmp $0xc,%edi
-    {0x81, 0xff, 0xe8, 0x03, 0x00, 0x00},              // cmp $0x3e8,%edi
-    {0x48, 0x39, 0xf7},                                // cmp %rsi,%rdi
-    {0x3c, 0x05},                                      // cmp $0x5,%al
-    {0x83, 0x3d, 0xd5, 0x2b, 0x00, 0x00, 0x00},        // cmpl $0x0,0x2bd5(%rip)
-    {0x85, 0xff},                                      // test %edi,%edi
-    {0x40, 0xf6, 0xc7, 0x01},                          // test $0x1,%dil
-    {0xf7, 0xc7, 0x00, 0x01, 0x00, 0x00},              // test $0x100,%edi
-    {0x31, 0xc0},                                      // xor %eax,%eax
-    {0x35, 0x05, 0x00, 0x00, 0x00},                    // xor $0x5,%eax
-    {0x29, 0xf7},                                      // sub %esi,%edi
-    {0x48, 0x83, 0xef, 0x10},                          // sub $0x10,%rdi
-    {0x01, 0xfb},                                      // add %edi,%ebx
-    {0x48, 0x83, 0xc7, 0x10},                          // add $0x10,%rdi
-    {0x48, 0x83, 0xe7, 0xf0},                          // and $-16,%rdi
-    {0x0f, 0xb6, 0x07},                                // movzbl (%rdi),%eax
-    {0x48, 0x63, 0xc7},                                // movslq %edi,%rax
-    {0x0f, 0x44, 0xc6},                                // cmove %esi,%eax
-    {0x0f, 0x94, 0xc0},                                // sete %al
-    {0x6b, 0xc7, 0x1c},                                // imul $0x1c,%edi,%eax
-    {0xc1, 0xe7, 0x03},                                // shl $0x3,%edi
-    {0x48, 0x98},                                      // cltq
-    {0x90},                                            // nop
-    {0x0f, 0x1f, 0x44, 0x00, 0x00},                    // nopl 0x0(%rax,%rax,1)
-    {0x66, 0x0f, 0x6e, 0xcf},                          // movd %edi,%xmm1
-    {0x66, 0x0f, 0x70, 0xc1, 0x00},                    // pshufd $0x0,%xmm1,%xmm0
-    {0x66, 0x0f, 0xef, 0xc0},                          // pxor %xmm0,%xmm0
-    {0x0f, 0x29, 0x04, 0x24},                          // movaps %xmm0,(%rsp)
-};
+// Every form decode_instruction knows, between push %rbp and mov %rsp,%rbp:
+// those that leave rsp, rbp and the flow alone are stepped over, the others
+// end the prologue there. Pushes are prologue instructions of their own.
+bool stepped_over(const test_cases::Case& c) {
+  return !c.branch && !(c.writes & (1u << kHwRsp)) && !(c.writes & (1u << kHwRbp));
+}
+bool is_push_register(const test_cases::Case& c) { return c.bytes.size() == 1 && (c.bytes[0] & 0xf8) == 0x50; }
 
 TEST(X86_64Prologue, StepsOverInstructionsBetweenPushAndMov) {
-  for (const auto& insn : kBetweenPushAndMov) {
-    SCOPED_TRACE(testing::PrintToString(insn));
-    const std::vector<uint8_t> code = concat({kPushRbpBytes, insn, kMovRspRbpBytes, kCall});
+  int stepped = 0;
+  for (const auto& c : test_cases::kDecoded) {
+    if (!stepped_over(c)) continue;
+    SCOPED_TRACE(c.text);
+    ++stepped;
+    const std::vector<uint8_t> code = concat({kPushRbpBytes, c.bytes, kMovRspRbpBytes, kCall});
     expect_cfa(at(code, kReturnAddressFrame), kRbp, 16);
-    expect_cfa(at(code, 1 + insn.size()), kRsp, 16);  // interrupted before the mov
+    expect_cfa(at(code, 1 + c.bytes.size()), kRsp, 16);  // interrupted before the mov
     // Two of them with a push between: rbp then points 8 bytes lower.
-    const std::vector<uint8_t> two = concat({kPushRbpBytes, insn, {0x53}, insn, kMovRspRbpBytes, kCall});
+    const std::vector<uint8_t> two = concat({kPushRbpBytes, c.bytes, {0x53}, c.bytes, kMovRspRbpBytes, kCall});
     UnwindRow row = at(two, kReturnAddressFrame);
     expect_cfa(row, kRbp, 24);
     ASSERT_NE(row.find(kRbx), nullptr);
     EXPECT_EQ(row.find(kRbx)->value, -24);
   }
+  EXPECT_GT(stepped, 50);
 }
 
 // What ends the search for mov %rsp,%rbp: the frame pointer is then not
@@ -193,31 +158,18 @@ TEST(X86_64Prologue, StepsOverInstructionsBetweenPushAndMov) {
 TEST(X86_64Prologue, WhatStopsTheSearchForTheFramePointer) {
   // Writes to rbp (an ordinary register here) or rsp, and branches: the
   // prologue has ended without a frame pointer; rbp was pushed.
-  const std::vector<uint8_t> ends_prologue[] = {
-      {0x48, 0x89, 0xfd},              // mov %rdi,%rbp
-      {0x31, 0xed},                    // xor %ebp,%ebp
-      {0x40, 0xb5, 0x01},              // mov $0x1,%bpl
-      {0x48, 0x8d, 0x6f, 0x08},        // lea 0x8(%rdi),%rbp
-      {0x48, 0x89, 0xfc},              // mov %rdi,%rsp
-      {0x48, 0x8d, 0x64, 0x24, 0xf0},  // lea -0x10(%rsp),%rsp
-      {0x5b},                          // pop %rbx
-      {0x6a, 0x00},                    // push $0x0
-      {0xc9},                          // leave
-      {0xe8, 0x00, 0x00, 0x00, 0x00},  // call
-      {0xe9, 0x00, 0x00, 0x00, 0x00},  // jmp
-      {0x74, 0x03},                    // je
-      {0x0f, 0x85, 0x00, 0x01, 0x00, 0x00},  // jne rel32
-      {0xff, 0xd0},                    // call *%rax
-      {0xc3},                          // ret
-  };
-  for (const auto& insn : ends_prologue) {
-    SCOPED_TRACE(testing::PrintToString(insn));
-    const std::vector<uint8_t> code = concat({kPushRbpBytes, insn, kMovRspRbpBytes, kCall});
+  int stopped = 0;
+  for (const auto& c : test_cases::kDecoded) {
+    if (stepped_over(c) || is_push_register(c)) continue;
+    SCOPED_TRACE(c.text);
+    ++stopped;
+    const std::vector<uint8_t> code = concat({kPushRbpBytes, c.bytes, kMovRspRbpBytes, kCall});
     UnwindRow row = at(code, kReturnAddressFrame);
     expect_cfa(row, kRsp, 16);
     ASSERT_NE(row.find(kRbp), nullptr);
     EXPECT_EQ(row.find(kRbp)->value, -16);
   }
+  EXPECT_GT(stopped, 15);
   // An instruction it cannot decode: whether the mov follows is unknown.
   const std::vector<uint8_t> undecodable[] = {
       {0x0f, 0x0b},            // ud2
