@@ -1,15 +1,21 @@
 // fuzz_unwind: the step loop fed random registers, memory and unwind info.
 //   bytes 0..135   the 17 x86-64 registers (DWARF order) of frame 0
 //   byte  136      options: bit 0 first PC is a return address, bit 1 the
-//                  CFI is .debug_frame, bits 2-3 where the memory starts
+//                  CFI is .debug_frame, bits 2-3 where the memory starts,
+//                  bits 4-7 the PC offset (x4) for prologue analysis
 //   the rest       split in two halves: the "stack and code" memory, and a
 //                  CFI section whose every row is applied to the registers
 // Every walk must end (frame cap, or a reason) and never read outside its
-// inputs; every row application must succeed or fail cleanly.
+// inputs; every row application must succeed or fail cleanly; prologue
+// analysis and the instruction decoder, fed the memory bytes as code, must
+// answer without reading past them.
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
 #include "arch/registers.hpp"
+#include "arch/x86_64/frames.hpp"
+#include "arch/x86_64/instruction.hpp"
 #include "dwarf/cfa_program.hpp"
 #include "dwarf/cfi_section.hpp"
 #include "fuzz_bodies.hpp"
@@ -53,6 +59,17 @@ int fuzz_unwind(const uint8_t* data, size_t size) {
   }, o);
   FUZZ_CHECK(frames >= 1 && frames <= o.max_frames);
   (void)to_string(r.reason);
+
+  // The memory's bytes as a function's code.
+  const Bytes code = memory_bytes.first(std::min<size_t>(memory_bytes.size(), 64));
+  UnwindRow prologue;
+  (void)arch::x86_64::prologue_row(code, (flags >> 4) * 4u, &prologue);
+  (void)arch::x86_64::prologue_row(code, arch::x86_64::kReturnAddressFrame, &prologue);
+  for (size_t at = 0; at < memory_bytes.size();) {
+    const auto insn = arch::x86_64::decode_instruction(memory_bytes.subspan(at));
+    FUZZ_CHECK(!insn || (insn->length >= 1 && insn->length <= 15 && insn->length <= memory_bytes.size() - at));
+    at += insn ? insn->length : 1;
+  }
 
   // Rows from fuzzed CFI, applied to the fuzzed registers and memory.
   dwarf::CfiSectionInfo info;

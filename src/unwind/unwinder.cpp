@@ -246,9 +246,7 @@ bool Unwinder::fallback_row(const Frame& frame, const arch::RegisterFile& regs, 
                             Step* step) const {
   namespace x = arch::x86_64;
   // The signal trampoline is recognised by its code, with or without CFI.
-  uint8_t code[sizeof x::kSigreturnCode];
-  if (memory_.read(frame.pc, code, sizeof code) == sizeof code &&
-      std::memcmp(code, x::kSigreturnCode, sizeof code) == 0) {
+  if (at_sigreturn_trampoline(frame.pc)) {
     step->row = x::signal_frame_row();
     step->source = FrameSource::kSignal;
     return true;
@@ -275,15 +273,17 @@ bool Unwinder::fallback_row(const Frame& frame, const arch::RegisterFile& regs, 
     const size_t want = frame.activation ? static_cast<size_t>(std::min<uint64_t>(at, sizeof code)) : sizeof code;
     const size_t got = want ? memory_.read(*start, code, want) : 0;
     UnwindRow row;
-    if (x::prologue_row(Bytes(code, got), frame.activation ? at : ~uint64_t{0}, &row)) {
+    if (x::prologue_row(Bytes(code, got), frame.activation ? at : x::kReturnAddressFrame, &row)) {
       step->row = row;
       step->source = row.cfa.reg == fp_reg_ ? FrameSource::kFramePointer : FrameSource::kPrologue;
       return true;
     }
-    return false;
+    // A prologue it cannot read (e.g. shrink-wrapped behind a branch) is no
+    // better known than a function without a symbol.
   }
-  // No symbol: a frame-pointer guess, only for a return-address frame whose
-  // rbp points into the stack above sp (a frameless caller would be skipped).
+  // No symbol or no readable prologue: a frame-pointer guess, only for a
+  // return-address frame whose rbp points into the stack above sp (a
+  // frameless caller would be skipped).
   if (frame.activation) return false;
   auto rbp = regs.get(fp_reg_);
   auto sp = regs.get(sp_reg_);
@@ -293,8 +293,14 @@ bool Unwinder::fallback_row(const Frame& frame, const arch::RegisterFile& regs, 
   return true;
 }
 
+bool Unwinder::at_sigreturn_trampoline(uint64_t pc) const {
+  uint8_t code[sizeof arch::x86_64::kSigreturnCode];
+  return arch::x86_64::is_sigreturn_trampoline(Bytes(code, memory_.read(pc, code, sizeof code)));
+}
+
 bool Unwinder::plausible_return_address(uint64_t ra) const {
   if (ra < 8 || !modules_.find(ra - 1)) return false;
+  if (at_sigreturn_trampoline(ra)) return true;  // where a signal handler returns
   uint8_t before[8];
   if (memory_.read(ra - 8, before, sizeof before) != sizeof before) {
     // At least the 5 bytes of a `call rel32` must be readable.

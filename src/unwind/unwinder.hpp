@@ -152,8 +152,11 @@ class Unwinder {
   bool find_row_uncached(const Frame& frame, const UnwindOptions& options, Step* step) const;
   bool fallback_row(const Frame& frame, const arch::RegisterFile& regs, const UnwindOptions& options, Step* step) const;
   // A heuristic step is accepted only if it lands on a return address: inside
-  // a module, right after a call instruction.
+  // a module, right after a call instruction, or (a signal handler's) at a
+  // sigreturn trampoline.
   bool plausible_return_address(uint64_t address) const;
+  // Whether the code at `pc` is the sigreturn trampoline (recognised by its code).
+  bool at_sigreturn_trampoline(uint64_t pc) const;
 
   const ModuleMap& modules_;
   Memory& memory_;

@@ -17,6 +17,10 @@ gdb's walk ends at the outermost frame. gdb's inline frames (they repeat the
 PC of the frame that contains them) and tail-call frames (synthesised from
 DWARF call-site records) are left out of gdb's list: no CFI unwinder has them.
 
+Fixtures that know their threads' call chains (Fixture.chains,
+EXPECTED_CHAINS) are held to those first: framewalk's function names must
+follow each chain, and gdb's PCs count only where gdb's walk follows it too.
+
 The PLT and vDSO fixtures have threads calling through a PLT stub, or into
 the vDSO, in a loop: they are sampled until a thread is caught with its PC
 inside .plt/.plt.sec/.plt.got, or [vdso] (gcore for the core comparison,
@@ -55,8 +59,13 @@ MODES = ["process", "thread", "copy", "core"]  # the three --freeze policies, th
 
 
 class Fixture:
-    def __init__(self, name, argv=None, spinners=0, kind="static", binary=None, exercises=()):
+    def __init__(self, name, argv=None, spinners=0, kind="static", binary=None, exercises=(), chains=None):
         self.name = name
+        # The call chain of each thread, as the fixture knows it (thread name
+        # regular expression -> function name regular expressions, innermost
+        # first): framewalk must walk exactly these; gdb is compared with
+        # only where its own walk follows them (EXPECTED_CHAINS).
+        self.chains = chains
         # framewalk frame sources the fixture is there to exercise: when its
         # output shows none of one, a note says so (the fixture may have lost
         # its point, e.g. a compiler that now emits .eh_frame).
@@ -66,6 +75,24 @@ class Fixture:
         self.spinners = spinners  # threads meant to be running (not in a system call)
         self.kind = kind          # "static": the stack does not change; "plt", "vdso": sampled
 
+
+_LIBC = r"(__GI_)?(__libc_|__)?"
+# raise() down to the kill system call in glibc 2.36 (pthread_kill and
+# __pthread_kill_internal are inlined).
+_RAISE = [r"__pthread_kill_implementation(\.constprop\.\d+)?", _LIBC + "raise"]
+_MAIN_START = [_LIBC + "libc_start_call_main", _LIBC + "libc_start_main(_impl)?", "_start"]
+_THREAD_START = ["start_thread", _LIBC + "clone3?"]
+
+# Call chains the fixtures know, for the fixtures whose code has no CFI and
+# where gdb is not always right (see Fixture.chains).
+EXPECTED_CHAINS = {
+    # fp_scheduled.c: frame pointers, no unwind tables, scheduled prologues.
+    "fp_scheduled": {
+        "fp-main": [_LIBC + "pause", "fw_block", "on_usr2", "__restore_rt"] + _RAISE +
+                   ["on_usr1", "__restore_rt"] + _RAISE + ["middle", "outer", "main"] + _MAIN_START,
+        "fp-worker": [_LIBC + "read", "fw_block_read", "work_c", "work_b", "work_a", "worker"] + _THREAD_START,
+    },
+}
 
 FIXTURES = [
     Fixture("recursion"),
@@ -90,7 +117,8 @@ FIXTURES = [
     Fixture("debug_frame_only", exercises={"debug_frame"}),
     Fixture("plt", spinners=4, kind="plt"),
     Fixture("vdso", spinners=3, kind="vdso"),
-]
+] + [Fixture("fp_scheduled_" + variant, exercises={"fp"}, chains=EXPECTED_CHAINS["fp_scheduled"])
+     for variant in ("gcc", "gcc_static", "clang", "clang_static")]
 
 # Differences that are not framewalk's fault, each with its reason. A
 # difference listed here is reported as "known" and does not fail the test; a
@@ -102,7 +130,6 @@ FIXTURES = [
 # framewalk's function names must match, frame for frame (else the case
 # fails all the same).
 # framewalk's own bugs never go here: they fail.
-_LIBC = r"(__libc_|__GI_|__)?"
 KNOWN_DIFFERENCES = [
     # gdb (13.1, amd64_linux_sigtramp_p) takes a PC for a signal trampoline
     # only if its function is named __restore_rt, or has no name (or one
@@ -122,17 +149,39 @@ KNOWN_DIFFERENCES = [
 ]
 
 
-def framewalk_matches(expected, fw_thread):
-    """None when framewalk's function names match `expected`, else why not."""
-    names = [f["function"] or "??" for f in fw_thread["frames"]]
+def names_match(who, expected, names):
+    """None when the function names match `expected` frame for frame, else why not."""
+    names = [n or "??" for n in names]
     if len(names) != len(expected):
-        return "framewalk has %d frames, %d expected: %s" % (len(names), len(expected), " < ".join(names))
+        return "%s has %d frames, %d expected: %s" % (who, len(names), len(expected), " < ".join(names))
     for i, (n, e) in enumerate(zip(names, expected)):
         if not re.fullmatch(e, n):
-            return "framewalk's #%d is %s, expected %s" % (i, n, e)
-    if fw_thread["stop"] != "outermost":
-        return "framewalk stops with %s" % (fw_thread.get("stop_detail") or fw_thread["stop"])
+            return "%s's #%d is %s, expected %s" % (who, i, n, e)
     return None
+
+
+def framewalk_matches(expected, fw_thread):
+    """None when framewalk's function names match `expected`, else why not."""
+    why = names_match("framewalk", expected, [f["function"] for f in fw_thread["frames"]])
+    if not why and fw_thread["stop"] != "outermost":
+        why = "framewalk stops with %s" % (fw_thread.get("stop_detail") or fw_thread["stop"])
+    return why
+
+
+def expected_chain(chains, thread_name):
+    """The call chain a fixture knows for this thread (Fixture.chains), or None."""
+    for pattern, chain in (chains or {}).items():
+        if re.fullmatch(pattern, thread_name or ""):
+            return chain
+    return None
+
+
+def gdb_follows(chain, g):
+    """None when gdb's walk of a thread follows its known chain to the end, else how it does not."""
+    why = names_match("gdb", chain, [fn for _, fn in gdb_pcs(g)])
+    if not why and g["stop"] != "outermost":
+        why = "gdb stops with %s" % g["stop"]
+    return why
 
 # System calls the fixtures block in (x86-64 numbers): read, pause.
 BLOCKING_SYSCALLS = {"0", "34"}
@@ -317,7 +366,12 @@ SFRAME_FALLBACKS = [
     {"fixture": "vdso", "callee": "__vdso_clock_gettime", "sources": ["fp", "prologue"],
      "miss": "no .sframe in the file",
      "reason": "the vDSO is the kernel's image, mapped without a file: no SFrame can be added to it"},
-]
+] + [{"fixture": "fp_scheduled_" + variant,
+      "callee": "fw_block|fw_block_read|on_usr1|on_usr2|middle|outer|main|work_a|work_b|work_c|worker",
+      "sources": ["fp", "prologue"], "miss": "no SFrame FDE for the PC",
+      "reason": "the program's own functions are built without unwind tables: no SFrame is made for them "
+                "(the CFI walk falls back the same way)"}
+     for variant in ("gcc", "gcc_static", "clang", "clang_static")]
 
 
 def is_elf_program(path):
@@ -494,6 +548,7 @@ class Results:
         self.sframe = False  # --sframe: frames must come from SFrame, but as listed
         self.fallbacks = 0
         self.fallbacks_used = set()
+        self.gdb_wrong = []  # (fixture, mode, tid, name, how): gdb's walk leaves a known chain
 
     def row(self, fixture, tid, name):
         key = (fixture, tid, name)
@@ -537,9 +592,11 @@ class Results:
         self.problems.append((fixture, text))
 
 
-def compare_snapshot(res, fixture, mode, truth, fw_json, names):
+def compare_snapshot(res, fixture, mode, truth, fw_json, names, chains=None):
     """Every thread of gdb's and framewalk's outputs; `names`: tid -> the
-    label of its row (its /proc name)."""
+    label of its row (its /proc name). With `chains` (Fixture.chains), a
+    thread with a known chain must follow it, and is compared with gdb only
+    where gdb's walk follows it too."""
     gthreads = {t["tid"]: t for t in truth["threads"]}
     fthreads = {t["tid"]: t for t in fw_json["threads"]}
     for tid in sorted(set(gthreads) | set(fthreads), key=lambda t: (t != fw_json.get("pid"), t)):
@@ -555,6 +612,13 @@ def compare_snapshot(res, fixture, mode, truth, fw_json, names):
             res.add(fixture, mode, tid, name, len(gdb_pcs(g)), 0, "framewalk could not read the thread: %s" % f.get("error"))
             continue
         m = compare_thread(g, f)
+        chain = expected_chain(chains, name)
+        if chain is not None:
+            gdb_wrong = gdb_follows(chain, g)
+            if gdb_wrong:
+                res.gdb_wrong.append((fixture, mode, tid, name, gdb_wrong))
+                res.row(fixture, tid, name)["gdb_wrong"] = True
+            m = framewalk_matches(chain, f) or (None if gdb_wrong else m)
         if res.sframe:
             why = sframe_sources(res, fixture, f)
             if why and not m:
@@ -601,7 +665,7 @@ def run_static(fw, fx, path, workdir, res, verbose):
             if err:
                 res.problem(fx.name, "%s: %s" % (mode, err))
                 continue
-            compare_snapshot(res, fx.name, mode, truth, out, names)
+            compare_snapshot(res, fx.name, mode, truth, out, names, fx.chains)
             if mode == "process":
                 seen = {f["source"] for t in out["threads"] for f in t["frames"]}
                 # With --sframe, SFrame stands for every CFI source.
@@ -617,7 +681,7 @@ def run_static(fw, fx, path, workdir, res, verbose):
         if err:
             res.problem(fx.name, "core: " + err)
         else:
-            compare_snapshot(res, fx.name, "core", truth, out, names)
+            compare_snapshot(res, fx.name, "core", truth, out, names, fx.chains)
             err = fw.sframe_dir and verbose_reasons(fw, ["--core", core], out)
             if err:
                 res.problem(fx.name, "core: " + err)
@@ -835,7 +899,8 @@ def print_table(res):
         fixture, tid, _ = key
         r = res.rows[key]
         first = next((r[m][1] for m in MODES if m in r and r[m][1]), "")
-        rows.append([fixture, "%d %s" % (tid, r["name"] or ""), str(r.get("gdb", "-"))] +
+        gdb = str(r.get("gdb", "-")) + (" (off chain)" if r.get("gdb_wrong") else "")
+        rows.append([fixture, "%d %s" % (tid, r["name"] or ""), gdb] +
                     [cell(r, m) for m in MODES] + [first])
     widths = [max(len(str(x[i])) for x in rows + [header]) for i in range(len(header) - 1)]
     line = lambda cols: "  ".join(str(c).ljust(w) for c, w in zip(cols, widths)) + "  " + cols[-1]
@@ -956,6 +1021,13 @@ def main():
         log("\nSkipped:")
         for fixture, mode, text in res.skips:
             log("  %s (%s): %s" % (fixture, mode, text))
+    if res.gdb_wrong:
+        log("\ngdb left the known call chain (off chain: framewalk checked against the chain only):")
+        modes_of = {}
+        for fixture, mode, tid, name, how in res.gdb_wrong:
+            modes_of.setdefault((fixture, tid, name, how), []).append(mode_text(mode))
+        for (fixture, tid, name, how), modes in modes_of.items():
+            log("  %s, thread %d %s (%s): %s" % (fixture, tid, name, ", ".join(modes), how))
     for note in res.notes:
         log("\nnote: " + note)
     for k in KNOWN_DIFFERENCES:

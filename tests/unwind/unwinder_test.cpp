@@ -193,6 +193,29 @@ TEST(Unwinder, SignalTrampolineWithoutCfi) {
   EXPECT_EQ(w.result.reason, StopReason::kNoUnwindInfo);  // and nothing is known about 0x4444
 }
 
+// A signal handler without CFI returns into the trampoline: a frame-pointer
+// guess landing there is a return address although no call precedes it.
+TEST(Unwinder, HandlerWithoutCfiReturnsIntoTheTrampoline) {
+  FakeMemory mem;
+  const uint64_t trampoline = 0x5000;
+  mem.code(trampoline, x::kSigreturnCode, sizeof x::kSigreturnCode);
+  const uint64_t uc = 0x7110;  // the handler's CFA: where the kernel put the ucontext
+  mem.word(0x7100, 0x9100);     // the handler's saved rbp
+  mem.word(0x7108, trampoline);  // its return address
+  for (unsigned i = 0; i < 17; ++i) mem.word(uc + x::kUcontextGregsOffset + 8 * i, 0x100 + i);
+  mem.word(uc + x::kUcontextGregsOffset + 8 * 15, 0x9000);
+  mem.word(uc + x::kUcontextGregsOffset + 8 * 16, 0x4444);
+  UnwindOptions o;
+  o.first_is_return_address = true;
+  const Walk w = walk(mem, regs_at(0x1000, 0x7000, 0x7100), o);
+  ASSERT_EQ(w.frames.size(), 3u);
+  EXPECT_EQ(w.frames[1].pc, trampoline);
+  EXPECT_EQ(w.frames[1].source, FrameSource::kFramePointer);
+  EXPECT_TRUE(w.frames[1].signal_trampoline);
+  EXPECT_EQ(w.frames[2].pc, 0x4444u);
+  EXPECT_TRUE(w.frames[2].activation);
+}
+
 TEST(Unwinder, ApplyRowEveryRuleKind) {
   FakeMemory mem;
   mem.word(0x7010, 0xaaaa);  // [CFA-8] with CFA 0x7018

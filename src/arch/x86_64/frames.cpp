@@ -1,6 +1,9 @@
 #include "arch/x86_64/frames.hpp"
 
 #include <cstring>
+#include <optional>
+
+#include "arch/x86_64/instruction.hpp"
 
 namespace framewalk::arch::x86_64 {
 
@@ -83,17 +86,57 @@ UnwindRow frame_pointer_row() {
 
 UnwindRow entry_row() { return base_row(kRsp, 8); }
 
+namespace {
+// How the analysis of a prologue ended.
+enum class PrologueEnd {
+  kAtPc,      // it reached the activation's PC: every instruction before it was followed
+  kBody,      // at the first instruction that is not part of the prologue
+  kUnknown,   // after `push %rbp`, at an instruction it cannot decode: a `mov %rsp,%rbp` may follow
+  kCodeEnd,   // the bytes read end before either
+};
+
+// `sub $imm,%rsp` or `add $imm,%rsp`, imm8 or imm32, sign-extended (gcc
+// reserves 128 bytes with `add $-128,%rsp`): the bytes it takes off the
+// stack pointer (negative for add), or nullopt for any other instruction.
+std::optional<int64_t> rsp_adjustment(Bytes code, size_t at, size_t* len) {
+  if (at + 4 > code.size() || code[at] != 0x48 || (code[at + 1] != 0x83 && code[at + 1] != 0x81)) return std::nullopt;
+  const uint8_t modrm = code[at + 2];
+  if (modrm != 0xec && modrm != 0xc4) return std::nullopt;  // /5 (sub) or /0 (add), register rsp
+  int64_t imm;
+  if (code[at + 1] == 0x83) {
+    imm = static_cast<int8_t>(code[at + 3]);
+    *len = 4;
+  } else {
+    if (at + 7 > code.size()) return std::nullopt;
+    int32_t imm32;
+    std::memcpy(&imm32, code.data() + at + 3, 4);
+    imm = imm32;
+    *len = 7;
+  }
+  return modrm == 0xec ? imm : -imm;
+}
+}  // namespace
+
 bool prologue_row(Bytes code, uint64_t pc_offset, UnwindRow* row) {
   // DWARF numbers of push %rax..%rdi (opcode 0x50 + n) and push %r8..%r15.
   static constexpr uint16_t kPushReg[8] = {kRax, kRcx, kRdx, kRbx, kRsp, kRbp, kRsi, kRdi};
-  uint64_t delta = 0;            // bytes below the entry's rsp
+  const bool return_address = pc_offset == kReturnAddressFrame;
+  int64_t delta = 0;             // bytes below the entry's rsp
+  bool recognised = false;       // some instruction changed the stack or set the frame pointer
+  bool rbp_pushed = false;
   bool fp_set = false;
-  uint64_t fp_delta = 0;         // delta when rbp became the frame pointer
-  struct Saved { uint16_t reg; uint64_t delta; };
+  int64_t fp_delta = 0;          // delta when rbp became the frame pointer
+  struct Saved { uint16_t reg; int64_t delta; };
   Saved saved[16];
   int saved_count = 0;
   size_t at = 0;
-  while (at < code.size() && at < pc_offset) {
+  PrologueEnd end = PrologueEnd::kCodeEnd;
+  while (true) {
+    if (at >= pc_offset) {
+      end = PrologueEnd::kAtPc;
+      break;
+    }
+    if (at >= code.size()) break;
     const uint8_t b = code[at];
     size_t len = 0;
     if (b == 0xf3 && at + 4 <= code.size() && code[at + 1] == 0x0f && code[at + 2] == 0x1e && code[at + 3] == 0xfa) {
@@ -101,44 +144,65 @@ bool prologue_row(Bytes code, uint64_t pc_offset, UnwindRow* row) {
     } else if (b >= 0x50 && b <= 0x57) {
       delta += 8;
       if (saved_count < 16) saved[saved_count++] = {kPushReg[b - 0x50], delta};
+      rbp_pushed |= b == kPushRbp;
+      recognised = true;
       len = 1;
     } else if (b == 0x41 && at + 2 <= code.size() && code[at + 1] >= 0x50 && code[at + 1] <= 0x57) {
       delta += 8;
       if (saved_count < 16) saved[saved_count++] = {static_cast<uint16_t>(kR8 + (code[at + 1] - 0x50)), delta};
+      recognised = true;
       len = 2;
     } else if (at + 3 <= code.size() && ((b == 0x48 && code[at + 1] == 0x89 && code[at + 2] == 0xe5) ||
                                          (b == 0x48 && code[at + 1] == 0x8b && code[at + 2] == 0xec))) {
       fp_set = true;
       fp_delta = delta;
+      recognised = true;
       len = 3;
-    } else if (b == 0x48 && at + 4 <= code.size() && code[at + 1] == 0x83 && code[at + 2] == 0xec) {
-      delta += code[at + 3];
-      len = 4;
-    } else if (b == 0x48 && at + 7 <= code.size() && code[at + 1] == 0x81 && code[at + 2] == 0xec) {
-      uint32_t imm;
-      std::memcpy(&imm, code.data() + at + 3, 4);
-      delta += imm;
-      len = 7;
+    } else if (auto adjust = rsp_adjustment(code, at, &len)) {
+      delta += *adjust;
+      recognised = true;
+    } else if (rbp_pushed && !fp_set) {
+      // Compilers schedule other instructions between `push %rbp` and
+      // `mov %rsp,%rbp`: step over those that leave rsp, rbp and the flow alone.
+      const auto insn = decode_instruction(code.subspan(at));
+      if (!insn) {
+        end = PrologueEnd::kUnknown;
+        break;
+      }
+      if (insn->branch || insn->writes_register(kHwRsp) || insn->writes_register(kHwRbp)) {
+        end = PrologueEnd::kBody;  // rbp is an ordinary register here, or the code leaves the sequence
+        break;
+      }
+      len = insn->length;
     } else {
-      break;  // the body starts: the prologue is complete
+      end = PrologueEnd::kBody;
+      break;
     }
     at += len;
   }
+  // Where the code leaves the frame in doubt, say so rather than guess.
+  if (end == PrologueEnd::kUnknown) return false;
+  if (return_address && !fp_set && (end == PrologueEnd::kCodeEnd || !recognised)) return false;
+  if (!return_address && end == PrologueEnd::kCodeEnd) return false;
   *row = UnwindRow{};
   row->return_address_register = kRip;
   row->cfa.kind = CfaKind::kRegisterOffset;
   if (fp_set) {
     // rbp = entry rsp - fp_delta, so CFA (entry rsp + 8) = rbp + 8 + fp_delta.
     row->cfa.reg = kRbp;
-    row->cfa.offset = static_cast<int64_t>(8 + fp_delta);
+    row->cfa.offset = 8 + fp_delta;
   } else {
     row->cfa.reg = kRsp;
-    row->cfa.offset = static_cast<int64_t>(8 + delta);
+    row->cfa.offset = 8 + delta;
   }
   (void)row->set(RegisterRule{kRip, RuleKind::kOffset, -8, {}, 0});
   for (int i = 0; i < saved_count; ++i)
-    if (saved[i].reg != kRsp) (void)row->set(RegisterRule{saved[i].reg, RuleKind::kOffset, -static_cast<int64_t>(8 + saved[i].delta), {}, 0});
+    if (saved[i].reg != kRsp) (void)row->set(RegisterRule{saved[i].reg, RuleKind::kOffset, -(8 + saved[i].delta), {}, 0});
   return true;
+}
+
+bool is_sigreturn_trampoline(Bytes code) {
+  return code.size() >= sizeof kSigreturnCode && std::memcmp(code.data(), kSigreturnCode, sizeof kSigreturnCode) == 0;
 }
 
 bool at_epilogue_tail(Bytes code) {

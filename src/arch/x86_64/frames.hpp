@@ -61,13 +61,29 @@ UnwindRow entry_row();
 // Between `push %rbp` and `mov %rsp,%rbp`: CFA = rsp+16.
 UnwindRow after_push_rbp_row();
 
-// Prologue analysis for a function without CFI: `code` holds its first bytes,
-// `pc_offset` is where the frame's PC is (for a return-address frame, any
-// offset past the prologue). Recognises endbr64, pushes of any register,
-// `mov %rsp,%rbp` and `sub $n,%rsp`, and stops at the first other
-// instruction: the row then says where the CFA, the return address and each
-// pushed register are. False when the code is not a prologue it knows.
+// Prologue analysis for a function without CFI. `code` holds its first
+// bytes; `pc_offset` is the offset of an activation's PC (frame 0, or the
+// frame a signal interrupted: only the instructions before it have run), or
+// kReturnAddressFrame for a frame at a return address (it has run its
+// prologue). Follows endbr64, pushes of any register, `mov %rsp,%rbp` and
+// `sub`/`add $n,%rsp`; between `push %rbp` and `mov %rsp,%rbp` it also steps
+// over instructions that write neither rsp nor rbp and do not branch
+// (compilers schedule them there). The first other instruction ends the
+// prologue. True, with the row (CFA, return address, each pushed register),
+// where the bytes determine it:
+//  - an activation: the analysis reached the PC, or the prologue ended
+//    before it (a frameless leaf's body: CFA=rsp+8 when nothing was pushed);
+//  - a return-address frame: the prologue set up the frame pointer, or
+//    pushed registers or reserved stack without one (a frameless function).
+// False where they do not: after `push %rbp` an instruction it cannot decode
+// comes first (whether the frame pointer is then set up is unknown); the
+// bytes end first; or, for a return-address frame, nothing of a prologue was
+// read at all (a function that calls has always moved the stack pointer).
+inline constexpr uint64_t kReturnAddressFrame = ~uint64_t{0};
 bool prologue_row(Bytes code, uint64_t pc_offset, UnwindRow* row);
+
+// Whether `code` starts with the sigreturn trampoline (kSigreturnCode).
+bool is_sigreturn_trampoline(Bytes code);
 
 // Whether `code`, the bytes at an activation's PC, is the tail of an
 // epilogue that has already taken its frame down: nothing but register
