@@ -22,7 +22,7 @@ enum class ArchiveKind : uint8_t { kRegular, kThin };
 struct ArchiveMember {
   std::string name;           // long and BSD names resolved, the GNU trailing '/' removed
   uint64_t header_offset = 0; // of its 60-byte header in the archive
-  uint64_t size = 0;          // the header's size field
+  uint64_t size = 0;          // the header's size field (with a BSD name, the name included)
   // The contents, inside the archive image; empty for a thin archive's
   // members, whose contents are the file `name` relative to the archive's directory.
   Bytes data;
