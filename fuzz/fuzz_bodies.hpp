@@ -28,6 +28,8 @@ int fuzz_sframe_generate(const uint8_t* data, size_t size);
 int fuzz_core(const uint8_t* data, size_t size);
 // Registers, memory and CFI for the step loop and the row executor.
 int fuzz_unwind(const uint8_t* data, size_t size);
+// The bytes as an ar archive; each member as an ELF file, relocated and dumped as readelf does.
+int fuzz_archive(const uint8_t* data, size_t size);
 
 }  // namespace framewalk::fuzz
 

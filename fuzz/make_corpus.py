@@ -434,6 +434,43 @@ def sframe_generate_seeds(eh_frames, objects):
 
 # ---- main -------------------------------------------------------------------
 
+# ---- ar archives ----------------------------------------------------------
+
+def ar_header(name, size):
+    return b"%-16s%-12d%-6d%-6d%-8s%-10d`\n" % (name, 0, 0, 0, b"644", size)
+
+
+def ar_member(name, contents):
+    m = ar_header(name, len(contents)) + contents
+    return m + b"\n" if len(m) % 2 else m
+
+
+def archive_seeds(objects):
+    """GNU archives (symbol table, long names), a BSD-named one and a thin one
+    of the smallest x86-64 and i386 objects (the ones with relocated CFI)."""
+    picked = [n for n in ("x86_64.o", "i386.o", "x86_64-debug-frame.o") if n in objects]
+    members = [(n.encode(), open(objects[n], "rb").read()) for n in picked]
+    seeds = []
+    long_names = b"".join(n + b"/\n" for n, _ in members)
+    gnu = b"!<arch>\n" + ar_member(b"/", b"\0\0\0\0") + ar_member(b"//", long_names)
+    offset = 0
+    for name, data in members:
+        gnu += ar_member(b"/%d" % offset, data)
+        offset += len(name) + 2
+    seeds.append(gnu)
+    for name, data in members[:1]:
+        seeds.append(b"!<arch>\n" + ar_member(name + b"/", data) + ar_member(b"text.txt/", b"not an object\n"))
+        padded = name + b"\0" * (8 - len(name) % 8)
+        seeds.append(b"!<arch>\n" + ar_header(b"#1/%d" % len(padded), len(padded) + len(data)) + padded + data)
+    thin = b"!<thin>\n" + ar_member(b"//", long_names)
+    offset = 0
+    for name, data in members:
+        thin += ar_header(b"/%d" % offset, len(data))
+        offset += len(name) + 2
+    seeds.append(thin)
+    return seeds
+
+
 def write(target, blobs):
     """Replaces the seed-* files of the target; other files there (inputs a
     fuzzing run found, merged in by hand) stay."""
@@ -454,6 +491,7 @@ def main():
     cfi, hdr, elfs, object_eh, linked_eh = [], [], [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         objects = build_objects(tmp)
+        archives = archive_seeds(objects)
         for name, path in sorted(objects.items()):
             data = open(path, "rb").read()
             elfs.append(data)
@@ -476,6 +514,7 @@ def main():
                 linked_eh.extend(slices)
             hdr.extend(eh_frame_hdr_seeds(elf))
     for target, blobs in (("fuzz_cfi", cfi), ("fuzz_eh_frame_hdr", hdr), ("fuzz_elf", elfs),
+                          ("fuzz_archive", archives),
                           ("fuzz_expression", expression_seeds()),
                           ("fuzz_sframe_roundtrip", sframe_roundtrip_seeds()),
                           ("fuzz_sframe_generate", sframe_generate_seeds(linked_eh, object_eh))):

@@ -23,13 +23,13 @@ cc=${FUZZ_CC:-clang}
 cxx=${FUZZ_CXX:-clang++}
 
 all_targets=(fuzz_elf fuzz_cfi fuzz_expression fuzz_eh_frame_hdr fuzz_sframe fuzz_sframe_roundtrip fuzz_sframe_generate
-             fuzz_core fuzz_unwind)
+             fuzz_core fuzz_unwind fuzz_archive)
 if [[ $# -gt 0 ]]; then targets=("$@"); else targets=("${all_targets[@]}"); fi
 
 # Longest input per target: whole small ELF files; CFI sections of a few dozen
 # records; one expression; a header with a modest table; SFrame sections of a
 # few dozen functions; .eh_frame for a few dozen functions, each generated and
-# checked PC by PC.
+# checked PC by PC; archives of a few small objects.
 max_len() {
   case "$1" in
     fuzz_elf) echo 65536 ;;
@@ -41,6 +41,7 @@ max_len() {
     fuzz_sframe_generate) echo 8192 ;;
     fuzz_core) echo 16384 ;;
     fuzz_unwind) echo 4096 ;;
+    fuzz_archive) echo 65536 ;;
     *) echo "unknown fuzz target: $1" >&2; exit 2 ;;
   esac
 }

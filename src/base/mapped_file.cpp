@@ -46,6 +46,15 @@ std::shared_ptr<const FileImage> FileImage::from_buffer(std::vector<uint8_t> buf
   return image;
 }
 
+std::shared_ptr<const FileImage> FileImage::slice(std::shared_ptr<const FileImage> whole, size_t offset,
+                                                 size_t size) {
+  std::shared_ptr<FileImage> image(new FileImage());
+  image->data_ = whole->data_ + offset;
+  image->size_ = size;
+  image->whole_ = std::move(whole);
+  return image;
+}
+
 FileImage::~FileImage() {
   if (mapped_) ::munmap(const_cast<uint8_t*>(data_), size_);
 }

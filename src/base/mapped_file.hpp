@@ -17,6 +17,10 @@ class FileImage {
   // Maps `path` read-only. On failure, the error's offset is the errno value.
   static Result<std::shared_ptr<const FileImage>> map(const std::string& path);
   static std::shared_ptr<const FileImage> from_buffer(std::vector<uint8_t> buffer);
+  // `size` bytes of `whole` from `offset`, without a copy (an archive member);
+  // keeps `whole` alive. The range must lie inside `whole`.
+  static std::shared_ptr<const FileImage> slice(std::shared_ptr<const FileImage> whole, size_t offset,
+                                                size_t size);
 
   FileImage(const FileImage&) = delete;
   FileImage& operator=(const FileImage&) = delete;
@@ -31,6 +35,7 @@ class FileImage {
   size_t size_ = 0;
   bool mapped_ = false;
   std::vector<uint8_t> owned_;
+  std::shared_ptr<const FileImage> whole_;  // the image a slice views
 };
 
 }  // namespace framewalk

@@ -44,6 +44,10 @@ const char* to_string(ErrorCode code) noexcept {
     case ErrorCode::kNotFound: return "not found";
     case ErrorCode::kBadEhFrameHdr: return "bad .eh_frame_hdr";
     case ErrorCode::kUnsortedTable: return ".eh_frame_hdr table is not sorted";
+    case ErrorCode::kBadArchiveHeader: return "bad archive member header";
+    case ErrorCode::kBadArchiveName: return "bad archive member name";
+    case ErrorCode::kArchiveMemberPastEnd: return "archive member runs past the end of the archive";
+    case ErrorCode::kNestedThinArchive: return "nested thin archives are not supported";
   }
   return "unknown error";
 }

@@ -49,6 +49,10 @@ enum class ErrorCode : uint16_t {
   kNotFound,
   kBadEhFrameHdr,
   kUnsortedTable,
+  kBadArchiveHeader,       // an ar member header without its terminator or with a bad size field
+  kBadArchiveName,         // an ar member name that cannot be resolved (long-name or BSD form)
+  kArchiveMemberPastEnd,   // an ar member's size runs past the end of the archive
+  kNestedThinArchive,      // a thin archive's member is itself an archive
 };
 
 const char* to_string(ErrorCode code) noexcept;

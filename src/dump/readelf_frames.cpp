@@ -446,6 +446,10 @@ void write_readelf_frames(TextWriter& w, const CfiSource& source, const arch::Ar
                           bool name_file, const ProblemSink& on_problem) {
   const CfiSection& section = *source.section;
   const uint64_t size = section.data().size();
+  if (size == 0) {  // an empty section in an object file, as crtbeginT.o's .eh_frame
+    w.str("\nSection '").str(source.section_name).str("' has no debugging data.\n");
+    return;
+  }
   w.str("Contents of the ").str(source.section_name).str(" section");
   if (name_file) w.str(" (loaded from ").str(source.file_name).ch(')');
   w.str(":\n\n");

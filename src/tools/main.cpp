@@ -32,10 +32,12 @@ int main(int argc, char** argv) {
   std::string pc_text;
   bool no_debug_frame = false;
   auto* cfi_cmd = app.add_subcommand("cfi", "Dump DWARF call frame information (.eh_frame, .debug_frame)");
-  cfi_cmd->add_option("files", cfi.files, "ELF files")->required();
+  cfi_cmd->add_option("files", cfi.files,
+                      "ELF files, or static libraries (ar archives, also thin): every member is dumped")
+      ->required();
   cfi_cmd->add_option("--format", cfi.format, "text (default), readelf (as readelf --debug-dump=frames-interp) or json")
       ->check(CLI::IsMember({"text", "readelf", "json"}));
-  cfi_cmd->add_option("--pc", pc_text, "show only the FDE, symbol and row in force at this address");
+  cfi_cmd->add_option("--pc", pc_text, "show only the FDE, symbol and row in force at this address (not for archives)");
   cfi_cmd->add_flag("--no-debug-frame", no_debug_frame, "ignore .debug_frame and separate debug files");
 
   framewalk::tools::SframeCommandOptions sframe;

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "elf/relocations.hpp"
+
 namespace framewalk {
 
 namespace {
@@ -57,6 +59,17 @@ void ElfCfi::add_sections_of(std::shared_ptr<const elf::ElfFile> file, const Elf
     src->decompressed = data->data() < file->image().data() ||
                         data->data() >= file->image().data() + file->image().size();
     src->file_offset = src->decompressed ? 0 : s.offset;
+    Bytes contents = *data;
+    if (options.readelf_compatible && file->type() == elf::kEtRel) {
+      auto relocated = elf::relocated_contents(*file, s, contents);
+      if (!relocated) {
+        notes_.push_back(file->name() + ": " + std::string(s.name) + ": relocations: " +
+                         to_string(relocated.error().code) + " at offset " + hex(relocated.error().offset));
+      } else {
+        src->relocated = std::move(*relocated);
+        contents = Bytes(src->relocated);
+      }
+    }
     dwarf::CfiSectionInfo info;
     info.kind = is_eh ? dwarf::CfiKind::kEhFrame : dwarf::CfiKind::kDebugFrame;
     info.endian = file->endian();
@@ -68,7 +81,7 @@ void ElfCfi::add_sections_of(std::shared_ptr<const elf::ElfFile> file, const Elf
       if (text) { info.bases.text = text->address; info.bases.has_text = true; }
       if (got) { info.bases.data = got->address; info.bases.has_data = true; }
     }
-    src->section = std::make_unique<dwarf::CfiSection>(*data, info);
+    src->section = std::make_unique<dwarf::CfiSection>(contents, info);
     if (is_eh) {
       if (const elf::Section* h = file->section_by_name(".eh_frame_hdr")) {
         if (auto hd = file->section_data(*h)) {

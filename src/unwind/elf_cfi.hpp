@@ -27,6 +27,9 @@ struct CfiSource {
   // A section of type NOBITS (a debug file made with --only-keep-debug): it has
   // no bytes, `section` is null. Kept so that dumps can say so.
   bool nobits = false;
+  // The section's bytes with the object's relocations applied, when they were
+  // (readelf-compatible dumps of relocatable objects); `section` views them.
+  std::vector<uint8_t> relocated;
   std::unique_ptr<dwarf::CfiSection> section;
   std::unique_ptr<dwarf::EhFrameHdr> hdr;
   mutable std::atomic<const dwarf::CfiIndex*> index{nullptr};  // built on first lookup, owned
@@ -50,7 +53,8 @@ struct ElfCfiOptions {
   bool use_separate_debug_file = true;
   // For dumping in the style of readelf: relative pointer encodings other than
   // pcrel are left unrelocated (bases of zero), and the separate debug file's
-  // .eh_frame is listed too (readelf follows debug links).
+  // .eh_frame is listed too (readelf follows debug links); a relocatable
+  // object's relocations are applied to its CFI sections, as readelf does.
   bool readelf_compatible = false;
   elf::DebugFileSearch search;
 };

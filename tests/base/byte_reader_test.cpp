@@ -599,6 +599,7 @@ TEST(ByteReaderTest, CstringTerminatorOutsideSubReader) {
 TEST(ByteReaderTest, ErrorCodesHaveNames) {
   EXPECT_STREQ(to_string(ErrorCode::kTruncated), "truncated data");
   EXPECT_STREQ(to_string(ErrorCode::kUnsortedTable), ".eh_frame_hdr table is not sorted");
+  EXPECT_STREQ(to_string(ErrorCode::kArchiveMemberPastEnd), "archive member runs past the end of the archive");
   EXPECT_STREQ(to_string(static_cast<ErrorCode>(9999)), "unknown error");
 }
 

@@ -1,6 +1,7 @@
 // The ELF reader on small images built in memory: ELF32/ELF64 in both byte
 // orders, sections, segments, notes, debug links, compressed sections,
-// MiniDebugInfo, symbols, and broken headers.
+// MiniDebugInfo, symbols, broken headers, and relocations applied the way
+// readelf applies them.
 #include "elf/elf_file.hpp"
 
 #include <gtest/gtest.h>
@@ -9,6 +10,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -16,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "elf/relocations.hpp"
 #include "elf/symbols.hpp"
 #include "support/section_builder.hpp"
 
@@ -1085,6 +1088,115 @@ TEST(ElfFileTest, OpenFromDisk) {
   ASSERT_FALSE(dir.ok());
   EXPECT_EQ(dir.error().code, ErrorCode::kIoError);
   EXPECT_EQ(dir.error().offset, static_cast<uint64_t>(EISDIR));
+}
+
+
+// ---- relocations ----------------------------------------------------------------
+
+constexpr uint32_t kShtRela = 4, kShtRel = 9;
+constexpr uint8_t kSttSection = 3, kSttFile = 4;
+
+// An object file: section 1 is the target (`contents`), 2 the symbol table,
+// 3 its strings, 4 the relocations aimed at section `aimed_at`.
+std::vector<uint8_t> relocatable(bool is64, uint16_t machine, const std::vector<uint8_t>& contents,
+                                 const std::vector<Sym>& syms, uint32_t reloc_type, const std::vector<uint8_t>& relocs,
+                                 uint32_t aimed_at = 1) {
+  auto [table, strings] = symtab(syms, is64, Endian::kLittle);
+  ElfSpec spec;
+  spec.is64 = is64;
+  spec.type = kEtRel;
+  spec.machine = machine;
+  const uint64_t sym_size = is64 ? 24 : 16;
+  spec.sections = {{".eh_frame", kShtProgbits, kShfAlloc, 0, contents},
+                   {".symtab", kShtSymtab, 0, 0, table, 3, 1, sym_size, 8},
+                   {".strtab", kShtStrtab, 0, 0, strings},
+                   {reloc_type == kShtRela ? ".rela.eh_frame" : ".rel.eh_frame", reloc_type, 0, 0, relocs, 2,
+                    aimed_at, 0, 8}};
+  return build_elf(spec);
+}
+
+std::vector<uint8_t> rela64(std::initializer_list<std::array<uint64_t, 4>> entries) {
+  SectionBuilder b(Endian::kLittle);
+  for (const auto& [offset, symbol, type, addend] : entries) b.u64(offset).u64(symbol << 32 | type).u64(addend);
+  return b.finish();
+}
+
+TEST(RelocationsTest, X86_64RelaLikeReadelf) {
+  // Symbols 1: a section symbol, 2: a function at 0x40, 3: a file symbol (never a target).
+  const std::vector<Sym> syms = {{"", 0, 0, kStbLocal, kSttSection}, {"f", 0x40, 8}, {"f.c", 0, 0, kStbLocal, kSttFile}};
+  const std::vector<uint8_t> contents(32, 0xaa);
+  const auto relocs = rela64({{4, 1, 2, 0x20},      // R_X86_64_PC32: S + A - P
+                              {8, 2, 1, 1},         // R_X86_64_64:   S + A
+                              {16, 2, 10, 2},       // R_X86_64_32
+                              {20, 3, 10, 0},       // against the file symbol: skipped
+                              {24, 1, 4, 0},        // R_X86_64_PLT32, not applied by readelf
+                              {30, 1, 2, 0},        // the place runs past the section
+                              {0, 9, 2, 0},         // no symbol 9
+                              {0, 0, 0, 0}});       // R_X86_64_NONE
+  auto file = parse(relocatable(true, kEmX86_64, contents, syms, kShtRela, relocs));
+  ASSERT_TRUE(file) << to_string(file.error().code);
+  const Section* target = (*file)->section_by_name(".eh_frame");
+  ASSERT_NE(target, nullptr);
+  RelocationCounts counts;
+  auto out = relocated_contents(**file, *target, contents, &counts);
+  ASSERT_TRUE(out);
+  std::vector<uint8_t> expected = contents;
+  patch(expected, 4, 0x20 - 4, 4, Endian::kLittle);
+  patch(expected, 8, 0x41, 8, Endian::kLittle);
+  patch(expected, 16, 0x42, 4, Endian::kLittle);
+  EXPECT_EQ(*out, expected);
+  EXPECT_EQ(counts.applied, 3u);
+  EXPECT_EQ(counts.skipped, 4u);
+}
+
+TEST(RelocationsTest, I386RelTakesTheAddendFromThePlace) {
+  const std::vector<Sym> syms = {{"g", 0x100, 4, kStbGlobal, kSttObject}};
+  std::vector<uint8_t> contents(8, 0);
+  patch(contents, 0, 0x10, 4, Endian::kLittle);
+  patch(contents, 4, 0x8, 4, Endian::kLittle);
+  SectionBuilder rel(Endian::kLittle);
+  rel.u32(0).u32(1 << 8 | 1);  // R_386_32
+  rel.u32(4).u32(1 << 8 | 2);  // R_386_PC32
+  auto file = parse(relocatable(false, kEm386, contents, syms, kShtRel, rel.finish()));
+  ASSERT_TRUE(file) << to_string(file.error().code);
+  auto out = relocated_contents(**file, *(*file)->section_by_name(".eh_frame"), contents);
+  ASSERT_TRUE(out);
+  std::vector<uint8_t> expected(8, 0);
+  patch(expected, 0, 0x110, 4, Endian::kLittle);
+  patch(expected, 4, 0x100 + 0x8 - 4, 4, Endian::kLittle);
+  EXPECT_EQ(*out, expected);
+}
+
+TEST(RelocationsTest, OnlyTheSectionsAimedAtTheTarget) {
+  const std::vector<Sym> syms = {{"f", 0x40, 8}};
+  const std::vector<uint8_t> contents(8, 0);
+  // The relocations are aimed at the symbol table (section 2), not at .eh_frame.
+  auto file = parse(relocatable(true, kEmX86_64, contents, syms, kShtRela, rela64({{0, 1, 1, 0}}), 2));
+  ASSERT_TRUE(file);
+  RelocationCounts counts;
+  auto out = relocated_contents(**file, *(*file)->section_by_name(".eh_frame"), contents, &counts);
+  ASSERT_TRUE(out);
+  EXPECT_EQ(*out, contents);
+  EXPECT_EQ(counts.applied + counts.skipped, 0u);
+}
+
+TEST(RelocationsTest, UnreadableRelocationSectionIsAnError) {
+  const std::vector<Sym> syms = {{"f", 0x40, 8}};
+  const std::vector<uint8_t> contents(8, 0);
+  auto bytes = relocatable(true, kEmX86_64, contents, syms, kShtRela, rela64({{0, 1, 1, 0}}));
+  auto file = parse(bytes);
+  ASSERT_TRUE(file);
+  const Section* rela = (*file)->section_by_name(".rela.eh_frame");
+  ASSERT_NE(rela, nullptr);
+  // Point its sh_offset past the end of the file.
+  uint64_t shoff;
+  std::memcpy(&shoff, bytes.data() + 0x28, sizeof shoff);  // e_shoff of an ELF64 header
+  patch(bytes, shoff + 64 * rela->index + 24, bytes.size() + 64, 8, Endian::kLittle);  // its sh_offset
+  auto broken = parse(bytes);
+  ASSERT_TRUE(broken) << to_string(broken.error().code);
+  auto out = relocated_contents(**broken, *(*broken)->section_by_name(".eh_frame"), contents);
+  ASSERT_FALSE(out);
+  EXPECT_EQ(out.error().code, ErrorCode::kSectionOutOfFile);
 }
 
 }  // namespace
