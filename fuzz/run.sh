@@ -72,7 +72,7 @@ for t in "${targets[@]}"; do
   "$bin" -seed="$seed" -runs="$runs" $(fuzz_flags "$t") -artifact_prefix="$artifacts/" ${FUZZ_ARGS:-} \
     "$new_inputs" "$fuzz_root/fuzz/corpus/$t" > "$fuzz_build/$t.log" 2>&1 || status=$?
   grep -E '^(stat::number_of_executed_units|stat::new_units_added)' "$fuzz_build/$t.log" || true
-  grep -E '^#[0-9]+[[:space:]]+DONE' "$fuzz_build/$t.log" | sed 's/exec\/s: [0-9]* //' || true
+  grep -E '^#[0-9]+[[:space:]]+DONE' "$fuzz_build/$t.log" | sed -E 's/ exec\/s: [0-9]+//; s/ rss: [0-9]+Mb//' || true
   fuzz_keep_findings "$t" "$artifacts" "$fuzz_build/$t.log" "$status" || failed+=("$t")
 done
 

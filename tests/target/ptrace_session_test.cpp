@@ -13,10 +13,10 @@
 
 #include <atomic>
 #include <chrono>
-#include <fstream>
 #include <functional>
 #include <string>
-#include <thread>
+
+#include "support/proc_status.hpp"
 
 namespace framewalk {
 namespace {
@@ -36,22 +36,9 @@ pid_t start_target() {
   for (;;) pause();
 }
 
-std::string status_field(pid_t pid, const std::string& field) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind(field + ":", 0) == 0) return line.substr(field.size() + 1);
-  return "";
-}
+std::string status_field(pid_t pid, const std::string& field) { return test::task_status_field(pid, pid, field); }
 
-bool wait_until(const std::function<bool()>& done) {
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > give_up) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return true;
-}
+bool wait_until(const std::function<bool()>& done) { return test::wait_until(done, std::chrono::seconds(10)); }
 
 // A tracer process: `cycles` stops and detaches of the target first, then a
 // stop with SIGUSR1 sent between the seize and the interrupt (so the thread

@@ -23,6 +23,7 @@
 
 #include "arch/x86_64/registers.hpp"
 #include "target/proc_maps.hpp"
+#include "support/proc_status.hpp"
 #include "target/ptrace_target.hpp"
 
 namespace framewalk {
@@ -67,21 +68,9 @@ pid_t start_target() {
 }
 
 std::string status_field(pid_t pid, pid_t tid, const std::string& field) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/status");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind(field + ":", 0) == 0) return line.substr(field.size() + 1);
-  return "";
+  return test::task_status_field(pid, tid, field);
 }
-
-bool wait_until(const std::function<bool()>& done) {
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > give_up) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return true;
-}
+using test::wait_until;
 
 class PtraceSnapshotTest : public ::testing::Test {
  protected:
