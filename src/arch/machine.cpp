@@ -1,0 +1,14 @@
+#include "arch/machine.hpp"
+
+#include "arch/x86_64/machine.hpp"
+
+namespace framewalk::arch {
+
+const Machine* machine_for(uint16_t elf_machine) {
+  switch (elf_machine) {
+    case 62: return &x86_64::machine();
+    default: return nullptr;  // i386 has register names (arch.hpp) but no unwinder yet
+  }
+}
+
+}  // namespace framewalk::arch
