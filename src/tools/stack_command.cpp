@@ -65,6 +65,7 @@ std::string stop_text(const WalkResult& w) {
       break;
     case StopReason::kCfaDidNotAdvance: s += " (sp " + hex(w.address) + ")"; break;
     case StopReason::kBadUnwindInfo: s += " for " + hex(w.address) + ": " + to_string(w.error); break;
+    case StopReason::kUnsupportedMachine: s += " (e_machine " + std::to_string(w.address) + ")"; break;
     default: break;
   }
   return s;
