@@ -11,4 +11,12 @@ const Machine* machine_for(uint16_t elf_machine) {
   }
 }
 
+const Machine& host_machine() {
+#if defined(__x86_64__)
+  return x86_64::machine();
+#else
+#error "framewalk has no machine descriptor for this host (src/arch/<machine>/machine.cpp)"
+#endif
+}
+
 }  // namespace framewalk::arch

@@ -79,6 +79,14 @@ class Machine {
   // stack), with what it was derived from; else nullopt.
   virtual std::optional<FallbackKind> fallback_row(const FallbackInput& input, UnwindRow* row) const = 0;
 
+  // The kernel's general registers, elf_gregset_t: NT_PRSTATUS's pr_reg in a
+  // core, and what ptrace hands back for them.
+  virtual size_t gregset_size() const = 0;
+  // Registers from an elf_gregset_t of gregset_size() bytes (fewer: the rest unknown).
+  virtual RegisterFile registers_from_gregset(Bytes gregset) const = 0;
+  // Registers from the bytes of a ucontext_t (a signal handler's context).
+  virtual RegisterFile registers_from_ucontext(Bytes ucontext) const = 0;
+
  protected:
   ~Machine() = default;  // instances are static: never destroyed through this type
 
@@ -91,5 +99,9 @@ class Machine {
 // The descriptor for an ELF e_machine, or nullptr for a machine framewalk
 // cannot unwind.
 const Machine* machine_for(uint16_t elf_machine);
+
+// The machine framewalk runs on: live processes (ptrace) and the calling
+// process are of this machine.
+const Machine& host_machine();
 
 }  // namespace framewalk::arch

@@ -183,5 +183,49 @@ TEST(X86_64Machine, FramePointerGuessOnlyWhereRbpLooksLikeOne) {
   }
 }
 
+// Little-endian 8-byte words: word i holds 0x1000 + i.
+std::vector<uint8_t> numbered_words(size_t count) {
+  std::vector<uint8_t> bytes(8 * count);
+  for (size_t i = 0; i < count; ++i)
+    for (unsigned b = 0; b < 8; ++b) bytes[8 * i + b] = static_cast<uint8_t>((0x1000 + i) >> (8 * b));
+  return bytes;
+}
+
+TEST(X86_64Machine, RegistersFromTheKernelsGregset) {
+  const std::vector<uint8_t> gregset = numbered_words(x::kUserRegsCount);
+  ASSERT_EQ(x::machine().gregset_size(), gregset.size());
+  const RegisterFile r = x::machine().registers_from_gregset(Bytes(gregset.data(), gregset.size()));
+  // user_regs_struct: r15 r14 r13 r12 rbp rbx r11 r10 r9 r8 rax rcx rdx rsi rdi orig_rax rip cs eflags rsp.
+  EXPECT_EQ(r.get(x::kR15), 0x1000u);
+  EXPECT_EQ(r.get(x::kRbp), 0x1004u);
+  EXPECT_EQ(r.get(x::kRbx), 0x1005u);
+  EXPECT_EQ(r.get(x::kR8), 0x1009u);
+  EXPECT_EQ(r.get(x::kRax), 0x100au);
+  EXPECT_EQ(r.get(x::kRdi), 0x100eu);
+  EXPECT_EQ(r.get(x::kRip), 0x1010u);
+  EXPECT_EQ(r.get(x::kRsp), 0x1013u);
+  EXPECT_EQ(r.known_mask(), (uint64_t{1} << 17) - 1);  // rax..r15 and rip, nothing else
+  // Cut off after rip: rsp (slot 19) is not there, so not known.
+  const RegisterFile cut = x::machine().registers_from_gregset(Bytes(gregset.data(), 8 * 17));
+  EXPECT_EQ(cut.get(x::kRip), 0x1010u);
+  EXPECT_FALSE(cut.known(x::kRsp));
+}
+
+TEST(X86_64Machine, RegistersFromAUcontext) {
+  // uc_mcontext.gregs at 40: r8..r15, rdi, rsi, rbp, rbx, rdx, rax, rcx, rsp, rip.
+  std::vector<uint8_t> ucontext(x::kUcontextGregsOffset, 0xee);
+  const std::vector<uint8_t> gregs = numbered_words(17);
+  ucontext.insert(ucontext.end(), gregs.begin(), gregs.end());
+  const RegisterFile r = x::machine().registers_from_ucontext(Bytes(ucontext.data(), ucontext.size()));
+  EXPECT_EQ(r.get(x::kR8), 0x1000u);
+  EXPECT_EQ(r.get(x::kRbp), 0x100au);
+  EXPECT_EQ(r.get(x::kRsp), 0x100fu);
+  EXPECT_EQ(r.get(x::kRip), 0x1010u);
+  EXPECT_EQ(r.known_mask(), (uint64_t{1} << 17) - 1);
+  const RegisterFile cut = x::machine().registers_from_ucontext(Bytes(ucontext.data(), ucontext.size() - 1));
+  EXPECT_FALSE(cut.known(x::kRip));
+  EXPECT_TRUE(cut.known(x::kRsp));
+}
+
 }  // namespace
 }  // namespace framewalk::arch

@@ -61,6 +61,10 @@ class X86_64Machine final : public Machine {
     *row = frame_pointer_row();
     return FallbackKind::kFramePointer;
   }
+
+  size_t gregset_size() const override { return kUserRegsSize; }
+  RegisterFile registers_from_gregset(Bytes gregset) const override { return from_user_regs_bytes(gregset); }
+  RegisterFile registers_from_ucontext(Bytes ucontext) const override { return from_ucontext_bytes(ucontext); }
 };
 
 constinit const X86_64Machine kMachine;
