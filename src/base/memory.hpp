@@ -17,16 +17,20 @@ class Memory {
   // readable (a prefix), 0 when none.
   virtual size_t read(uint64_t address, void* out, size_t size) = 0;
 
-  // A whole little-endian value of `size` (1..8) bytes, or kMemoryUnreadable
+  // A whole value of `size` (1..8) bytes in `endian` byte order (a stack
+  // word of the target machine, whatever the host's), or kMemoryUnreadable
   // with the address as the error's offset.
-  Result<uint64_t> read_value(uint64_t address, unsigned size) {
-    uint64_t v = 0;
-    if (size == 0 || size > 8 || read(address, &v, size) != size)
+  Result<uint64_t> read_word(uint64_t address, unsigned size, Endian endian) {
+    uint8_t bytes[8];
+    if (size == 0 || size > 8 || read(address, bytes, size) != size)
       return Error{ErrorCode::kMemoryUnreadable, address};
-    if (size < 8) v &= (uint64_t{1} << (8 * size)) - 1;
+    uint64_t v = 0;
+    for (unsigned i = 0; i < size; ++i) {
+      const unsigned shift = endian == Endian::kLittle ? 8 * i : 8 * (size - 1 - i);
+      v |= uint64_t{bytes[i]} << shift;
+    }
     return v;
   }
-  Result<uint64_t> read_u64(uint64_t address) { return read_value(address, 8); }
 };
 
 // Memory backed by a buffer that starts at `base`.

@@ -1,7 +1,7 @@
 // The C API of <framewalk/backtrace.h>, but for framewalk_backtrace itself.
 #include <ucontext.h>
 
-#include "arch/x86_64/frames.hpp"
+#include "arch/machine.hpp"
 #include "framewalk/backtrace.h"
 #include "local/fast_unwinder.hpp"
 
@@ -10,10 +10,8 @@
 
 extern "C" int framewalk_backtrace_ucontext(const void* context, void** buffer, int size) {
   if (!context) return 0;
-  const auto* uc = static_cast<const ucontext_t*>(context);
-  framewalk::arch::RegisterFile regs;
-  for (unsigned i = 0; i < 17; ++i)
-    regs.set(framewalk::arch::x86_64::kGregsToDwarf[i], static_cast<uint64_t>(uc->uc_mcontext.gregs[i]));
+  const framewalk::arch::RegisterFile regs = framewalk::arch::host_machine().registers_from_ucontext(
+      framewalk::Bytes(static_cast<const uint8_t*>(context), sizeof(ucontext_t)));
   return framewalk::local::fast_walk(regs, /*first_is_return_address=*/false, /*skip=*/0, buffer, size);
 }
 

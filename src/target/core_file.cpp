@@ -4,7 +4,7 @@
 #include <cstring>
 #include <map>
 
-#include "arch/x86_64/frames.hpp"
+#include "arch/machine.hpp"
 
 namespace framewalk {
 
@@ -13,7 +13,8 @@ namespace {
 constexpr uint32_t kNtPrstatus = 1, kNtPrpsinfo = 3, kNtAuxv = 6, kNtFile = 0x46494c45;
 constexpr uint64_t kAtSysinfoEhdr = 33, kAtEntry = 9;
 
-// x86-64 elf_prstatus: pr_cursig at 12, pr_pid at 32, pr_reg at 112.
+// A 64-bit Linux elf_prstatus: pr_cursig at 12, pr_pid at 32, pr_reg (the
+// machine's elf_gregset_t) at 112.
 constexpr size_t kPrstatusCursig = 12, kPrstatusPid = 32, kPrstatusReg = 112;
 // elf_prpsinfo: pr_pid at 24, pr_fname[16] at 40.
 constexpr size_t kPrpsinfoPid = 24, kPrpsinfoFname = 40;
@@ -168,8 +169,8 @@ Result<std::unique_ptr<CoreFile>> CoreFile::parse(std::shared_ptr<const FileImag
   core->options_ = options;
   FW_TRY(core->core_, elf::ElfFile::parse(std::move(image), name));
   if (core->core_->type() != elf::kEtCore) return Error{ErrorCode::kUnsupportedElf, 16};
-  if (core->core_->machine() != elf::kEmX86_64 || !core->core_->is_64())
-    return Error{ErrorCode::kUnsupportedMachine, core->core_->machine()};
+  core->machine_ = arch::machine_for(core->core_->machine());
+  if (!core->machine_ || !core->core_->is_64()) return Error{ErrorCode::kUnsupportedMachine, core->core_->machine()};
   FW_CHECK(core->parse_notes());
   const uint64_t size = core->core_->image().size();
   for (const elf::Segment& p : core->core_->segments())
@@ -197,7 +198,8 @@ Result<void> CoreFile::parse_notes() {
       ByteReader d(desc, core_->endian(), desc_offset);
       switch (type) {
         case kNtPrstatus: {
-          if (desc.size() < kPrstatusReg + arch::x86_64::kUserRegsSize) return Error{ErrorCode::kTruncated, desc_offset};
+          const size_t gregset_size = machine_->gregset_size();
+          if (desc.size() < kPrstatusReg + gregset_size) return Error{ErrorCode::kTruncated, desc_offset};
           CoreThread t;
           int16_t cursig;
           std::memcpy(&cursig, desc.data() + kPrstatusCursig, 2);
@@ -205,7 +207,7 @@ Result<void> CoreFile::parse_notes() {
           std::memcpy(&tid, desc.data() + kPrstatusPid, 4);
           t.tid = tid;
           t.signal = cursig;
-          t.registers = arch::x86_64::from_user_regs_bytes(desc.subspan(kPrstatusReg, arch::x86_64::kUserRegsSize));
+          t.registers = machine_->registers_from_gregset(desc.subspan(kPrstatusReg, gregset_size));
           threads_.push_back(t);
           break;
         }

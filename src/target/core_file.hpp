@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "arch/machine.hpp"
 #include "arch/registers.hpp"
 #include "base/memory.hpp"
 #include "elf/elf_file.hpp"
@@ -60,6 +61,7 @@ class CoreFile {
   Result<void> parse_notes();
 
   std::shared_ptr<elf::ElfFile> core_;
+  const arch::Machine* machine_ = nullptr;  // never null once parsed
   CoreOptions options_;
   pid_t pid_ = 0;
   std::string process_name_;

@@ -8,7 +8,8 @@
 #include <cstring>
 #include <mutex>
 
-#include "arch/x86_64/frames.hpp"
+#include "arch/machine.hpp"
+#include "arch/x86_64/frames.hpp"  // the in-process capture
 #include "base/own_memory.hpp"
 
 
@@ -106,7 +107,7 @@ void LocalUnwinder::refresh() {
     map.add(std::move(m));
   }
   state_->modules = std::move(map);
-  state_->unwinder = std::make_unique<Unwinder>(state_->modules, state_->memory, elf::kEmX86_64);
+  state_->unwinder = std::make_unique<Unwinder>(state_->modules, state_->memory, arch::host_machine().elf_machine());
 }
 
 const ModuleMap& LocalUnwinder::modules() const { return state_->modules; }
@@ -129,10 +130,7 @@ int LocalUnwinder::backtrace(void** buffer, int size) {
 
 namespace {
 arch::RegisterFile from_ucontext(const ucontext_t* uc) {
-  arch::RegisterFile regs;
-  for (unsigned i = 0; i < 17; ++i)
-    regs.set(arch::x86_64::kGregsToDwarf[i], static_cast<uint64_t>(uc->uc_mcontext.gregs[i]));
-  return regs;
+  return arch::host_machine().registers_from_ucontext(Bytes(reinterpret_cast<const uint8_t*>(uc), sizeof *uc));
 }
 }  // namespace
 

@@ -19,7 +19,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "arch/x86_64/frames.hpp"
+#include "arch/machine.hpp"
 
 namespace framewalk {
 
@@ -186,7 +186,9 @@ int tracer_main(void* argument) {
   for (size_t i = 0; i < w.count; ++i) {
     ThreadOut& o = w.out[i];
     if (o.error != AttachError::kNone) continue;
-    const uint64_t sp = o.regs.rsp;
+    const arch::Machine& host = arch::host_machine();
+    const uint64_t sp = host.registers_from_gregset(Bytes(reinterpret_cast<const uint8_t*>(&o.regs), sizeof o.regs))
+                            .value_or(host.stack_pointer(), 0);
     const uint64_t end = region_end(w, sp);
     if (end == 0) continue;  // sp outside every mapping: nothing to copy
     const uint64_t from = sp >= 128 ? sp - 128 : 0;
@@ -338,10 +340,8 @@ PtraceSnapshot PtraceSnapshot::take(pid_t pid, const std::vector<pid_t>& tids, c
     t.error = o.error;
     t.error_number = o.error_number;
     if (o.error != AttachError::kNone) continue;
-    uint64_t raw[arch::x86_64::kUserRegsCount];
-    static_assert(sizeof(user_regs_struct) == arch::x86_64::kUserRegsSize);
-    std::memcpy(raw, &o.regs, sizeof raw);
-    t.registers = arch::x86_64::from_user_regs(raw);
+    t.registers =
+        arch::host_machine().registers_from_gregset(Bytes(reinterpret_cast<const uint8_t*>(&o.regs), sizeof o.regs));
     t.stack_address = o.stack_address;
     t.stack_size = o.stack_size;
     if (o.stack_size) snap.copies_.emplace(o.stack_address, std::make_pair(o.copy, o.stack_size));

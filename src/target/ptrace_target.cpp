@@ -17,7 +17,7 @@
 #include <cstring>
 #include <fstream>
 
-#include "arch/x86_64/frames.hpp"
+#include "arch/machine.hpp"
 
 namespace framewalk {
 
@@ -245,10 +245,7 @@ bool PtraceSession::registers(pid_t tid, arch::RegisterFile* out, int* error_num
     if (error_number) *error_number = errno;
     return false;
   }
-  static_assert(sizeof(regs) == arch::x86_64::kUserRegsSize);
-  uint64_t raw[arch::x86_64::kUserRegsCount];
-  std::memcpy(raw, &regs, sizeof raw);
-  *out = arch::x86_64::from_user_regs(raw);
+  *out = arch::host_machine().registers_from_gregset(Bytes(reinterpret_cast<const uint8_t*>(&regs), sizeof regs));
   return true;
 }
 

@@ -14,7 +14,7 @@
 #include <memory>
 #include <vector>
 
-#include "arch/x86_64/registers.hpp"
+#include "arch/machine.hpp"
 #include "dump/cfi_text.hpp"
 #include "dump/text_writer.hpp"
 #include "target/cached_memory.hpp"
@@ -65,6 +65,7 @@ std::string stop_text(const WalkResult& w) {
       break;
     case StopReason::kCfaDidNotAdvance: s += " (sp " + hex(w.address) + ")"; break;
     case StopReason::kBadUnwindInfo: s += " for " + hex(w.address) + ": " + to_string(w.error); break;
+    case StopReason::kUnsupportedMachine: s += " (e_machine " + std::to_string(w.address) + ")"; break;
     default: break;
   }
   return s;
@@ -220,7 +221,7 @@ int run_live(const StackCommandOptions& options) {
   if (options.freeze == "thread") {
     // Least disturbance: each thread is stopped only while it is unwound.
     modules = modules_from_maps(options.pid, maps, cache, memory);
-    const Unwinder unwinder(modules, memory, elf::kEmX86_64);
+    const Unwinder unwinder(modules, memory, arch::host_machine().elf_machine());
     for (size_t i = 0; i < tids.size(); ++i) {
       const uint64_t t0 = monotonic_ns();
       read_registers(i, session.stop(tids[i]));
@@ -258,14 +259,14 @@ int run_live(const StackCommandOptions& options) {
     modules = modules_from_maps(options.pid, maps, cache, *snapshot_cached);
     phase("modules");
     {
-      const Unwinder unwinder(modules, *snapshot_cached, elf::kEmX86_64);
+      const Unwinder unwinder(modules, *snapshot_cached, arch::host_machine().elf_machine());
       for (size_t i = 0; i < tids.size(); ++i)
         if (have[i]) walk_thread(unwinder, regs[i], options.max_frames, results[i]);
     }
     // Threads started meanwhile were not in the snapshot: each is stopped and
     // unwound on its own.
     if (!options.tid) {
-      const Unwinder unwinder(modules, memory, elf::kEmX86_64);
+      const Unwinder unwinder(modules, memory, arch::host_machine().elf_machine());
       for (pid_t t : session.threads()) {
         if (std::find(tids.begin(), tids.end(), t) != tids.end()) continue;
         tids.push_back(t);
@@ -310,7 +311,7 @@ int run_live(const StackCommandOptions& options) {
     phase("stop");
     modules = modules_from_maps(options.pid, maps, cache, memory);
     phase("modules");
-    const Unwinder unwinder(modules, memory, elf::kEmX86_64);
+    const Unwinder unwinder(modules, memory, arch::host_machine().elf_machine());
     for (size_t i = 0; i < tids.size(); ++i)
       if (have[i]) walk_thread(unwinder, regs[i], options.max_frames, results[i]);
     phase("unwind");

@@ -20,7 +20,7 @@ FrameSymbol symbolize(const Frame& frame) {
   FrameSymbol s;
   if (!frame.module || !frame.module->data) return s;
   // Look up where the call was (pc - 1 for return addresses), print from pc.
-  auto match = frame.module->data->symbols().lookup(frame.symbol_pc() - frame.module->bias);
+  auto match = frame.module->data->symbols().lookup(frame.symbol_pc - frame.module->bias);
   if (!match) return s;
   s.found = true;
   s.function = demangle_name(std::string(match->symbol->name));

@@ -1,8 +1,8 @@
 #include "unwind/unwinder.hpp"
 
+#include <algorithm>
 #include <cstring>
 
-#include "arch/x86_64/frames.hpp"
 #include "dwarf/expression.hpp"
 #include "sframe/sframe_rows.hpp"
 
@@ -45,6 +45,7 @@ const char* to_string(StopReason reason) {
     case StopReason::kBadUnwindInfo: return "bad-unwind-info";
     case StopReason::kNoRegisters: return "no-registers";
     case StopReason::kCallback: return "stopped";
+    case StopReason::kUnsupportedMachine: return "unsupported-machine";
   }
   return "?";
 }
@@ -53,32 +54,33 @@ namespace {
 
 class RegisterInputs final : public dwarf::ExpressionInputs {
  public:
-  RegisterInputs(const arch::RegisterFile& regs, Memory& memory) : regs_(regs), memory_(memory) {}
+  RegisterInputs(const arch::RegisterFile& regs, Memory& memory, Endian endian)
+      : regs_(regs), memory_(memory), endian_(endian) {}
   Result<uint64_t> register_value(uint16_t reg) override {
     auto v = regs_.get(reg);
     if (!v) return Error{ErrorCode::kExprNeedsRegister, reg};
     return *v;
   }
   Result<uint64_t> read_memory(uint64_t address, unsigned size) override {
-    return memory_.read_value(address, size);
+    return memory_.read_word(address, size, endian_);
   }
 
  private:
   const arch::RegisterFile& regs_;
   Memory& memory_;
+  Endian endian_;
 };
 
 }  // namespace
 
 Unwinder::Unwinder(const ModuleMap& modules, Memory& memory, uint16_t elf_machine)
-    : modules_(modules), memory_(memory), machine_(elf_machine) {
-  sp_reg_ = arch::x86_64::kRsp;
-  pc_reg_ = arch::x86_64::kRip;
-  fp_reg_ = arch::x86_64::kRbp;
-}
+    : modules_(modules), memory_(memory), machine_(arch::machine_for(elf_machine)),
+      elf_machine_(elf_machine) {}
 
 Result<arch::RegisterFile> Unwinder::apply_row(const UnwindRow& row, const arch::RegisterFile& callee) const {
-  RegisterInputs inputs(callee, memory_);
+  if (!machine_) return Error{ErrorCode::kUnsupportedMachine, elf_machine_};
+  const arch::Machine& m = *machine_;
+  RegisterInputs inputs(callee, memory_, m.endian());
   uint64_t cfa = 0;
   switch (row.cfa.kind) {
     case CfaKind::kRegisterOffset: {
@@ -101,7 +103,7 @@ Result<arch::RegisterFile> Unwinder::apply_row(const UnwindRow& row, const arch:
   const RegisterRule* ra_rule = row.find(row.return_address_register);
   if (!ra_rule) return Error{ErrorCode::kReturnAddressNoRule, row.return_address_register};
   arch::RegisterFile caller = callee;
-  caller.set(sp_reg_, cfa);
+  caller.set(m.stack_pointer(), cfa);
   for (int i = 0; i < row.rule_count; ++i) {
     const RegisterRule& r = row.rules[i];
     switch (r.kind) {
@@ -110,7 +112,7 @@ Result<arch::RegisterFile> Unwinder::apply_row(const UnwindRow& row, const arch:
         if (auto v = callee.get(r.reg)) caller.set(r.reg, *v); else caller.forget(r.reg);
         break;
       case RuleKind::kOffset: {
-        FW_TRY(uint64_t v, memory_.read_u64(cfa + static_cast<uint64_t>(r.value)));
+        FW_TRY(uint64_t v, memory_.read_word(cfa + static_cast<uint64_t>(r.value), m.address_size(), m.endian()));
         caller.set(r.reg, v);
         break;
       }
@@ -127,7 +129,7 @@ Result<arch::RegisterFile> Unwinder::apply_row(const UnwindRow& row, const arch:
         o.initial = cfa;
         FW_TRY(uint64_t v, dwarf::evaluate_expression(r.expression, r.expression_offset, o, &inputs));
         if (r.kind == RuleKind::kExpression) {
-          FW_TRY(v, memory_.read_u64(v));
+          FW_TRY(v, memory_.read_word(v, m.address_size(), m.endian()));
         }
         caller.set(r.reg, v);
         break;
@@ -139,10 +141,10 @@ Result<arch::RegisterFile> Unwinder::apply_row(const UnwindRow& row, const arch:
   // the end of the stack: only an undefined return address ends it.
   auto ra = caller.get(row.return_address_register);
   if (!ra) {
-    if (ra_rule->kind == RuleKind::kUndefined) caller.forget(pc_reg_);
+    if (ra_rule->kind == RuleKind::kUndefined) caller.forget(m.program_counter());
     else return Error{ErrorCode::kReturnAddressUnknown, row.return_address_register};
   } else {
-    caller.set(pc_reg_, *ra);
+    caller.set(m.program_counter(), m.clean_return_address(*ra));
   }
   return caller;
 }
@@ -162,7 +164,7 @@ bool Unwinder::find_row(const Frame& frame, const UnwindOptions& options, Step* 
   // SFrame's topmost-only rules) whether this is the frame the walk began at.
   const unsigned variant = static_cast<unsigned>(options.sources) | (options.use_debug_frame ? 4u : 0u) |
                            (frame.source == FrameSource::kContext ? 8u : 0u);
-  const uint64_t link_pc = frame.lookup_pc() - frame.module->bias;
+  const uint64_t link_pc = frame.lookup_pc - frame.module->bias;
   if (const RowCache::Entry* e = options.row_cache->find(frame.module, link_pc, variant)) {
     step->sframe_miss = e->sframe_miss;
     step->lookup_error = e->lookup_error;
@@ -189,7 +191,7 @@ bool Unwinder::find_row_uncached(const Frame& frame, const UnwindOptions& option
     if (options.sources == SourceOrder::kSframe) step->sframe_miss = SframeMiss::kNoModule;
     return false;
   }
-  const uint64_t link_pc = frame.lookup_pc() - m->bias;
+  const uint64_t link_pc = frame.lookup_pc - m->bias;
   if (options.sources != SourceOrder::kSframe) {
     if (const ElfCfi* cfi = m->data->cfi()) {
       for (const auto& src : cfi->sources()) {
@@ -222,7 +224,7 @@ bool Unwinder::find_row_uncached(const Frame& frame, const UnwindOptions& option
 SframeMiss Unwinder::find_sframe_row(const Frame& frame, Step* step) const {
   const sframe::Section* sf = frame.module->data->sframe();
   if (!sf) return SframeMiss::kNoSection;
-  const uint64_t link_pc = frame.lookup_pc() - frame.module->bias;
+  const uint64_t link_pc = frame.lookup_pc - frame.module->bias;
   sframe::SframeRow row;
   auto found = sframe::row_for_pc(*sf, link_pc, row);
   if (!found) {
@@ -244,88 +246,61 @@ SframeMiss Unwinder::find_sframe_row(const Frame& frame, Step* step) const {
 
 bool Unwinder::fallback_row(const Frame& frame, const arch::RegisterFile& regs, const UnwindOptions& options,
                             Step* step) const {
-  namespace x = arch::x86_64;
   // The signal trampoline is recognised by its code, with or without CFI.
-  if (at_sigreturn_trampoline(frame.pc)) {
-    step->row = x::signal_frame_row();
+  if (machine_->is_signal_trampoline(memory_, frame.pc)) {
+    step->row = machine_->signal_frame_row();
     step->source = FrameSource::kSignal;
     return true;
   }
   if (!options.allow_frame_pointer) return false;
   // Without CFI, a frame-pointer step is safe only where the function is known
-  // to have set up its frame: find its start and read its prologue.
-  std::optional<uint64_t> start;
+  // to have set up its frame: the machine reads its prologue from its start.
+  arch::FallbackInput in;
+  in.activation = frame.activation;
+  in.registers = &regs;
+  uint8_t function_code[arch::Machine::kFallbackCodeBytes] = {};
+  uint8_t code_at_pc[arch::Machine::kFallbackCodeBytes];
   if (frame.module && frame.module->data) {
-    if (auto s = frame.module->data->symbols().lookup(frame.lookup_pc() - frame.module->bias))
-      start = s->symbol->address + frame.module->bias;
-  }
-  if (start) {
-    // An activation about to return has no frame left, whatever its prologue built.
-    uint8_t tail[32];
-    if (frame.activation && x::at_epilogue_tail(Bytes(tail, memory_.read(frame.pc, tail, sizeof tail)))) {
-      step->row = x::entry_row();
-      step->source = FrameSource::kPrologue;
-      return true;
+    if (auto s = frame.module->data->symbols().lookup(frame.lookup_pc - frame.module->bias)) {
+      const uint64_t start = s->symbol->address + frame.module->bias;
+      in.function_known = true;
+      in.pc_offset = frame.pc - start;
+      // An activation has run only the instructions before its PC.
+      const size_t want = frame.activation ? static_cast<size_t>(std::min<uint64_t>(in.pc_offset, sizeof function_code))
+                                           : sizeof function_code;
+      in.function_code = Bytes(function_code, want ? memory_.read(start, function_code, want) : 0);
+      if (frame.activation) in.code_at_pc = Bytes(code_at_pc, memory_.read(frame.pc, code_at_pc, sizeof code_at_pc));
     }
-    // Read the prologue (up to the PC for an activation) and follow it.
-    uint8_t code[64] = {};
-    const uint64_t at = frame.pc - *start;
-    const size_t want = frame.activation ? static_cast<size_t>(std::min<uint64_t>(at, sizeof code)) : sizeof code;
-    const size_t got = want ? memory_.read(*start, code, want) : 0;
-    UnwindRow row;
-    if (x::prologue_row(Bytes(code, got), frame.activation ? at : x::kReturnAddressFrame, &row)) {
-      step->row = row;
-      step->source = row.cfa.reg == fp_reg_ ? FrameSource::kFramePointer : FrameSource::kPrologue;
-      return true;
-    }
-    // A prologue it cannot read (e.g. shrink-wrapped behind a branch) is no
-    // better known than a function without a symbol.
   }
-  // No symbol or no readable prologue: a frame-pointer guess, only for a
-  // return-address frame whose rbp points into the stack above sp (a
-  // frameless caller would be skipped).
-  if (frame.activation) return false;
-  auto rbp = regs.get(fp_reg_);
-  auto sp = regs.get(sp_reg_);
-  if (!rbp || !sp || *rbp < *sp || *rbp - *sp > (uint64_t{1} << 26) || (*rbp & 7)) return false;
-  step->row = x::frame_pointer_row();
-  step->source = FrameSource::kFramePointer;
+  const auto kind = machine_->fallback_row(in, &step->row);
+  if (!kind) return false;
+  step->source = *kind == arch::FallbackKind::kFramePointer ? FrameSource::kFramePointer : FrameSource::kPrologue;
   return true;
 }
 
-bool Unwinder::at_sigreturn_trampoline(uint64_t pc) const {
-  uint8_t code[sizeof arch::x86_64::kSigreturnCode];
-  return arch::x86_64::is_sigreturn_trampoline(Bytes(code, memory_.read(pc, code, sizeof code)));
-}
-
 bool Unwinder::plausible_return_address(uint64_t ra) const {
-  if (ra < 8 || !modules_.find(ra - 1)) return false;
-  if (at_sigreturn_trampoline(ra)) return true;  // where a signal handler returns
-  uint8_t before[8];
-  if (memory_.read(ra - 8, before, sizeof before) != sizeof before) {
-    // At least the 5 bytes of a `call rel32` must be readable.
-    return memory_.read(ra - 5, before, 5) == 5 && before[0] == 0xe8;
-  }
-  if (before[3] == 0xe8) return true;  // call rel32
-  // call r/m64: ff /2 with 0 to 6 bytes of ModRM displacement after the opcode.
-  for (int len = 2; len <= 7; ++len) {
-    const uint8_t op = before[8 - len];
-    const uint8_t modrm = before[8 - len + 1];
-    if (op == 0xff && ((modrm >> 3) & 7) == 2) return true;
-  }
-  return false;
+  if (!modules_.find(machine_->lookup_pc(ra, false))) return false;
+  if (machine_->is_signal_trampoline(memory_, ra)) return true;  // where a signal handler returns
+  return machine_->follows_call(memory_, ra);
 }
 
 WalkResult Unwinder::walk(const arch::RegisterFile& registers, FunctionRef<bool(const Frame&)> on_frame,
                           const UnwindOptions& options) const {
   WalkResult result;
+  if (!machine_) {
+    result.reason = StopReason::kUnsupportedMachine;
+    result.address = elf_machine_;
+    return result;
+  }
+  const uint16_t pc_reg = machine_->program_counter();
+  const uint16_t sp_reg = machine_->stack_pointer();
   arch::RegisterFile regs = registers;
   bool activation = !options.first_is_return_address;
   FrameSource source = FrameSource::kContext;
   SframeMiss sframe_miss = SframeMiss::kNone;
   for (;;) {
-    auto pc = regs.get(pc_reg_);
-    auto sp = regs.get(sp_reg_);
+    auto pc = regs.get(pc_reg);
+    auto sp = regs.get(sp_reg);
     if (!pc || !sp) {
       result.reason = StopReason::kNoRegisters;
       return result;
@@ -336,7 +311,9 @@ WalkResult Unwinder::walk(const arch::RegisterFile& registers, FunctionRef<bool(
     frame.activation = activation;
     frame.source = source;
     frame.sframe_miss = sframe_miss;
-    frame.module = modules_.find(frame.lookup_pc());
+    frame.lookup_pc = machine_->lookup_pc(frame.pc, activation);
+    frame.symbol_pc = frame.lookup_pc;
+    frame.module = modules_.find(frame.lookup_pc);
     ++result.frames;
     // The row is found before the frame is reported, so that the frame can
     // say whether it is a signal trampoline.
@@ -344,6 +321,7 @@ WalkResult Unwinder::walk(const arch::RegisterFile& registers, FunctionRef<bool(
     const bool have_row = find_row(frame, options, &step) ||
                           (!step.lookup_error && fallback_row(frame, regs, options, &step));
     frame.signal_trampoline = have_row && step.row.signal_frame;
+    if (frame.signal_trampoline) frame.symbol_pc = frame.pc;
     if (!on_frame(frame)) {
       result.reason = StopReason::kCallback;
       return result;
@@ -384,7 +362,7 @@ WalkResult Unwinder::walk(const arch::RegisterFile& registers, FunctionRef<bool(
       }
       return result;
     }
-    auto next_pc = caller->get(pc_reg_);
+    auto next_pc = caller->get(pc_reg);
     if (!next_pc || *next_pc == 0) {
       result.reason = StopReason::kOutermost;
       return result;
@@ -396,7 +374,7 @@ WalkResult Unwinder::walk(const arch::RegisterFile& registers, FunctionRef<bool(
       result.address = frame.pc;
       return result;
     }
-    const uint64_t next_sp = caller->value_or(sp_reg_, 0);
+    const uint64_t next_sp = caller->value_or(sp_reg, 0);
     // The stack grows down: a caller's SP is above its callee's, except across
     // a signal frame (the handler may run on an alternate stack).
     if (!step.row.signal_frame && (next_sp < *sp || (next_sp == *sp && *next_pc == *pc))) {

@@ -7,6 +7,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "arch/machine.hpp"
 #include "arch/registers.hpp"
 #include "base/function_ref.hpp"
 #include "base/memory.hpp"
@@ -49,6 +50,7 @@ enum class StopReason : uint8_t {
   kBadUnwindInfo,     // the row could not be evaluated (see error)
   kNoRegisters,       // the initial registers lacked the PC or SP
   kCallback,          // the frame callback asked to stop
+  kUnsupportedMachine,  // the Unwinder was made for a machine it cannot unwind (no frames)
 };
 const char* to_string(StopReason reason);
 
@@ -61,16 +63,19 @@ struct Frame {
   bool signal_trampoline = false;  // this frame is the kernel's signal return path
   // Why the callee's row did not come from SFrame (SourceOrder::kSframe).
   SframeMiss sframe_miss = SframeMiss::kNone;
-  // The address to look up symbols and unwind rows at: pc, or pc - 1 for return addresses.
-  uint64_t lookup_pc() const { return activation ? pc : pc - 1; }
-  // Where to look up the function name: a signal trampoline is entered by a
-  // return address that points at its first instruction.
-  uint64_t symbol_pc() const { return activation || signal_trampoline ? pc : pc - 1; }
+  // The address to look up unwind rows at: pc for an activation, inside the
+  // call instruction for a return address (arch::Machine::lookup_pc).
+  uint64_t lookup_pc = 0;
+  // Where to look up the function name: lookup_pc, except for a signal
+  // trampoline, entered by a return address that points at its first instruction.
+  uint64_t symbol_pc = 0;
 };
 
 struct WalkResult {
   StopReason reason = StopReason::kOutermost;
-  uint64_t address = 0;  // for kBadMemory: the address; for kNoUnwindInfo and kBadUnwindInfo: the PC
+  // For kBadMemory: the address; for kNoUnwindInfo and kBadUnwindInfo: the
+  // PC; for kUnsupportedMachine: the ELF e_machine.
+  uint64_t address = 0;
   ErrorCode error = ErrorCode::kNotFound;  // for kBadUnwindInfo
   SframeMiss sframe_miss = SframeMiss::kNone;  // for kNoUnwindInfo with SourceOrder::kSframe
   size_t frames = 0;
@@ -128,7 +133,12 @@ struct UnwindOptions {
 
 class Unwinder {
  public:
+  // For a machine without a descriptor (arch::machine_for), every walk stops
+  // at once with kUnsupportedMachine and apply_row fails.
   Unwinder(const ModuleMap& modules, Memory& memory, uint16_t elf_machine);
+
+  // Null for an unsupported machine.
+  const arch::Machine* machine() const { return machine_; }
 
   // Walks from `registers`, calling `on_frame` for each frame (return false to
   // stop). A FunctionRef, not a std::function: passing a lambda never allocates.
@@ -155,13 +165,11 @@ class Unwinder {
   // a module, right after a call instruction, or (a signal handler's) at a
   // sigreturn trampoline.
   bool plausible_return_address(uint64_t address) const;
-  // Whether the code at `pc` is the sigreturn trampoline (recognised by its code).
-  bool at_sigreturn_trampoline(uint64_t pc) const;
 
   const ModuleMap& modules_;
   Memory& memory_;
-  uint16_t machine_;
-  uint16_t sp_reg_, pc_reg_, fp_reg_;
+  const arch::Machine* machine_;
+  uint16_t elf_machine_;  // for the error when machine_ is null
 };
 
 }  // namespace framewalk

@@ -296,6 +296,31 @@ TEST(Unwinder, CfaFromUnknownRegisterIsAnError) {
   EXPECT_EQ(caller.error().code, ErrorCode::kExprNeedsRegister);
 }
 
+// A machine without a descriptor: no frame, a reason, and no guess made
+// with another machine's registers.
+TEST(Unwinder, UnsupportedMachineStopsBeforeTheFirstFrame) {
+  FakeMemory mem;
+  mem.word(0x7000, 0x2000);
+  static const ModuleMap no_modules;
+  constexpr uint16_t kEmAarch64 = 183;
+  const Unwinder unwinder(no_modules, mem, kEmAarch64);
+  EXPECT_EQ(unwinder.machine(), nullptr);
+  size_t frames = 0;
+  const WalkResult result = unwinder.walk(regs_at(0x1000, 0x7000, 0x7100), [&](const Frame&) {
+    ++frames;
+    return true;
+  });
+  EXPECT_EQ(frames, 0u);
+  EXPECT_EQ(result.frames, 0u);
+  EXPECT_EQ(result.reason, StopReason::kUnsupportedMachine);
+  EXPECT_EQ(result.address, kEmAarch64);
+  EXPECT_STREQ(to_string(result.reason), "unsupported-machine");
+  auto caller = unwinder.apply_row(x::entry_row(), regs_at(0x1000, 0x7000, 0x7100));
+  ASSERT_FALSE(caller.ok());
+  EXPECT_EQ(caller.error().code, ErrorCode::kUnsupportedMachine);
+  EXPECT_EQ(caller.error().offset, kEmAarch64);
+}
+
 // ---- SFrame as the only source ------------------------------------------------
 
 // A module at [0x10000, 0x20000) made of `file`.

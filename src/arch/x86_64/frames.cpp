@@ -21,32 +21,32 @@ RegisterFile from_capture(const uint64_t* captured) {
   return r;
 }
 
-RegisterFile from_user_regs(const uint64_t (&u)[kUserRegsCount]) {
+namespace {
+// The 8-byte little-endian word at `offset` in `bytes`, when it is all there.
+std::optional<uint64_t> slot(Bytes bytes, size_t offset) {
+  if (offset > bytes.size() || bytes.size() - offset < 8) return std::nullopt;
+  uint64_t v = 0;
+  for (unsigned i = 0; i < 8; ++i) v |= uint64_t{bytes[offset + i]} << (8 * i);
+  return v;
+}
+
+// The user_regs_struct slot of each DWARF register rax..r15, rip.
+constexpr unsigned kUserRegsSlot[17] = {kURax, kURdx, kURcx, kURbx, kURsi, kURdi, kURbp, kURsp, kUR8,
+                                        kUR9,  kUR10, kUR11, kUR12, kUR13, kUR14, kUR15, kURip};
+}  // namespace
+
+RegisterFile from_user_regs_bytes(Bytes bytes) {
   RegisterFile r;
-  r.set(kRax, u[kURax]);
-  r.set(kRdx, u[kURdx]);
-  r.set(kRcx, u[kURcx]);
-  r.set(kRbx, u[kURbx]);
-  r.set(kRsi, u[kURsi]);
-  r.set(kRdi, u[kURdi]);
-  r.set(kRbp, u[kURbp]);
-  r.set(kRsp, u[kURsp]);
-  r.set(kR8, u[kUR8]);
-  r.set(kR9, u[kUR9]);
-  r.set(kR10, u[kUR10]);
-  r.set(kR11, u[kUR11]);
-  r.set(kR12, u[kUR12]);
-  r.set(kR13, u[kUR13]);
-  r.set(kR14, u[kUR14]);
-  r.set(kR15, u[kUR15]);
-  r.set(kRip, u[kURip]);
+  for (uint16_t reg = 0; reg < 17; ++reg)
+    if (auto v = slot(bytes, 8 * kUserRegsSlot[reg])) r.set(reg, *v);
   return r;
 }
 
-RegisterFile from_user_regs_bytes(Bytes bytes) {
-  uint64_t u[kUserRegsCount] = {};
-  std::memcpy(u, bytes.data(), bytes.size() < sizeof u ? bytes.size() : sizeof u);
-  return from_user_regs(u);
+RegisterFile from_ucontext_bytes(Bytes bytes) {
+  RegisterFile r;
+  for (unsigned i = 0; i < 17; ++i)
+    if (auto v = slot(bytes, kUcontextGregsOffset + 8 * i)) r.set(kGregsToDwarf[i], *v);
+  return r;
 }
 
 }  // namespace framewalk::arch::x86_64

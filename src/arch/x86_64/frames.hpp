@@ -25,9 +25,9 @@ RegisterFile from_capture(const uint64_t* captured);
 inline constexpr unsigned kUserRegsCount = 27;
 inline constexpr unsigned kUserRegsSize = kUserRegsCount * 8;
 
-// From user_regs_struct (ptrace GETREGS) or NT_PRSTATUS's pr_reg.
-RegisterFile from_user_regs(const uint64_t (&regs)[kUserRegsCount]);
-// From the bytes of an elf_gregset_t (little-endian).
+// From the bytes of an elf_gregset_t (little-endian): user_regs_struct
+// (ptrace GETREGS) or NT_PRSTATUS's pr_reg. Registers past the end of
+// `bytes` are unknown.
 RegisterFile from_user_regs_bytes(Bytes bytes);
 
 // Offsets in `struct ucontext_t` (glibc and kernel agree): uc_mcontext.gregs
@@ -36,6 +36,9 @@ inline constexpr unsigned kUcontextGregsOffset = 40;
 // DWARF number for each gregs index 0..16.
 inline constexpr uint16_t kGregsToDwarf[17] = {kR8, kR9, kR10, kR11, kR12, kR13, kR14, kR15,
                                               kRdi, kRsi, kRbp, kRbx, kRdx, kRax, kRcx, kRsp, kRip};
+// From the bytes of a ucontext_t (little-endian); registers past the end of
+// `bytes` are unknown.
+RegisterFile from_ucontext_bytes(Bytes bytes);
 
 // The signal-return trampoline glibc and musl install (SA_RESTORER):
 // `mov $15,%rax; syscall` (rt_sigreturn).

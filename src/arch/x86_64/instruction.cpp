@@ -204,4 +204,15 @@ std::optional<Instruction> decode_instruction(Bytes code) {
   return insn;
 }
 
+bool ends_with_call(Bytes code) {
+  const size_t n = code.size();
+  if (n >= 5 && code[n - 5] == 0xe8) return true;  // call rel32
+  for (size_t len = 2; len <= 7 && len <= n; ++len) {
+    const uint8_t opcode = code[n - len];
+    const uint8_t modrm = code[n - len + 1];
+    if (opcode == 0xff && ((modrm >> 3) & 7) == 2) return true;  // call r/m64
+  }
+  return false;
+}
+
 }  // namespace framewalk::arch::x86_64

@@ -30,4 +30,10 @@ struct Instruction {
 // of those described above, or it is cut off by the end of `code`.
 std::optional<Instruction> decode_instruction(Bytes code);
 
+// Whether `code`, the bytes just before a return address, ends with a call:
+// `call rel32` (e8 + 4 bytes) or `call r/m64` (ff /2 with its ModRM, SIB and
+// displacement: 2 to 7 bytes). Not a decode: bytes before the candidate
+// opcode are not looked at, so a match can be a coincidence of bytes.
+bool ends_with_call(Bytes code);
+
 }  // namespace framewalk::arch::x86_64

@@ -1,0 +1,76 @@
+#include "arch/x86_64/machine.hpp"
+
+#include <algorithm>
+
+#include "arch/x86_64/frames.hpp"
+#include "arch/x86_64/instruction.hpp"
+
+namespace framewalk::arch::x86_64 {
+
+namespace {
+
+// The epilogue tail ends in a `ret` within this many bytes of the PC.
+constexpr size_t kEpilogueWindow = 32;
+// A frame pointer further above the stack pointer than this is not one.
+constexpr uint64_t kMaxFrameSize = uint64_t{1} << 26;
+
+class X86_64Machine final : public Machine {
+ public:
+  constexpr X86_64Machine() : Machine(kArchInfo, 8, Endian::kLittle) {}
+
+  uint64_t clean_return_address(uint64_t address) const override { return address; }
+
+  uint64_t lookup_pc(uint64_t pc, bool activation) const override { return activation ? pc : pc - 1; }
+
+  bool follows_call(Memory& memory, uint64_t return_address) const override {
+    uint8_t before[8];
+    if (return_address < sizeof before) return false;
+    if (memory.read(return_address - sizeof before, before, sizeof before) != sizeof before) {
+      // Near the start of readable memory at least a `call rel32` must fit.
+      return memory.read(return_address - 5, before, 5) == 5 && ends_with_call(Bytes(before, 5));
+    }
+    return ends_with_call(Bytes(before, sizeof before));
+  }
+
+  bool is_signal_trampoline(Memory& memory, uint64_t pc) const override {
+    uint8_t code[sizeof kSigreturnCode];
+    return is_sigreturn_trampoline(Bytes(code, memory.read(pc, code, sizeof code)));
+  }
+
+  UnwindRow signal_frame_row() const override { return x86_64::signal_frame_row(); }
+
+  std::optional<FallbackKind> fallback_row(const FallbackInput& in, UnwindRow* row) const override {
+    if (in.function_known) {
+      // An activation about to return has no frame left, whatever its prologue built.
+      if (in.activation &&
+          at_epilogue_tail(in.code_at_pc.first(std::min(in.code_at_pc.size(), kEpilogueWindow)))) {
+        *row = entry_row();
+        return FallbackKind::kPrologue;
+      }
+      if (prologue_row(in.function_code, in.activation ? in.pc_offset : kReturnAddressFrame, row))
+        return row->cfa.reg == kRbp ? FallbackKind::kFramePointer : FallbackKind::kPrologue;
+      // A prologue it cannot read (e.g. shrink-wrapped behind a branch) is no
+      // better known than a function without a symbol.
+    }
+    // A frame-pointer guess, only for a return-address frame whose rbp points
+    // into the stack above sp (a frameless caller would be skipped).
+    if (in.activation) return std::nullopt;
+    auto rbp = in.registers->get(kRbp);
+    auto sp = in.registers->get(kRsp);
+    if (!rbp || !sp || *rbp < *sp || *rbp - *sp > kMaxFrameSize || (*rbp & 7)) return std::nullopt;
+    *row = frame_pointer_row();
+    return FallbackKind::kFramePointer;
+  }
+
+  size_t gregset_size() const override { return kUserRegsSize; }
+  RegisterFile registers_from_gregset(Bytes gregset) const override { return from_user_regs_bytes(gregset); }
+  RegisterFile registers_from_ucontext(Bytes ucontext) const override { return from_ucontext_bytes(ucontext); }
+};
+
+constinit const X86_64Machine kMachine;
+
+}  // namespace
+
+const Machine& machine() { return kMachine; }
+
+}  // namespace framewalk::arch::x86_64
