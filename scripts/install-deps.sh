@@ -9,7 +9,12 @@ packages=(
   binutils elfutils gdb time python3 libunwind-dev
   debuginfod           # a local server for the debuginfod test (brings libdebuginfod1)
   clang libclang-rt-14-dev llvm
-  gcc-multilib
+  # Other machines: cross compilers (gcc-multilib conflicts with them: 32-bit
+  # x86 comes from gcc-i686-linux-gnu), qemu-user to run what they build,
+  # gdb-multiarch to read its cores.
+  gcc-i686-linux-gnu gcc-aarch64-linux-gnu g++-aarch64-linux-gnu
+  gcc-arm-linux-gnueabihf g++-arm-linux-gnueabihf qemu-user gdb-multiarch
+  libc6-dev-i386-cross libc6-dev-arm64-cross libc6-dev-armhf-cross
   libllvm16            # the largest library of the machine: conformance and benchmarks
 )
 missing=()
