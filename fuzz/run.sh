@@ -5,7 +5,8 @@
 # target
 #   1. replays every input of fuzz/regressions/<target>/, whole;
 #   2. fuzzes from the seed corpus fuzz/corpus/<target>/ with a fixed seed and
-#      a fixed number of runs (new inputs go to a temporary directory).
+#      a fixed number of runs (new inputs go to build-fuzz/new-inputs/, emptied
+#      first), without address randomization (see below).
 # A failing input is copied to fuzz/regressions/<target>/ (and printed in
 # base64 when small). Exits non-zero if any target failed.
 #
@@ -41,8 +42,18 @@ if [[ $# -gt 0 ]]; then targets=("$@"); else targets=("${fuzz_all_targets[@]}");
 for t in "${targets[@]}"; do fuzz_max_len "$t" > /dev/null; done
 fuzz_build_targets "${targets[@]}"
 
-scratch=$(mktemp -d)
-trap 'rm -rf "$scratch"' EXIT
+# libFuzzer with a fixed seed still wanders where the process's addresses
+# change from run to run: comparisons it traces (-use_cmp) feed pointer
+# values into its mutations, some code under test orders by address, and it
+# rereads the corpus directory by the clock (-reload). So -use_cmp and
+# -reload are off, address randomization is off (setarch -R), and the target
+# runs from its build directory with relative paths and a fixed environment,
+# so that its stack lies at the same address wherever the tree is: one
+# commit follows one path, with the same executions, coverage and result.
+no_aslr=()
+if setarch "$(uname -m)" -R true 2> /dev/null; then no_aslr=(setarch "$(uname -m)" -R); fi
+scratch=$fuzz_build/new-inputs
+corpus_from_build=$(realpath --relative-to="$fuzz_build" "$fuzz_root/fuzz/corpus")
 failed=()
 for t in "${targets[@]}"; do
   bin=$fuzz_build/fuzz/$t
@@ -66,11 +77,15 @@ for t in "${targets[@]}"; do
 
   runs=${FUZZ_RUNS:-$(default_runs "$t")}
   new_inputs=$scratch/$t
+  rm -rf "$new_inputs"
   mkdir -p "$new_inputs"
   echo "== $t: -seed=$seed -runs=$runs $(fuzz_flags "$t")"
   # shellcheck disable=SC2046,SC2086
-  "$bin" -seed="$seed" -runs="$runs" $(fuzz_flags "$t") -artifact_prefix="$artifacts/" ${FUZZ_ARGS:-} \
-    "$new_inputs" "$fuzz_root/fuzz/corpus/$t" > "$fuzz_build/$t.log" 2>&1 || status=$?
+  (cd "$fuzz_build" && "${no_aslr[@]}" env -i PATH=/usr/local/bin:/usr/bin:/bin ASAN_OPTIONS="$ASAN_OPTIONS" \
+    UBSAN_OPTIONS="$UBSAN_OPTIONS" \
+    "./fuzz/$t" -seed="$seed" -runs="$runs" -reload=0 -use_cmp=0 $(fuzz_flags "$t") \
+    -artifact_prefix="artifacts/$t/" ${FUZZ_ARGS:-} "new-inputs/$t" "$corpus_from_build/$t") \
+    > "$fuzz_build/$t.log" 2>&1 || status=$?
   grep -E '^(stat::number_of_executed_units|stat::new_units_added)' "$fuzz_build/$t.log" || true
   grep -E '^#[0-9]+[[:space:]]+DONE' "$fuzz_build/$t.log" | sed -E 's/ exec\/s: [0-9]+//; s/ rss: [0-9]+Mb//' || true
   fuzz_keep_findings "$t" "$artifacts" "$fuzz_build/$t.log" "$status" || failed+=("$t")
