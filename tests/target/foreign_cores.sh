@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Real cores of other machines: a program that aborts, cross-built for
+# AArch64 and 32-bit ARM and run under qemu-user (which writes the guest's
+# core itself), and built for i386 and run natively (the kernel's core).
+# `framewalk stack --core` must name the machine and exit 2. Machines whose
+# compiler or qemu is missing are skipped; exit 77 when none could be tried.
+set -u
+framewalk=$(realpath "$1")
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work" || exit 2
+printf '#include <stdlib.h>\nint main(void) { abort(); }\n' > abort.c
+ulimit -c unlimited
+echo 0 > /proc/self/coredump_filter 2> /dev/null  # keep the qemu process's own core tiny
+
+tried=0 failed=0
+check() {  # check MACHINE-NAME CORE
+  local name=$1 core=$2 out status
+  out=$("$framewalk" stack --core "$core" 2>&1)
+  status=$?
+  local want="framewalk: $core: a core file of $name: framewalk cannot unwind $name yet (it unwinds x86-64)"
+  tried=$((tried + 1))
+  if [[ $status -ne 2 || $out != "$want" ]]; then
+    echo "FAIL $name: exit $status, said: $out" >&2
+    failed=$((failed + 1))
+  else
+    echo "ok   $name"
+  fi
+}
+
+# check_qemu NAME COMPILER QEMU SYSROOT
+check_qemu() {
+  local name=$1 cc=$2 qemu=$3 sysroot=$4
+  command -v "$cc" > /dev/null && command -v "$qemu" > /dev/null || { echo "skip $name (no $cc or $qemu)"; return; }
+  "$cc" -O1 abort.c -o "prog-$name" || { echo "FAIL $name: $cc failed" >&2; failed=$((failed + 1)); return; }
+  ("$qemu" -L "$sysroot" "./prog-$name"; true) 2> /dev/null
+  local core
+  core=$(ls qemu_prog-"$name"_*.core 2> /dev/null | head -n 1)
+  [[ -n $core ]] || { echo "FAIL $name: qemu wrote no core" >&2; failed=$((failed + 1)); return; }
+  check "$name" "$core"
+}
+check_qemu AArch64 aarch64-linux-gnu-gcc qemu-aarch64 /usr/aarch64-linux-gnu
+check_qemu ARM arm-linux-gnueabihf-gcc qemu-arm /usr/arm-linux-gnueabihf
+
+# i386 runs here; its core is the kernel's, when core_pattern writes a file.
+if command -v i686-linux-gnu-gcc > /dev/null && [[ $(cat /proc/sys/kernel/core_pattern) == core* ]]; then
+  i686-linux-gnu-gcc -O1 abort.c -o prog-i386 && (./prog-i386; true) 2> /dev/null
+  core=$(ls core* 2> /dev/null | head -n 1)
+  if [[ -n $core ]]; then check i386 "$work/$core"; else echo "skip i386 (no core written)"; fi
+else
+  echo "skip i386 (no i686-linux-gnu-gcc, or cores are not written to files)"
+fi
+
+echo "foreign cores: $tried tried, $failed failed"
+[[ $failed -eq 0 ]] || exit 1
+[[ $tried -gt 0 ]] || exit 77
