@@ -28,12 +28,30 @@ std::optional<RelocationKind> kind_of(uint16_t machine, uint32_t type) {
       case 1: return RelocationKind{4, false};  // R_386_32
       case 2: return RelocationKind{4, true};   // R_386_PC32
     }
+  } else if (machine == kEmAarch64) {
+    switch (type) {
+      case 257: return RelocationKind{8, false};  // R_AARCH64_ABS64
+      case 258: return RelocationKind{4, false};  // R_AARCH64_ABS32
+      case 260: return RelocationKind{8, true};   // R_AARCH64_PREL64
+      case 261: return RelocationKind{4, true};   // R_AARCH64_PREL32
+    }
+  } else if (machine == kEmArm) {
+    switch (type) {
+      case 2: return RelocationKind{4, false};  // R_ARM_ABS32
+      case 3: return RelocationKind{4, true};   // R_ARM_REL32
+    }
   }
   return std::nullopt;
 }
 
 bool is_none(uint16_t machine, uint32_t type) {
-  return (machine == kEmX86_64 || machine == kEm386) && type == 0;
+  switch (machine) {
+    case kEmX86_64:
+    case kEm386:
+    case kEmArm: return type == 0;
+    case kEmAarch64: return type == 0 || type == 256;  // R_AARCH64_NONE, and its old number
+    default: return false;
+  }
 }
 
 uint64_t load(const uint8_t* p, unsigned size, Endian endian) {

@@ -1167,6 +1167,49 @@ TEST(RelocationsTest, I386RelTakesTheAddendFromThePlace) {
   EXPECT_EQ(*out, expected);
 }
 
+TEST(RelocationsTest, Aarch64RelaLikeReadelf) {
+  const std::vector<Sym> syms = {{"", 0, 0, kStbLocal, kSttSection}, {"f", 0x40, 8}};
+  const std::vector<uint8_t> contents(40, 0);
+  const auto relocs = rela64({{0, 1, 261, 0x20},   // R_AARCH64_PREL32: S + A - P
+                              {8, 2, 257, 1},      // R_AARCH64_ABS64
+                              {16, 2, 258, 2},     // R_AARCH64_ABS32
+                              {24, 1, 260, 0x30},  // R_AARCH64_PREL64
+                              {32, 1, 256, 0},     // R_AARCH64_NONE (old number)
+                              {32, 1, 275, 0}});   // ADR_PREL_PG_HI21: not a debug-section relocation
+  auto file = parse(relocatable(true, kEmAarch64, contents, syms, kShtRela, relocs));
+  ASSERT_TRUE(file) << to_string(file.error().code);
+  RelocationCounts counts;
+  auto out = relocated_contents(**file, *(*file)->section_by_name(".eh_frame"), contents, &counts);
+  ASSERT_TRUE(out);
+  std::vector<uint8_t> expected = contents;
+  patch(expected, 0, 0x20, 4, Endian::kLittle);
+  patch(expected, 8, 0x41, 8, Endian::kLittle);
+  patch(expected, 16, 0x42, 4, Endian::kLittle);
+  patch(expected, 24, 0x30 - 24, 8, Endian::kLittle);
+  EXPECT_EQ(*out, expected);
+  EXPECT_EQ(counts.applied, 4u);
+  EXPECT_EQ(counts.skipped, 1u);
+}
+
+TEST(RelocationsTest, ArmRelTakesTheAddendFromThePlace) {
+  const std::vector<Sym> syms = {{"g", 0x100, 4, kStbGlobal, kSttObject}};
+  std::vector<uint8_t> contents(12, 0);
+  patch(contents, 0, 0x10, 4, Endian::kLittle);
+  patch(contents, 4, 0x8, 4, Endian::kLittle);
+  SectionBuilder rel(Endian::kLittle);
+  rel.u32(0).u32(1 << 8 | 2);  // R_ARM_ABS32
+  rel.u32(4).u32(1 << 8 | 3);  // R_ARM_REL32
+  rel.u32(8).u32(1 << 8 | 0);  // R_ARM_NONE
+  auto file = parse(relocatable(false, kEmArm, contents, syms, kShtRel, rel.finish()));
+  ASSERT_TRUE(file) << to_string(file.error().code);
+  auto out = relocated_contents(**file, *(*file)->section_by_name(".eh_frame"), contents);
+  ASSERT_TRUE(out);
+  std::vector<uint8_t> expected(12, 0);
+  patch(expected, 0, 0x110, 4, Endian::kLittle);
+  patch(expected, 4, 0x100 + 0x8 - 4, 4, Endian::kLittle);
+  EXPECT_EQ(*out, expected);
+}
+
 TEST(RelocationsTest, OnlyTheSectionsAimedAtTheTarget) {
   const std::vector<Sym> syms = {{"f", 0x40, 8}};
   const std::vector<uint8_t> contents(8, 0);
