@@ -302,7 +302,8 @@ class Dumper {
       t += "\n";
     }
     for (const Instruction& in : instructions)
-      if (in.op == Op::kTruncated || in.op == Op::kBadVspChange) {
+      // The ones readelf fails on too (it prints [Spare] and [Reserved] and goes on).
+      if (in.op == Op::kTruncated || in.op == Op::kBadVspChange || in.op == Op::kUnsupported) {
         auto checked = ehabi::check_instruction(in, bytes.offset_of_byte(in.offset));
         if (!checked) problem(checked.error().code, checked.error().offset, where);
       }
