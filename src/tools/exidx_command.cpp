@@ -14,9 +14,7 @@ namespace {
 int dump_file(const std::string& path, bool readelf, bool name_file) {
   auto file = elf::ElfFile::open(path);
   if (!file) {
-    const Error e = file.error();
-    if (e.code == ErrorCode::kIoError) report(path, std::strerror(static_cast<int>(e.offset)));
-    else report(path, std::string(to_string(e.code)) + " at offset " + hex(e.offset));
+    report(path, open_error_text(file.error()));
     return 1;
   }
   const elf::ElfFile& f = **file;
