@@ -30,6 +30,8 @@ int fuzz_core(const uint8_t* data, size_t size);
 int fuzz_unwind(const uint8_t* data, size_t size);
 // The bytes as an ar archive; each member as an ELF file, relocated and dumped as readelf does.
 int fuzz_archive(const uint8_t* data, size_t size);
+// The bytes as an ARM ELF file dumped as readelf -u does, and as bare EHABI tables.
+int fuzz_exidx(const uint8_t* data, size_t size);
 
 }  // namespace framewalk::fuzz
 

@@ -48,6 +48,11 @@ const char* to_string(ErrorCode code) noexcept {
     case ErrorCode::kBadArchiveName: return "bad archive member name";
     case ErrorCode::kArchiveMemberPastEnd: return "archive member runs past the end of the archive";
     case ErrorCode::kNestedThinArchive: return "nested thin archives are not supported";
+    case ErrorCode::kBadExidxEntry: return "index entry with bit 31 of its function word set";
+    case ErrorCode::kBadExtabPointer: return "index entry points outside every section";
+    case ErrorCode::kBadPersonalityIndex: return "reserved compact personality index";
+    case ErrorCode::kTruncatedUnwindOpcode: return "unwind instruction runs past its entry";
+    case ErrorCode::kSpareUnwindOpcode: return "spare or reserved unwind instruction";
   }
   return "unknown error";
 }

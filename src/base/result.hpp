@@ -53,6 +53,11 @@ enum class ErrorCode : uint16_t {
   kBadArchiveName,         // an ar member name that cannot be resolved (long-name or BSD form)
   kArchiveMemberPastEnd,   // an ar member's size runs past the end of the archive
   kNestedThinArchive,      // a thin archive's member is itself an archive
+  kBadExidxEntry,          // an .ARM.exidx function word with bit 31 set
+  kBadExtabPointer,        // an .ARM.exidx entry's prel31 pointer leads into no .ARM.extab
+  kBadPersonalityIndex,    // an EHABI compact entry with a reserved index (3..15) or bits 28-30 set
+  kTruncatedUnwindOpcode,  // an EHABI unwind instruction runs past its entry's declared words
+  kSpareUnwindOpcode,      // an EHABI unwind instruction that is spare or reserved
 };
 
 const char* to_string(ErrorCode code) noexcept;

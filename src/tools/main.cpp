@@ -6,6 +6,7 @@
 
 #include "tools/cfi_command.hpp"
 #include "tools/check_command.hpp"
+#include "tools/exidx_command.hpp"
 #include "tools/sframe_command.hpp"
 #include "tools/stack_command.hpp"
 
@@ -57,6 +58,12 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({1, 2, 3}));
   sframe_cmd->add_flag("--no-segment", generate.no_segment,
                        "--generate: keep .sframe non-allocated (no new PT_LOAD and PT_GNU_SFRAME)");
+
+  framewalk::tools::ExidxCommandOptions exidx;
+  auto* exidx_cmd = app.add_subcommand("exidx", "Dump the ARM EHABI unwind tables (.ARM.exidx, .ARM.extab)");
+  exidx_cmd->add_option("files", exidx.files, "32-bit ARM executables and shared libraries")->required();
+  exidx_cmd->add_option("--format", exidx.format, "text (default) or readelf (as readelf -u)")
+      ->check(CLI::IsMember({"text", "readelf"}));
 
   framewalk::tools::CheckCommandOptions check;
   std::string check_address_text;
@@ -129,6 +136,7 @@ int main(int argc, char** argv) {
     }
     return framewalk::tools::run_sframe_command(sframe);
   }
+  if (exidx_cmd->parsed()) return framewalk::tools::run_exidx_command(exidx);
   if (check_cmd->parsed()) {
     if (!check_address_text.empty()) {
       uint64_t v;

@@ -4,7 +4,10 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <string>
+
+#include "base/result.hpp"
 
 namespace framewalk::tools {
 
@@ -19,6 +22,13 @@ inline std::string hex(uint64_t v, int width = 0) {
   char buf[24];
   std::snprintf(buf, sizeof buf, "0x%0*llx", width, static_cast<unsigned long long>(v));
   return buf;
+}
+
+// Why a file could not be opened or read: the system's words for an I/O
+// error (its errno travels in the offset), else the code and its offset.
+inline std::string open_error_text(const Error& e) {
+  if (e.code == ErrorCode::kIoError) return std::strerror(static_cast<int>(e.offset));
+  return std::string(to_string(e.code)) + " at offset " + hex(e.offset);
 }
 
 }  // namespace framewalk::tools

@@ -124,9 +124,7 @@ int run_raw(const std::string& path, const SframeCommandOptions& options) {
 int run_elf(const std::string& path, const SframeCommandOptions& options) {
   auto file = elf::ElfFile::open(path);
   if (!file) {
-    const Error e = file.error();
-    if (e.code == ErrorCode::kIoError) report(path, std::strerror(static_cast<int>(e.offset)));
-    else report(path, std::string(to_string(e.code)) + " at offset " + hex(e.offset));
+    report(path, open_error_text(file.error()));
     return 1;
   }
   const elf::ElfFile& f = **file;

@@ -61,6 +61,7 @@ TEST(FuzzReplay, SframeGenerate) { EXPECT_GT(replay("fuzz_sframe_generate", fram
 TEST(FuzzReplay, Core) { EXPECT_GT(replay("fuzz_core", framewalk::fuzz::fuzz_core), 0u); }
 TEST(FuzzReplay, Unwind) { EXPECT_GT(replay("fuzz_unwind", framewalk::fuzz::fuzz_unwind), 0u); }
 TEST(FuzzReplay, Archive) { EXPECT_GT(replay("fuzz_archive", framewalk::fuzz::fuzz_archive), 0u); }
+TEST(FuzzReplay, Exidx) { EXPECT_GT(replay("fuzz_exidx", framewalk::fuzz::fuzz_exidx), 0u); }
 
 // Empty and one-byte inputs are the first thing a fuzzer tries.
 TEST(FuzzReplay, TinyInputs) {
@@ -68,7 +69,8 @@ TEST(FuzzReplay, TinyInputs) {
   for (Body body : {framewalk::fuzz::fuzz_elf, framewalk::fuzz::fuzz_cfi, framewalk::fuzz::fuzz_expression,
                     framewalk::fuzz::fuzz_eh_frame_hdr, framewalk::fuzz::fuzz_sframe,
                     framewalk::fuzz::fuzz_sframe_roundtrip, framewalk::fuzz::fuzz_sframe_generate,
-                    framewalk::fuzz::fuzz_core, framewalk::fuzz::fuzz_unwind, framewalk::fuzz::fuzz_archive}) {
+                    framewalk::fuzz::fuzz_core, framewalk::fuzz::fuzz_unwind, framewalk::fuzz::fuzz_archive,
+                    framewalk::fuzz::fuzz_exidx}) {
     EXPECT_EQ(body(nullptr, 0), 0);
     EXPECT_EQ(body(zero, 1), 0);
   }
