@@ -1,5 +1,7 @@
 #include "arch/arch.hpp"
 
+#include "arch/aarch64/registers.hpp"
+#include "arch/arm/registers.hpp"
 #include "arch/i386/registers.hpp"
 #include "arch/x86_64/registers.hpp"
 
@@ -9,6 +11,8 @@ const ArchInfo* arch_for_machine(uint16_t elf_machine) {
   switch (elf_machine) {
     case 62: return &x86_64::kArchInfo;
     case 3: return &i386::kArchInfo;
+    case 183: return &aarch64::kArchInfo;
+    case 40: return &arm::kArchInfo;
     default: return nullptr;
   }
 }

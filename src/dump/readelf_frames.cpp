@@ -39,7 +39,7 @@ Result<void> collect_columns(const CfiSection& section, const Cie& cie, Bytes in
   ctx.bases = section.info().bases;
   ByteReader r(instructions, section.info().endian, offset);
   // Bounded so that a row always fits LineBuilder (every arch table is smaller).
-  const uint64_t limit = arch ? arch->dwarf_register_count : 255;
+  const uint64_t limit = arch && arch->dwarf_register_count ? arch->dwarf_register_count : 255;
   while (!r.at_end()) {
     const uint8_t byte = r.peek_unchecked();
     if ((byte & 0xc0) == cfa::kAdvanceLoc || byte == cfa::kDefCfaOffset) {
