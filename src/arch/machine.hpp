@@ -43,8 +43,14 @@ class Machine {
   // How many bytes of code the step loop reads for FallbackInput, each way.
   static constexpr size_t kFallbackCodeBytes = 64;
 
-  constexpr Machine(const ArchInfo& info, uint8_t address_size, Endian endian)
-      : info_(info), address_size_(address_size), endian_(endian) {}
+  // `program_counter` is the DWARF number the machine's PC is kept under in
+  // a RegisterFile: the return-address column itself where the call pushes
+  // the return address (x86), a register of its own where a link register
+  // holds it (AArch64's pc is 32, ARM's r15).
+  constexpr Machine(const ArchInfo& info, uint8_t address_size, Endian endian, uint16_t program_counter,
+                    bool link_register)
+      : info_(info), address_size_(address_size), endian_(endian), program_counter_(program_counter),
+        link_register_(link_register) {}
   Machine(const Machine&) = delete;
   Machine& operator=(const Machine&) = delete;
 
@@ -53,15 +59,33 @@ class Machine {
   // DWARF register numbers.
   uint16_t stack_pointer() const { return info_.stack_pointer; }
   uint16_t frame_pointer() const { return info_.frame_pointer; }
-  // The PC, and the return-address column its CFI uses for it.
-  uint16_t program_counter() const { return info_.return_address; }
+  // The PC.
+  uint16_t program_counter() const { return program_counter_; }
+  // The column the CIEs of this machine use for the return address.
+  uint16_t return_address_column() const { return info_.return_address; }
+  // Whether a call leaves the return address in a register (the link
+  // register, the return-address column) rather than on the stack: then an
+  // activation whose row has no rule for that column has not moved it yet
+  // (a leaf, a prologue before the save), and its caller resumes at the
+  // register's value.
+  bool link_register() const { return link_register_; }
   // A stack word (saved registers, return addresses).
   uint8_t address_size() const { return address_size_; }
   Endian endian() const { return endian_; }
 
   // A return address as stored, without what the machine keeps in its
-  // unused bits (pointer authentication codes, the Thumb bit).
-  virtual uint64_t clean_return_address(uint64_t address) const = 0;
+  // unused bits (the Thumb bit; pointer authentication codes, in the bits
+  // `pointer_auth_mask` has set).
+  virtual uint64_t clean_return_address(uint64_t address, uint64_t pointer_auth_mask) const = 0;
+  // The bits a pointer authentication code may occupy in a code address
+  // when the target does not say (a core without NT_ARM_PAC_MASK): derived
+  // from the usual user address-space size. 0 where there is no PAC.
+  virtual uint64_t default_pointer_auth_mask() const { return 0; }
+  // A stack word or register value as an address of this machine (32-bit
+  // machines wrap).
+  uint64_t address(uint64_t value) const {
+    return address_size_ >= 8 ? value : value & ((uint64_t{1} << (8 * address_size_)) - 1);
+  }
   // Where to look up unwind rows and symbols for a frame at `pc`: the PC
   // itself for an activation, else inside the call instruction (a call may
   // be the last instruction of a function).
@@ -69,10 +93,12 @@ class Machine {
   // Whether the instruction before `return_address` is a call (a guessed
   // caller frame must be one).
   virtual bool follows_call(Memory& memory, uint64_t return_address) const = 0;
-  // Whether the code at `pc` is the signal-return trampoline, recognised by
-  // its code; its row is signal_frame_row().
-  virtual bool is_signal_trampoline(Memory& memory, uint64_t pc) const = 0;
-  virtual UnwindRow signal_frame_row() const = 0;
+  // Whether the code at `pc` is a signal-return trampoline, recognised by
+  // its code. If it is and `row` is not null, writes the row that restores
+  // the interrupted registers from the kernel's signal frame (which may
+  // depend on the trampoline: ARM's sigreturn and rt_sigreturn frames differ).
+  virtual bool signal_frame_row(Memory& memory, uint64_t pc, UnwindRow* row) const = 0;
+  bool is_signal_trampoline(Memory& memory, uint64_t pc) const { return signal_frame_row(memory, pc, nullptr); }
   // A row for a frame without unwind information, where the machine's
   // conventions determine one (frame pointer, prologue): written to `row`
   // (the step's own, so that no second row sits on a signal handler's
@@ -94,6 +120,8 @@ class Machine {
   const ArchInfo& info_;
   uint8_t address_size_;
   Endian endian_;
+  uint16_t program_counter_;
+  bool link_register_;
 };
 
 // The descriptor for an ELF e_machine, or nullptr for a machine framewalk

@@ -65,7 +65,8 @@ struct CfaRule {
 // One row of the table: for PCs in [pc_begin, pc_end), how to find the CFA and
 // the caller's registers. Fixed capacity so that no row ever allocates.
 struct UnwindRow {
-  static constexpr int kMaxRules = 32;
+  // 33 for an AArch64 signal frame: x0-x30, sp and pc.
+  static constexpr int kMaxRules = 36;
 
   uint64_t pc_begin = 0;
   uint64_t pc_end = 0;

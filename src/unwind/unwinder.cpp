@@ -75,7 +75,7 @@ class RegisterInputs final : public dwarf::ExpressionInputs {
 
 Unwinder::Unwinder(const ModuleMap& modules, Memory& memory, uint16_t elf_machine)
     : modules_(modules), memory_(memory), machine_(arch::machine_for(elf_machine)),
-      elf_machine_(elf_machine) {}
+      elf_machine_(elf_machine), pointer_auth_mask_(machine_ ? machine_->default_pointer_auth_mask() : 0) {}
 
 Result<arch::RegisterFile> Unwinder::apply_row(const UnwindRow& row, const arch::RegisterFile& callee) const {
   if (!machine_) return Error{ErrorCode::kUnsupportedMachine, elf_machine_};
@@ -86,22 +86,27 @@ Result<arch::RegisterFile> Unwinder::apply_row(const UnwindRow& row, const arch:
     case CfaKind::kRegisterOffset: {
       auto base = callee.get(row.cfa.reg);
       if (!base) return Error{ErrorCode::kExprNeedsRegister, row.cfa.reg};
-      cfa = *base + static_cast<uint64_t>(row.cfa.offset);
+      cfa = m.address(*base + static_cast<uint64_t>(row.cfa.offset));
       break;
     }
     case CfaKind::kExpression: {
       dwarf::ExpressionOptions o;
       FW_TRY(cfa, dwarf::evaluate_expression(row.cfa.expression, row.cfa.expression_offset, o, &inputs));
+      cfa = m.address(cfa);
       break;
     }
     case CfaKind::kUndefined:
       return Error{ErrorCode::kCfaNotRegisterRule, 0};
   }
   // Unspecified registers keep their values (callee-saved by convention); the
-  // stack pointer becomes the CFA; the return address column must have a rule
-  // (an undefined one ends the stack: the walk checks for it before this).
+  // stack pointer becomes the CFA. The return-address column must have a
+  // rule (an undefined one ends the stack: the walk checks for it before
+  // this), except on a link-register machine, where no rule means the
+  // return address has not left the register (the walk allows that only for
+  // an activation).
   const RegisterRule* ra_rule = row.find(row.return_address_register);
-  if (!ra_rule) return Error{ErrorCode::kReturnAddressNoRule, row.return_address_register};
+  if (!ra_rule && !m.link_register())
+    return Error{ErrorCode::kReturnAddressNoRule, row.return_address_register};
   arch::RegisterFile caller = callee;
   caller.set(m.stack_pointer(), cfa);
   for (int i = 0; i < row.rule_count; ++i) {
@@ -112,11 +117,12 @@ Result<arch::RegisterFile> Unwinder::apply_row(const UnwindRow& row, const arch:
         if (auto v = callee.get(r.reg)) caller.set(r.reg, *v); else caller.forget(r.reg);
         break;
       case RuleKind::kOffset: {
-        FW_TRY(uint64_t v, memory_.read_word(cfa + static_cast<uint64_t>(r.value), m.address_size(), m.endian()));
+        FW_TRY(uint64_t v,
+               memory_.read_word(m.address(cfa + static_cast<uint64_t>(r.value)), m.address_size(), m.endian()));
         caller.set(r.reg, v);
         break;
       }
-      case RuleKind::kValOffset: caller.set(r.reg, cfa + static_cast<uint64_t>(r.value)); break;
+      case RuleKind::kValOffset: caller.set(r.reg, m.address(cfa + static_cast<uint64_t>(r.value))); break;
       case RuleKind::kRegister: {
         auto v = callee.get(static_cast<unsigned>(r.value));
         if (v) caller.set(r.reg, *v); else caller.forget(r.reg);
@@ -129,9 +135,9 @@ Result<arch::RegisterFile> Unwinder::apply_row(const UnwindRow& row, const arch:
         o.initial = cfa;
         FW_TRY(uint64_t v, dwarf::evaluate_expression(r.expression, r.expression_offset, o, &inputs));
         if (r.kind == RuleKind::kExpression) {
-          FW_TRY(v, memory_.read_word(v, m.address_size(), m.endian()));
+          FW_TRY(v, memory_.read_word(m.address(v), m.address_size(), m.endian()));
         }
-        caller.set(r.reg, v);
+        caller.set(r.reg, m.address(v));
         break;
       }
     }
@@ -141,10 +147,10 @@ Result<arch::RegisterFile> Unwinder::apply_row(const UnwindRow& row, const arch:
   // the end of the stack: only an undefined return address ends it.
   auto ra = caller.get(row.return_address_register);
   if (!ra) {
-    if (ra_rule->kind == RuleKind::kUndefined) caller.forget(m.program_counter());
+    if (ra_rule && ra_rule->kind == RuleKind::kUndefined) caller.forget(m.program_counter());
     else return Error{ErrorCode::kReturnAddressUnknown, row.return_address_register};
   } else {
-    caller.set(m.program_counter(), m.clean_return_address(*ra));
+    caller.set(m.program_counter(), m.clean_return_address(*ra, pointer_auth_mask_));
   }
   return caller;
 }
@@ -247,8 +253,7 @@ SframeMiss Unwinder::find_sframe_row(const Frame& frame, Step* step) const {
 bool Unwinder::fallback_row(const Frame& frame, const arch::RegisterFile& regs, const UnwindOptions& options,
                             Step* step) const {
   // The signal trampoline is recognised by its code, with or without CFI.
-  if (machine_->is_signal_trampoline(memory_, frame.pc)) {
-    step->row = machine_->signal_frame_row();
+  if (machine_->signal_frame_row(memory_, frame.pc, &step->row)) {
     step->source = FrameSource::kSignal;
     return true;
   }
@@ -344,9 +349,17 @@ WalkResult Unwinder::walk(const arch::RegisterFile& registers, FunctionRef<bool(
     }
     // An undefined return address ends the stack, whatever the CFA: SFrame's
     // outermost rows have no CFA at all.
-    if (const RegisterRule* ra = step.row.find(step.row.return_address_register);
-        ra && ra->kind == RuleKind::kUndefined) {
+    const RegisterRule* ra = step.row.find(step.row.return_address_register);
+    if (ra && ra->kind == RuleKind::kUndefined) {
       result.reason = StopReason::kOutermost;
+      return result;
+    }
+    // Only an activation can still hold its return address in the link
+    // register: a frame that made a call has saved it, or its row is wrong.
+    if (!ra && !frame.activation) {
+      result.reason = StopReason::kBadUnwindInfo;
+      result.error = ErrorCode::kReturnAddressNoRule;
+      result.address = frame.pc;
       return result;
     }
     auto caller = apply_row(step.row, regs);

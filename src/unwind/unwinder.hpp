@@ -145,6 +145,12 @@ class Unwinder {
   WalkResult walk(const arch::RegisterFile& registers, FunctionRef<bool(const Frame&)> on_frame,
                   const UnwindOptions& options = {}) const;
 
+  // The bits of a code address that may hold a pointer authentication code
+  // (AArch64): stripped from every return address. The machine's default
+  // unless the target knows better (a core's NT_ARM_PAC_MASK).
+  void set_pointer_auth_mask(uint64_t mask) { pointer_auth_mask_ = mask; }
+  uint64_t pointer_auth_mask() const { return pointer_auth_mask_; }
+
   // Applies one row: the caller's registers from the callee's (exposed for tests).
   Result<arch::RegisterFile> apply_row(const UnwindRow& row, const arch::RegisterFile& callee) const;
 
@@ -170,6 +176,7 @@ class Unwinder {
   Memory& memory_;
   const arch::Machine* machine_;
   uint16_t elf_machine_;  // for the error when machine_ is null
+  uint64_t pointer_auth_mask_;
 };
 
 }  // namespace framewalk

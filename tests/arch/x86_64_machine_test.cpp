@@ -62,7 +62,7 @@ TEST(X86_64Machine, LookupPcIsInsideTheCallForReturnAddresses) {
 }
 
 TEST(X86_64Machine, ReturnAddressesNeedNoCleaning) {
-  EXPECT_EQ(x::machine().clean_return_address(0xffff800000401234), 0xffff800000401234u);
+  EXPECT_EQ(x::machine().clean_return_address(0xffff800000401234, 0), 0xffff800000401234u);
 }
 
 TEST(X86_64Machine, FollowsEveryCallForm) {
@@ -118,7 +118,10 @@ TEST(X86_64Machine, SignalTrampolineByItsCode) {
   BufferMemory other(Bytes(code.data(), code.size()), kCodeBase);
   EXPECT_FALSE(x::machine().is_signal_trampoline(other, kCodeBase));
 
-  const UnwindRow row = x::machine().signal_frame_row();
+  UnwindRow row;
+  EXPECT_FALSE(x::machine().signal_frame_row(other, kCodeBase, &row));
+  code[3] = 0x0f;
+  ASSERT_TRUE(x::machine().signal_frame_row(memory, kCodeBase, &row));
   EXPECT_TRUE(row.signal_frame);
   EXPECT_EQ(row.cfa.reg, x::kRsp);
   EXPECT_EQ(row.cfa.offset, 0);

@@ -16,9 +16,9 @@ constexpr uint64_t kMaxFrameSize = uint64_t{1} << 26;
 
 class X86_64Machine final : public Machine {
  public:
-  constexpr X86_64Machine() : Machine(kArchInfo, 8, Endian::kLittle) {}
+  constexpr X86_64Machine() : Machine(kArchInfo, 8, Endian::kLittle, kRip, false) {}
 
-  uint64_t clean_return_address(uint64_t address) const override { return address; }
+  uint64_t clean_return_address(uint64_t address, uint64_t) const override { return address; }
 
   uint64_t lookup_pc(uint64_t pc, bool activation) const override { return activation ? pc : pc - 1; }
 
@@ -32,12 +32,12 @@ class X86_64Machine final : public Machine {
     return ends_with_call(Bytes(before, sizeof before));
   }
 
-  bool is_signal_trampoline(Memory& memory, uint64_t pc) const override {
+  bool signal_frame_row(Memory& memory, uint64_t pc, UnwindRow* row) const override {
     uint8_t code[sizeof kSigreturnCode];
-    return is_sigreturn_trampoline(Bytes(code, memory.read(pc, code, sizeof code)));
+    if (!is_sigreturn_trampoline(Bytes(code, memory.read(pc, code, sizeof code)))) return false;
+    if (row) *row = x86_64::signal_frame_row();
+    return true;
   }
-
-  UnwindRow signal_frame_row() const override { return x86_64::signal_frame_row(); }
 
   std::optional<FallbackKind> fallback_row(const FallbackInput& in, UnwindRow* row) const override {
     if (in.function_known) {
