@@ -1,5 +1,8 @@
 #include "arch/machine.hpp"
 
+#include <utility>
+
+#include "arch/aarch64/machine.hpp"
 #include "arch/x86_64/machine.hpp"
 
 namespace framewalk::arch {
@@ -7,8 +10,22 @@ namespace framewalk::arch {
 const Machine* machine_for(uint16_t elf_machine) {
   switch (elf_machine) {
     case 62: return &x86_64::machine();
+    case 183: return &aarch64::machine();
     default: return nullptr;  // i386 has register names (arch.hpp) but no unwinder yet
   }
+}
+
+std::string supported_machine_names() {
+  std::string names;
+  // As elf::machine_name spells them.
+  static constexpr std::pair<uint16_t, const char*> kNames[] = {{62, "x86-64"}, {183, "AArch64"}, {40, "ARM"},
+                                                                {3, "i386"}};
+  for (auto [m, name] : kNames) {
+    if (!machine_for(m)) continue;
+    if (!names.empty()) names += ", ";
+    names += name;
+  }
+  return names;
 }
 
 const Machine& host_machine() {
