@@ -3,7 +3,7 @@
 # aarch64_sframe*.c, -O0, -O2, -mbranch-protection=standard, pac-ret+b-key,
 # pac-ret+leaf; aarch64_sframe_cfi.S, hand-written CFI) are built with
 # `-Wa,--gsframe` as objects, a program and a shared library (and as
-# big-endian objects), then:
+# big-endian objects and shared libraries), then:
 #   1. `framewalk sframe F` must print what `objdump --sframe F` prints;
 #   2. `framewalk check` must find gas's SFrame in agreement with the CFI
 #      (where gas 2.40 is wrong, aarch64_sframe_cfi.S, the differences must
@@ -167,12 +167,15 @@ for v in "${variants[@]}"; do
     "$cc" $flags -Wa,--gsframe "$c_fixture" "$c_main" -o "$d/prog" &&
     "$cc" $flags -Wa,--gsframe -fPIC -shared "$c_fixture" -o "$d/lib.so" &&
     "$cc" $flags "$c_fixture" "$c_main" -o "$d/prog.nosframe" &&
-    "$cc" $flags -fPIC -shared "$c_fixture" -o "$d/lib.nosframe.so"
+    "$cc" $flags -fPIC -shared "$c_fixture" -o "$d/lib.nosframe.so" &&
+    "$cc" $flags -mbig-endian -Wa,--gsframe -fPIC -shared -nostdlib "$c_fixture" -o "$d/lib_be.so" &&
+    "$cc" $flags -mbig-endian -fPIC -shared -nostdlib "$c_fixture" -o "$d/lib_be.nosframe.so"
   } || { fail "$name: cannot build the fixtures"; continue; }
-  for f in "$d/fixture.o" "$d/fixture_be.o" "$d/prog" "$d/lib.so"; do compare_dump "$f"; done
+  for f in "$d/fixture.o" "$d/fixture_be.o" "$d/prog" "$d/lib.so" "$d/lib_be.so"; do compare_dump "$f"; done
   check_file "$d/prog"
   check_file "$d/lib.so"
-  for pair in "prog.nosframe|prog" "lib.nosframe.so|lib.so"; do
+  check_file "$d/lib_be.so"
+  for pair in "prog.nosframe|prog" "lib.nosframe.so|lib.so" "lib_be.nosframe.so|lib_be.so"; do
     plain=${pair%%|*}
     gas=${pair#*|}
     for version in 1 3; do
@@ -194,22 +197,26 @@ mkdir -p "$d"
 if "$cc" -Wa,--gsframe -c "$fixtures/aarch64_sframe_cfi.S" -o "$d/cfi.o" &&
    "$cc" -mbig-endian -Wa,--gsframe -c "$fixtures/aarch64_sframe_cfi.S" -o "$d/cfi_be.o" &&
    "$cc" -Wa,--gsframe -shared -nostdlib "$fixtures/aarch64_sframe_cfi.S" -o "$d/cfi.so" &&
-   "$cc" -shared -nostdlib "$fixtures/aarch64_sframe_cfi.S" -o "$d/cfi.nosframe.so"; then
-  for f in "$d/cfi.o" "$d/cfi_be.o" "$d/cfi.so"; do compare_dump "$f"; done
-  check_file "$d/cfi.so" "cfi_outermost|cfi_cfa_x16"
-  for version in 1 3; do
-    out=$d/cfi.nosframe.so.v$version
-    generate "$d/cfi.nosframe.so" "$out" "$version" || continue
-    check_file "$out"
-    [ "$version" = 1 ] && compare_dump "$out"
+   "$cc" -shared -nostdlib "$fixtures/aarch64_sframe_cfi.S" -o "$d/cfi.nosframe.so" &&
+   "$cc" -mbig-endian -Wa,--gsframe -shared -nostdlib "$fixtures/aarch64_sframe_cfi.S" -o "$d/cfi_be.so" &&
+   "$cc" -mbig-endian -shared -nostdlib "$fixtures/aarch64_sframe_cfi.S" -o "$d/cfi_be.nosframe.so"; then
+  for f in "$d/cfi.o" "$d/cfi_be.o" "$d/cfi.so" "$d/cfi_be.so"; do compare_dump "$f"; done
+  for lib in cfi cfi_be; do
+    check_file "$d/$lib.so" "cfi_outermost|cfi_cfa_x16"
+    for version in 1 3; do
+      out=$d/$lib.nosframe.so.v$version
+      generate "$d/$lib.nosframe.so" "$out" "$version" || continue
+      check_file "$out"
+      [ "$version" = 1 ] && compare_dump "$out"
+    done
+    # v1 cannot say "RA undefined" nor FLEX: framewalk leaves those three out and says why.
+    for why in "RA-undefined FRE needs SFrame v2 or later" "register rule needs FLEX (v3)" \
+               "CFA based on a register other than sp/x29 needs FLEX (v3)"; do
+      grep -qF "$why" "$d/$lib.nosframe.so.v1.generate" || fail "$lib.nosframe.so v1: no \"$why\" in the report"
+    done
+    grep -q 'represented 8 of 8 ' "$d/$lib.nosframe.so.v3.generate" || fail "$lib.nosframe.so v3: not every FDE represented"
+    compare_functions "$d/$lib.so" "$d/$lib.nosframe.so.v1" "cfi/$lib.so"
   done
-  # v1 cannot say "RA undefined" nor FLEX: framewalk leaves those three out and says why.
-  for why in "RA-undefined FRE needs SFrame v2 or later" "register rule needs FLEX (v3)" \
-             "CFA based on a register other than sp/x29 needs FLEX (v3)"; do
-    grep -qF "$why" "$d/cfi.nosframe.so.v1.generate" || fail "cfi.nosframe.so v1: no \"$why\" in the report"
-  done
-  grep -q 'represented 8 of 8 ' "$d/cfi.nosframe.so.v3.generate" || fail "cfi.nosframe.so v3: not every FDE represented"
-  compare_functions "$d/cfi.so" "$d/cfi.nosframe.so.v1" "cfi/cfi.so"
 else
   fail "cannot build aarch64_sframe_cfi.S"
 fi
