@@ -30,6 +30,7 @@ constexpr const char* kWhyPltBlock = "PLT expression on a block SFrame cannot re
 constexpr const char* kWhyRowsOrder = "CFI rows out of order";
 constexpr const char* kWhyOverlap = "overlaps another FDE";
 constexpr const char* kWhyOutsideCode = "outside the code sections";
+constexpr const char* kWhyFpWithoutRa = "FP saved without the RA needs FLEX (v3): no RA padding word on AArch64";
 constexpr const char* kWhyTooLarge = "function of 4 GiB or more (SFrame sizes and FRE offsets are 32-bit)";
 
 // The machine a conversion is for: its SFrame registers, and the reasons
@@ -248,11 +249,25 @@ RowShape shape_of(const UnwindRow& row, const MachineContext& mc) {
   return s;
 }
 
+// An FP slot without an RA slot: DEFAULT FDEs say it with an RA word of 0,
+// which only s390x readers take for padding (binutils' libsframe reads it as
+// "RA at CFA+0" on AArch64, and gas writes such FREs wrongly: the FP offset
+// in the RA slot). FLEX can say it on every ABI.
+bool needs_ra_padding(const MachineContext& mc, const FrameRules& r) {
+  return abi_has_pauth(mc.abi) && !r.ra_undefined && r.ra.kind == Rule::Kind::kUnchanged &&
+         r.fp.kind != Rule::Kind::kUnchanged;
+}
+
+bool fits_default_fde(const WriterOptions& wo, const MachineContext& mc, const FrameRules& r) {
+  return fits_default(wo, r) && !needs_ra_padding(mc, r);
+}
+
 // Why a run of rows needs FLEX, for versions without it.
 const char* flex_reason(const MachineContext& mc, const FrameRules& r) {
   const AbiRegisters& regs = mc.regs;
   if (r.cfa.deref) return kWhyFlexCfaDeref;
   if (r.cfa.reg != regs.sp && r.cfa.reg != regs.fp) return mc.why_flex_cfa_reg.c_str();
+  if (needs_ra_padding(mc, r)) return kWhyFpWithoutRa;
   return kWhyFlexRule;
 }
 
@@ -279,7 +294,7 @@ const char* convert_fde(const std::vector<Piece>& pieces, const WriterOptions& w
     in_run = false;
     run.size = static_cast<uint32_t>(run_end - run.start);
     for (const FreDesc& f : run.fres)
-      if (!fits_default(wo, f.rules)) {
+      if (!fits_default_fde(wo, mc, f.rules)) {
         if (wo.version < kVersion3) return flex_reason(mc, f.rules);
         run.fde_type = FdeType::kFlex;
       }
@@ -313,7 +328,7 @@ const char* convert_fde(const std::vector<Piece>& pieces, const WriterOptions& w
       else if (plt.threshold >= rep) f.fres.push_back(low);
       else f.fres = {low, high};
       for (const FreDesc& fre : f.fres)
-        if (!fits_default(wo, fre.rules)) {
+        if (!fits_default_fde(wo, mc, fre.rules)) {
           if (wo.version < kVersion3) return flex_reason(mc, fre.rules);
           f.fde_type = FdeType::kFlex;
         }

@@ -29,6 +29,8 @@
 //   x30 at CFA+off                                 RA word
 //   negate_ra_state set (paciasp .. autiasp)       the FRE's mangled-RA bit
 //   CIE 'B' (.cfi_b_key_frame)                     the FDE's PAC key bit (key B)
+//   x29 saved, x30 not                             FLEX (v3): DEFAULT would need an RA
+//                                                  padding word, which only s390x has
 //
 // A CFI FDE is written whole or not at all (as gas does): one row SFrame
 // cannot say leaves the whole function out, and the reason is counted. FDEs

@@ -181,6 +181,26 @@ TEST(GenerateAarch64, LinkRegisterSavedWithoutTheFramePointer) {
   expect_clean(round_trip(cfi, c, 2));
 }
 
+TEST(GenerateAarch64, FramePointerSavedWithoutTheLinkRegisterNeedsFlex) {
+  // str x29, [sp, #-16]!: DEFAULT would need RA padding (an RA word of 0),
+  // which binutils reads as "RA at CFA+0" on AArch64; FLEX says it.
+  const Insns insns = cfa::advance(1) + cfa::def_cfa_offset(16) + cfa::offset(kX29, -16) + cfa::advance(1) +
+                      cfa::restore(kX29) + cfa::def_cfa_offset(0);
+  Aarch64CfiFixture cfi({{0x401000, 12, insns}});
+  const Conversion v3 = convert(cfi, 3);
+  ASSERT_EQ(v3.fdes.size(), 1u);
+  EXPECT_EQ(v3.fdes[0].fde_type, FdeType::kFlex);
+  EXPECT_EQ(v3.fdes[0].fres[1].rules, rules(sp_plus(16), at_cfa(-16)));
+  expect_clean(round_trip(cfi, v3));
+  for (uint8_t version : {1, 2}) {
+    const Conversion old = convert(cfi, version);
+    EXPECT_TRUE(old.fdes.empty());
+    ASSERT_EQ(old.stats.skipped.size(), 1u);
+    EXPECT_EQ(old.stats.skipped.begin()->first,
+              "FP saved without the RA needs FLEX (v3): no RA padding word on AArch64");
+  }
+}
+
 TEST(GenerateAarch64, OutermostFrame) {
   // _start: .cfi_undefined x30.
   Aarch64CfiFixture cfi({{0x401000, 16, cfa::undefined(kX30)}});
