@@ -12,7 +12,11 @@
 #      sframe --generate` (v1, which objdump 2.40 reads, and v3), which
 #      `framewalk check` must find in agreement with the CFI, objdump must
 #      dump as framewalk does, and whose functions are compared FRE by FRE
-#      with gas's: the counts are printed, the differences listed.
+#      with gas's: the counts are printed, the differences listed;
+#   4. every shared library of the cross sysroot ($AARCH64_SYSROOT_LIB,
+#      default /usr/aarch64-linux-gnu/lib, when it exists) gets framewalk's
+#      SFrame (v3 and v1), which `framewalk check` must find in agreement
+#      with its CFI (v1 also dumped against objdump).
 # Exit 77 (skipped) without an AArch64 cross compiler.
 #
 #   aarch64_conformance.sh FRAMEWALK SOURCE_DIR [WORK_DIR]
@@ -223,8 +227,45 @@ else
   fail "cannot build aarch64_sframe_cfi.S"
 fi
 
+# 4. The sysroot's libraries.
+sysroot_lib=${AARCH64_SYSROOT_LIB:-/usr/aarch64-linux-gnu/lib}
+sys_files=0
+sys_cfi_fdes=0
+sys_represented=0
+if [ -d "$sysroot_lib" ]; then
+  d=$work/sysroot
+  mkdir -p "$d"
+  for f in "$sysroot_lib"/*.so*; do
+    [ -f "$f" ] && [ ! -L "$f" ] || continue
+    # AArch64 (e_machine 183) shared objects only.
+    head -c 20 "$f" | od -An -tx1 | tr -d ' \n' | grep -qE '^7f454c46.{24}0300b700' || continue
+    name=$(basename "$f")
+    for version in 3 1; do
+      out=$d/$name.v$version
+      if ! "$framewalk" sframe --generate --sframe-version="$version" "$f" -o "$out" >"$out.generate" 2>&1; then
+        grep -q 'no .eh_frame or .debug_frame' "$out.generate" && continue 2
+        fail "framewalk sframe --generate $f"
+        cat "$out.generate"
+        continue
+      fi
+      generated=$((generated + 1))
+      check_file "$f" "" "$out"
+      if [ "$version" = 3 ]; then
+        sys_files=$((sys_files + 1))
+        read -r repr all < <(grep -oE 'represented [0-9]+ of [0-9]+' "$out.generate" | awk '{print $2, $4}')
+        sys_represented=$((sys_represented + ${repr:-0}))
+        sys_cfi_fdes=$((sys_cfi_fdes + ${all:-0}))
+      else
+        compare_dump "$out"
+      fi
+      rm -f "$out"
+    done
+  done
+fi
+
 echo "aarch64 sframe conformance: $dumped dumps identical to $objdump --sframe;" \
      "$checked framewalk check runs; $generated sections generated;" \
      "gas's $gas_functions functions against framewalk's generated SFrame: $same_functions identical FREs," \
-     "$differing_functions differ, $missing_functions left out by framewalk; $failures failures"
+     "$differing_functions differ, $missing_functions left out by framewalk;" \
+     "sysroot: $sys_files libraries, $sys_represented of $sys_cfi_fdes CFI FDEs in framewalk's v3; $failures failures"
 [ "$failures" -eq 0 ]
