@@ -16,7 +16,12 @@
 #   4. every shared library of the cross sysroot ($AARCH64_SYSROOT_LIB,
 #      default /usr/aarch64-linux-gnu/lib, when it exists) gets framewalk's
 #      SFrame (v3 and v1), which `framewalk check` must find in agreement
-#      with its CFI (v1 also dumped against objdump).
+#      with its CFI (v1 also dumped against objdump);
+#   5. with qemu-aarch64: aarch64_sframe_abort.c (PAC key A, key B, -O0; PIE
+#      and not) with framewalk's SFrame, run until it aborts; its core is
+#      unwound from CFI and with --source=sframe (libc and ld.so with
+#      framewalk's SFrame too): the same PCs, outermost both times, every
+#      frame but the first from SFrame.
 # Exit 77 (skipped) without an AArch64 cross compiler.
 #
 #   aarch64_conformance.sh FRAMEWALK SOURCE_DIR [WORK_DIR]
@@ -24,6 +29,8 @@ set -u
 framewalk=${1:?usage: aarch64_conformance.sh FRAMEWALK SOURCE_DIR [WORK_DIR]}
 src=${2:?usage: aarch64_conformance.sh FRAMEWALK SOURCE_DIR [WORK_DIR]}
 work=${3:-$(mktemp -d)}
+# Absolute: stage 5 runs it from the cores' directories.
+framewalk=$(cd "$(dirname "$framewalk")" && pwd)/$(basename "$framewalk")
 fixtures=$src/tests/sframe/fixtures
 cc=${AARCH64_CC:-aarch64-linux-gnu-gcc}
 if ! command -v "$cc" >/dev/null 2>&1; then
@@ -263,9 +270,51 @@ if [ -d "$sysroot_lib" ]; then
   done
 fi
 
+# 5. Cores unwound with SFrame only.
+qemu=${AARCH64_QEMU:-qemu-aarch64}
+stacks=0
+stack_frames=0
+if command -v "$qemu" >/dev/null 2>&1 && [ -f "$sysroot_lib/libc.so.6" ]; then
+  d=$work/stack
+  mkdir -p "$d/sysroot/lib"
+  for lib in libc.so.6 ld-linux-aarch64.so.1; do
+    "$framewalk" sframe --generate "$sysroot_lib/$lib" -o "$d/sysroot/lib/$lib" >/dev/null || fail "generate $lib"
+  done
+  pcs() { grep -oE '"pc":"0x[0-9a-f]+"' "$1" | tr '\n' ' '; }
+  for v in "pac|-O2 -mbranch-protection=standard -fPIE -pie" "pacb|-O2 -mbranch-protection=pac-ret+b-key -no-pie" \
+           "O0|-O0 -no-pie"; do
+    name=${v%%|*}
+    flags=${v#*|}
+    run=$d/$name
+    mkdir -p "$run"
+    # shellcheck disable=SC2086
+    "$cc" $flags "$fixtures/aarch64_sframe_abort.c" -o "$run/plain" || { fail "stack $name: cannot build"; continue; }
+    "$framewalk" sframe --generate "$run/plain" -o "$run/prog" >/dev/null || { fail "stack $name: generate"; continue; }
+    # The guest's core only: the host qemu's own is kept empty.
+    (cd "$run" && ulimit -c unlimited && echo 0 >/proc/self/coredump_filter &&
+     exec "$qemu" -L "${sysroot_lib%/lib}" ./prog) >/dev/null 2>&1
+    rm -f "$run/core"
+    core=$(ls "$run"/qemu_prog_*.core 2>/dev/null | head -1)
+    [ -n "$core" ] || { fail "stack $name: qemu wrote no core"; continue; }
+    (cd "$run" && "$framewalk" stack --core "$core" --sysroot "${sysroot_lib%/lib}" --format=json >cfi.json 2>/dev/null)
+    (cd "$run" && "$framewalk" stack --core "$core" --sysroot "$d/sysroot" --source=sframe --format=json \
+       >sframe.json 2>/dev/null)
+    stacks=$((stacks + 1))
+    n=$(grep -c '"source":"sframe"' "$run/sframe.json")
+    all=$(grep -c '"pc":' "$run/sframe.json")
+    stack_frames=$((stack_frames + n))
+    [ "$(pcs "$run/cfi.json")" = "$(pcs "$run/sframe.json")" ] || fail "stack $name: SFrame frames differ from CFI's"
+    grep -q '"stop":"outermost"' "$run/sframe.json" || fail "stack $name: the SFrame walk did not end outermost"
+    [ "$n" -ge 40 ] && [ "$n" -eq $((all - 1)) ] || fail "stack $name: $n of $all frames from SFrame"
+    rm -f "$core"
+  done
+  rm -rf "$d/sysroot"
+fi
+
 echo "aarch64 sframe conformance: $dumped dumps identical to $objdump --sframe;" \
      "$checked framewalk check runs; $generated sections generated;" \
      "gas's $gas_functions functions against framewalk's generated SFrame: $same_functions identical FREs," \
      "$differing_functions differ, $missing_functions left out by framewalk;" \
-     "sysroot: $sys_files libraries, $sys_represented of $sys_cfi_fdes CFI FDEs in framewalk's v3; $failures failures"
+     "sysroot: $sys_files libraries, $sys_represented of $sys_cfi_fdes CFI FDEs in framewalk's v3;" \
+     "cores: $stacks unwound with SFrame only as with CFI ($stack_frames frames from SFrame); $failures failures"
 [ "$failures" -eq 0 ]
