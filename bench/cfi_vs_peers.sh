@@ -9,17 +9,7 @@ file=${2:-/usr/lib/x86_64-linux-gnu/libLLVM-16.so.1}
 runs=${3:-7}
 dwarfdump=$(command -v llvm-dwarfdump || command -v llvm-dwarfdump-16 || command -v llvm-dwarfdump-14 || true)
 
-median_ms() {  # command... -> median wall time in ms over $runs runs
-  local times=()
-  for _ in $(seq "$runs"); do
-    local t0 t1
-    t0=$(date +%s%N)
-    "$@" >/dev/null 2>&1 || true
-    t1=$(date +%s%N)
-    times+=($(( (t1 - t0) / 1000 )))
-  done
-  printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {printf "%.1f", a[int((NR+1)/2)]/1000}'
-}
+. "$(dirname "${BASH_SOURCE[0]}")/timing.sh"
 
 max_rss_kb() { /usr/bin/time -f '%M' "$@" 2>&1 >/dev/null | tail -1; }
 

@@ -7,6 +7,7 @@
 # eu-stack on each core (medians over RUNS) and reports the ratios; checks
 # that framewalk walked every thread to its natural end.
 set -eu
+. "$(dirname "${BASH_SOURCE[0]}")/timing.sh"
 fw=$(realpath "${1:?usage: cross_cores.sh FRAMEWALK [THREADS] [RUNS]}")
 threads=${2:-128}
 runs=${3:-5}
@@ -18,17 +19,6 @@ ulimit -c unlimited
 [[ $(cat /proc/sys/kernel/core_pattern) == core* ]] || { echo "kernel cores must go to files (core_pattern)" >&2; exit 77; }
 command -v aarch64-linux-gnu-gcc qemu-aarch64 > /dev/null || { echo "no aarch64-linux-gnu-gcc or qemu-aarch64" >&2; exit 77; }
 
-median_ms() {
-  local times=()
-  for _ in $(seq "$runs"); do
-    local t0 t1
-    t0=$(date +%s%N)
-    "$@" > /dev/null 2>&1 || true
-    t1=$(date +%s%N)
-    times+=($(((t1 - t0) / 1000)))
-  done
-  printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {printf "%.1f", a[int((NR+1)/2)]/1000}'
-}
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2fx", a/b}'; }
 
 mkdir x86 a64

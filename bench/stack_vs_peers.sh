@@ -12,17 +12,7 @@ pid=""
 cleanup() { [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; rm -rf "$tmp"; }
 trap cleanup EXIT
 
-median_ms() {
-  local times=()
-  for _ in $(seq "$runs"); do
-    local t0 t1
-    t0=$(date +%s%N)
-    "$@" >/dev/null 2>&1 || true
-    t1=$(date +%s%N)
-    times+=($(( (t1 - t0) / 1000 )))
-  done
-  printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {printf "%.1f", a[int((NR+1)/2)]/1000}'
-}
+. "$(dirname "${BASH_SOURCE[0]}")/timing.sh"
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.1fx", a/b}'; }
 
 printf '%-8s %-5s %12s %12s %12s %10s %10s %s\n' threads where framewalk_ms eu-stack_ms gdb_ms eu/fw gdb/fw "copy pause us"

@@ -6,7 +6,9 @@
 // every other walk; nothing cached, nothing allocated, no lock: usable from
 // a signal handler. Implements local/fast_unwinder.hpp and
 // framewalk_backtrace.
+#include <algorithm>
 #include <atomic>
+#include <cstring>
 
 #include "arch/capture.hpp"
 #include "arch/machine.hpp"
@@ -20,9 +22,35 @@ namespace framewalk::local {
 
 namespace {
 
-class OwnMemory final : public Memory {
+// This process's memory for one walk: pages are probed once (a probe is a
+// system call) and the readable range found is trusted for the rest of the
+// walk, as the x86-64 fast path does; nothing is trusted from walk to walk.
+class WalkMemory final : public Memory {
  public:
-  size_t read(uint64_t address, void* out, size_t size) override { return read_own_memory(address, out, size); }
+  size_t read(uint64_t address, void* out, size_t size) override {
+    if (size == 0 || address + size < address) return 0;
+    if (address < lo_ || address + size > hi_) {
+      constexpr uint64_t kPage = 4096;
+      const uint64_t first = address & ~(kPage - 1);
+      const uint64_t end = (address + size + kPage - 1) & ~(kPage - 1);
+      const uint64_t until = readable_until(first, end);
+      if (until <= address) return 0;
+      // Grow the range where the new pages touch it (a stack is read upwards).
+      if (first <= hi_ && until >= lo_ && hi_ > lo_) {
+        lo_ = std::min(lo_, first);
+        hi_ = std::max(hi_, until);
+      } else {
+        lo_ = first;
+        hi_ = until;
+      }
+      if (address + size > until) size = static_cast<size_t>(until - address);
+    }
+    std::memcpy(out, reinterpret_cast<const void*>(address), size);
+    return size;
+  }
+
+ private:
+  uint64_t lo_ = 0, hi_ = 0;  // known readable: [lo_, hi_)
 };
 
 // The step loop's fallbacks look up no module: a global, so that no guard
@@ -35,7 +63,7 @@ std::atomic<uint64_t> g_rows_looked_up{0};
 int fast_walk(const arch::RegisterFile& regs, bool first_is_return_address, int skip, void** buffer, int size,
               FastWalkStats* stats) {
   if (size <= 0) return 0;
-  OwnMemory memory;
+  WalkMemory memory;
   const OwnEhFrameRows rows;
   const Unwinder unwinder(g_no_modules, memory, arch::host_machine().elf_machine());
   UnwindOptions o;

@@ -21,6 +21,9 @@
 #  - ptrace (qemu-user implements none): Ptrace*;
 #  - the seccomp probes (qemu-user does not apply a guest's seccomp filter
 #    to its system calls).
+# Then bench/backtrace_per_frame prints framewalk_backtrace's cost per frame
+# beside a frame-pointer walk and glibc's backtrace() (it fails if one of
+# them did not walk the whole recursion).
 # Exit 77 (skipped) without the cross compiler, qemu-aarch64 or the sources.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -31,10 +34,13 @@ done
 [ -d /usr/src/googletest ] || { echo "skip: no /usr/src/googletest (googletest)"; exit 77; }
 cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_TOOLCHAIN_FILE="$src/cmake/toolchains/aarch64-linux-gnu.cmake" \
-  -DFRAMEWALK_COMPRESSION=OFF -DFRAMEWALK_CLI=OFF -DFRAMEWALK_BENCH=OFF > /dev/null
-ninja -C "$build" framewalk_tests fw_dlopen_target
+  -DFRAMEWALK_COMPRESSION=OFF -DFRAMEWALK_CLI=OFF -DFRAMEWALK_BENCH=ON > /dev/null
+ninja -C "$build" framewalk_tests fw_dlopen_target backtrace_per_frame
 left_out='ArchiveCli.*:BadInput.*:ExidxCli.*:ExidxCliArm.*:GenerateCli.*:CheckGas.*:SframeObjdumpTest.*'
 left_out+=':SframeVectors.Command*:CoreFile.StackCommand*:Build.CommandLineToolIsBuilt'
 left_out+=':LocalBacktrace.NeverAllocates*:*Ptrace*:FastBacktrace.StacksAreProbedWhereSeccomp*'
 cd "$build"
 qemu-aarch64 -L /usr/aarch64-linux-gnu tests/framewalk_tests --gtest_filter="-$left_out" --gtest_brief=1
+# framewalk_backtrace's cost per frame beside a frame-pointer walk, under
+# qemu (ratios only: qemu distorts absolute times).
+qemu-aarch64 -L /usr/aarch64-linux-gnu bench/backtrace_per_frame
