@@ -40,6 +40,13 @@ MACHINES = {
         # gdb 13 hangs on the SVE record of qemu's signal frames.
         "gdb_cpu": "max,sve=off",
     },
+    "arm": {
+        "cc": "arm-linux-gnueabihf-gcc",
+        "cxx": "arm-linux-gnueabihf-g++",
+        "qemu": "qemu-arm",
+        "sysroot": "/usr/arm-linux-gnueabihf",
+        "gdb_cpu": None,
+    },
 }
 
 
@@ -101,7 +108,7 @@ def threads_check(threads):
     return None
 
 
-FIXTURE_LIST = [
+AARCH64_FIXTURES = [
     Fixture("recursion", ["recursion.c"], "-O2 -g -no-pie", "gdb", recursion_chain()),
     Fixture("recursion_static", ["recursion.c"], "-O2 -g -static", "gdb", recursion_chain()),
     Fixture("recursion_pie", ["recursion.c"], "-O2 -g -fPIE -pie", "chain", recursion_chain()),
@@ -131,6 +138,33 @@ FIXTURE_LIST = [
     Fixture("stack_overflow", ["stack_overflow.c"], "-O2 -g -no-pie", "gdb", threads_chains=overflow_check),
     Fixture("asm_cfi", ["asm_main.c", "asm_cfi.S"], "-O2 -g -no-pie", "gdb", ASM_CFI_CHAIN),
 ]
+
+
+# 32-bit ARM: gcc defaults to Thumb-2, and C without -funwind-tables gets no
+# EHABI entries for its own functions (prologue analysis); C++ and
+# -funwind-tables get .ARM.exidx; -marm gives ARM-state code.
+ARM_FIXTURES = [
+    Fixture("recursion", ["recursion.c"], "-O2 -g -no-pie", "gdb", recursion_chain()),
+    Fixture("recursion_unwind_tables", ["recursion.c"], "-O2 -g -no-pie -funwind-tables", "gdb",
+            recursion_chain()),
+    Fixture("recursion_arm", ["recursion.c"], "-O2 -g -no-pie -marm", "gdb", recursion_chain()),
+    Fixture("recursion_arm_unwind_tables", ["recursion.c"], "-O2 -g -no-pie -marm -funwind-tables", "gdb",
+            recursion_chain()),
+    Fixture("recursion_static", ["recursion.c"], "-O2 -g -static -funwind-tables", "gdb", recursion_chain()),
+    Fixture("recursion_pie", ["recursion.c"], "-O2 -g -fPIE -pie -funwind-tables", "chain", recursion_chain()),
+    Fixture("signals", ["signals.c"], "-O2 -g -no-pie -funwind-tables", "gdb", SIGNAL_CHAIN),
+    Fixture("signals_altstack", ["signals.c"], "-O2 -g -no-pie -funwind-tables", "gdb", SIGNAL_CHAIN,
+            args=["altstack"]),
+    Fixture("signals_no_unwind_tables", ["signals.c"], "-O2 -g -no-pie", "chain", SIGNAL_CHAIN),
+    Fixture("threads", ["threads.c"], "-O2 -g -no-pie -funwind-tables", "gdb", threads_chains=threads_check),
+    Fixture("cxx_unwind", ["cxx_unwind.cpp"], "-O2 -g -no-pie", "gdb"),
+    Fixture("tailcall", ["tailcall.c"], "-O2 -g -no-pie -funwind-tables -foptimize-sibling-calls", "gdb",
+            TAILCALL_CHAIN),
+    Fixture("dlopen", ["dlopen_main.c"], "-O2 -g -no-pie -funwind-tables -ldl", "gdb", DLOPEN_CHAIN,
+            libs=[("libfw_plugin.so", ["plugin.c"], "-O2 -g -fPIC -shared -funwind-tables")]),
+]
+
+FIXTURES_OF = {"aarch64": AARCH64_FIXTURES, "arm": ARM_FIXTURES}
 
 
 def log(msg):
@@ -264,7 +298,7 @@ def main():
     only = set(args.only.split(",")) if args.only else None
     failures = 0
     tried = 0
-    for fx in FIXTURE_LIST:
+    for fx in FIXTURES_OF[args.machine]:
         if only and fx.name not in only:
             continue
         tried += 1
