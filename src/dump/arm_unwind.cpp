@@ -27,9 +27,13 @@ std::string hex(uint64_t v) {
   return s;
 }
 
-// readelf's function symbols for these tables: STT_FUNC symbols with a name
-// from the (last) .symtab, Thumb bit cleared; the nearest at or below an
-// address, less than 1 MiB away, the first in table order among equals.
+// readelf's function symbols for these tables: the defined STT_FUNC symbols
+// of the (last) .symtab in value order (a stable sort: table order among
+// equals), Thumb bit cleared; an address is named by readelf's own bisection of that
+// array (find_symbol_for_address): the nearest named symbol at or below it
+// that the bisection meets, less than 1 MiB away. Among symbols of one
+// value (C1/C2 constructor aliases) that is whichever the bisection hits
+// first, not always the first in table order.
 class FunctionSymbols {
  public:
   explicit FunctionSymbols(const elf::ElfFile& file) {
@@ -49,23 +53,24 @@ class FunctionSymbols {
       uint32_t name = *r.u32();
       uint64_t value;
       uint8_t info;
+      uint16_t section;
       if (file.is_64()) {
         info = *r.u8();
-        (void)r.skip(3);
+        (void)r.skip(1);
+        section = *r.u16();
         value = *r.u64();
         (void)r.skip(8);
       } else {
         value = *r.u32();
         (void)r.skip(4);
         info = *r.u8();
-        (void)r.skip(3);
+        (void)r.skip(1);
+        section = *r.u16();
       }
       constexpr uint8_t kSttFunc = 2;
-      if ((info & 0xf) == kSttFunc && name != 0) symbols_.push_back({value & ~uint64_t{1}, index, name});
+      if ((info & 0xf) == kSttFunc && section != 0) symbols_.push_back({value, index, name});
     }
-    std::sort(symbols_.begin(), symbols_.end(), [](const Entry& a, const Entry& b) {
-      return a.value != b.value ? a.value < b.value : a.index < b.index;
-    });
+    std::stable_sort(symbols_.begin(), symbols_.end(), [](const Entry& a, const Entry& b) { return a.value < b.value; });
   }
 
   struct Match {
@@ -74,16 +79,24 @@ class FunctionSymbols {
   };
 
   std::optional<Match> lookup(uint64_t address) const {
-    constexpr uint64_t kMaxDistance = 0x100000;
     address &= ~uint64_t{1};
-    auto it = std::upper_bound(symbols_.begin(), symbols_.end(), address,
-                               [](uint64_t a, const Entry& e) { return a < e.value; });
-    if (it == symbols_.begin()) return std::nullopt;
-    const uint64_t value = std::prev(it)->value;
-    if (address - value >= kMaxDistance) return std::nullopt;
-    // The first in table order of the symbols at that value.
-    auto first = std::lower_bound(symbols_.begin(), it, value, [](const Entry& e, uint64_t v) { return e.value < v; });
-    return Match{name_at(first->name), address - value};
+    uint64_t distance = 0x100000;
+    const Entry* best = nullptr;
+    size_t begin = 0, end = symbols_.size();
+    while (begin < end) {
+      const size_t middle = begin + (end - begin) / 2;
+      const Entry& e = symbols_[middle];
+      const uint64_t value = e.value & ~uint64_t{1};
+      if (e.name != 0 && address >= value && address - value < distance) {
+        best = &e;
+        distance = address - value;
+        if (distance == 0) break;
+      }
+      if (address < value) end = middle;
+      else begin = middle + 1;
+    }
+    if (!best) return std::nullopt;
+    return Match{name_at(best->name), distance};
   }
 
  private:
