@@ -90,3 +90,93 @@ TEST(CoreFile, StackCommandSaysWhichMachineACoreIsFor) {
 
 }  // namespace
 }  // namespace framewalk
+
+namespace framewalk {
+namespace {
+
+// A minimal AArch64 core: one NT_PRSTATUS (x29, x30 signed with a PAC, sp,
+// pc), optionally an NT_ARM_PAC_MASK, and no NT_FILE.
+std::vector<uint8_t> aarch64_core(bool with_pac_mask) {
+  std::vector<uint8_t> notes;
+  auto put32 = [](std::vector<uint8_t>& v, uint32_t x) {
+    for (int i = 0; i < 4; ++i) v.push_back(static_cast<uint8_t>(x >> (8 * i)));
+  };
+  auto put64 = [](std::vector<uint8_t>& v, uint64_t x) {
+    for (int i = 0; i < 8; ++i) v.push_back(static_cast<uint8_t>(x >> (8 * i)));
+  };
+  auto note = [&](uint32_t type, const std::vector<uint8_t>& desc) {
+    put32(notes, 5);
+    put32(notes, static_cast<uint32_t>(desc.size()));
+    put32(notes, type);
+    for (char c : std::string("CORE\0\0\0\0", 8)) notes.push_back(static_cast<uint8_t>(c));
+    notes.insert(notes.end(), desc.begin(), desc.end());
+    while (notes.size() % 4) notes.push_back(0);
+  };
+  std::vector<uint8_t> prstatus(112, 0);
+  prstatus[12] = 6;  // pr_cursig
+  prstatus[32] = 0x92, prstatus[33] = 0x10;  // pr_pid 4242
+  for (unsigned i = 0; i < 34; ++i) {
+    uint64_t v = 0;
+    if (i == 29) v = 0x7010;
+    if (i == 30) v = 0x0012000000400200;
+    if (i == 31) v = 0x7000;
+    if (i == 32) v = 0x400100;
+    put64(prstatus, v);
+  }
+  put64(prstatus, 0);
+  note(1, prstatus);
+  if (with_pac_mask) {
+    std::vector<uint8_t> mask;
+    put64(mask, 0x007f000000000000);  // data_mask
+    put64(mask, 0xff7f000000000000);  // insn_mask
+    note(0x406, mask);
+  }
+  std::vector<uint8_t> core(64 + 56, 0);
+  std::memcpy(core.data(), "\x7f" "ELF\x02\x01\x01", 7);
+  core[16] = 4;     // ET_CORE
+  core[18] = 183;   // EM_AARCH64
+  core[20] = 1;     // e_version
+  core[32] = 64;    // e_phoff
+  core[52] = 64;    // e_ehsize
+  core[54] = 56;    // e_phentsize
+  core[56] = 1;     // e_phnum
+  // PT_NOTE at offset 120.
+  core[64] = 4;
+  core[64 + 8] = 120;
+  const uint64_t size = notes.size();
+  std::memcpy(&core[64 + 32], &size, 8);
+  core.insert(core.end(), notes.begin(), notes.end());
+  return core;
+}
+
+TEST(CoreFile, Aarch64RegistersAndThePacMaskNote) {
+  for (bool with_mask : {false, true}) {
+    SCOPED_TRACE(with_mask);
+    auto core = CoreFile::parse(FileImage::from_buffer(aarch64_core(with_mask)), "aarch64.core", CoreOptions{});
+    ASSERT_TRUE(core.ok()) << to_string(core.error().code);
+    EXPECT_EQ((*core)->machine(), elf::kEmAarch64);
+    ASSERT_EQ((*core)->threads().size(), 1u);
+    const CoreThread& t = (*core)->threads()[0];
+    EXPECT_EQ(t.tid, 4242);
+    EXPECT_EQ(t.signal, 6);
+    EXPECT_EQ(t.registers.get(32), 0x400100u);
+    EXPECT_EQ(t.registers.get(31), 0x7000u);
+    EXPECT_EQ(t.registers.get(30), 0x0012000000400200u);
+    if (with_mask) EXPECT_EQ((*core)->pointer_auth_mask(), 0xff7f000000000000u);
+    else EXPECT_EQ((*core)->pointer_auth_mask(), std::nullopt);
+    // No NT_FILE and no auxv: the executable is unknown, and the core says how to go on.
+    ModuleCache cache;
+    std::vector<std::string> warnings;
+    (void)(*core)->modules(cache, &warnings);
+    ASSERT_EQ(warnings.size(), 1u);
+    EXPECT_NE(warnings[0].find("pass --exe"), std::string::npos) << warnings[0];
+  }
+  // A PAC mask note cut short is an error with its offset, not a guess.
+  std::vector<uint8_t> bytes = aarch64_core(true);
+  bytes[64 + 32] -= 8;  // the PT_NOTE ends 8 bytes early: the mask's desc is cut
+  auto cut = CoreFile::parse(FileImage::from_buffer(bytes), "cut.core", CoreOptions{});
+  EXPECT_FALSE(cut.ok());
+}
+
+}  // namespace
+}  // namespace framewalk
