@@ -1,5 +1,6 @@
 #include "arch/machine.hpp"
 
+#include "arch/arm/machine.hpp"
 #include "arch/x86_64/machine.hpp"
 
 namespace framewalk::arch {
@@ -7,7 +8,8 @@ namespace framewalk::arch {
 const Machine* machine_for(uint16_t elf_machine) {
   switch (elf_machine) {
     case 62: return &x86_64::machine();
-    default: return nullptr;  // i386 has register names (arch.hpp) but no unwinder yet
+    case 40: return &arm::machine();
+    default: return nullptr;  // i386 and AArch64 have register names (arch.hpp) but no unwinder yet
   }
 }
 

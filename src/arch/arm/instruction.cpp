@@ -1,0 +1,100 @@
+#include "arch/arm/instruction.hpp"
+
+namespace framewalk::arch::arm {
+
+namespace {
+
+// An ARM data-processing immediate: imm8 rotated right by twice the rotation field.
+uint32_t arm_immediate(uint32_t word) {
+  const uint32_t imm8 = word & 0xff;
+  const unsigned rotate = 2 * ((word >> 8) & 0xf);
+  return rotate ? (imm8 >> rotate) | (imm8 << (32 - rotate)) : imm8;
+}
+
+// A 32-bit Thumb instruction starts with a halfword whose top five bits are 0b11101, 0b11110 or 0b11111.
+bool is_thumb32_prefix(uint16_t h) { return (h & 0xe000) == 0xe000 && (h & 0x1800) != 0; }
+
+}  // namespace
+
+bool is_arm_call(uint32_t w) {
+  if ((w & 0xfe000000u) == 0xfa000000u) return true;                          // BLX <imm>
+  if ((w >> 28) == 0xf) return false;                                          // unconditional space
+  if ((w & 0x0f000000u) == 0x0b000000u) return true;                          // BL<c> <imm>
+  return (w & 0x0ffffff0u) == 0x012fff30u;                                     // BLX<c> <reg>
+}
+
+bool is_thumb_call(uint16_t h1, uint16_t h2_or_before2) {
+  // 16-bit BLX <reg>: 0100 0111 1 mmmm 000.
+  if ((h2_or_before2 & 0xff87) == 0x4780) return true;
+  // 32-bit BL / BLX <imm>: 11110 S imm10, then 11 J1 1 J2 imm11 (BL) or 11 J1 0 J2 imm10 0 (BLX).
+  if ((h1 & 0xf800) != 0xf000) return false;
+  const uint16_t h2 = h2_or_before2;
+  return (h2 & 0xd000) == 0xd000 || (h2 & 0xd001) == 0xc000;
+}
+
+std::optional<PrologueInstruction> decode_arm_prologue(Bytes code) {
+  if (code.size() < 4) return std::nullopt;
+  const uint32_t w = word_at(code, 0);
+  PrologueInstruction in;
+  in.size = 4;
+  if ((w & 0xffff0000u) == 0xe92d0000u && (w & 0xffff) != 0) {  // stmdb sp!, {...} (push)
+    in.op = PrologueOp::kPush;
+    in.registers = static_cast<uint16_t>(w & 0xffff);
+  } else if ((w & 0xffff0fffu) == 0xe52d0004u) {  // str rN, [sp, #-4]! (push of one)
+    in.op = PrologueOp::kPush;
+    in.registers = static_cast<uint16_t>(1u << ((w >> 12) & 0xf));
+  } else if ((w & 0xfffff000u) == 0xe24dd000u) {  // sub sp, sp, #imm
+    in.op = PrologueOp::kSubSp;
+    in.amount = arm_immediate(w);
+  } else if ((w & 0xfffff000u) == 0xe28db000u) {  // add fp, sp, #imm
+    in.op = PrologueOp::kSetFramePointer;
+    in.amount = arm_immediate(w);
+    in.frame_pointer = 11;
+  } else if (w == 0xe1a0b00du) {  // mov fp, sp
+    in.op = PrologueOp::kSetFramePointer;
+    in.frame_pointer = 11;
+  }
+  return in;
+}
+
+std::optional<PrologueInstruction> decode_thumb_prologue(Bytes code) {
+  if (code.size() < 2) return std::nullopt;
+  const uint16_t h = halfword_at(code, 0);
+  PrologueInstruction in;
+  if (is_thumb32_prefix(h)) {
+    if (code.size() < 4) return std::nullopt;
+    in.size = 4;
+    const uint16_t h2 = halfword_at(code, 2);
+    // push.w {...}: stmdb sp!, with neither sp nor pc in the list.
+    if (h == 0xe92d && (h2 & 0xa000) == 0 && h2 != 0) {
+      in.op = PrologueOp::kPush;
+      in.registers = h2;
+    } else if (h == 0xf84d && (h2 & 0x0fff) == 0x0d04) {
+      in.op = PrologueOp::kPush;  // str.w rN, [sp, #-4]!
+      in.registers = static_cast<uint16_t>(1u << (h2 >> 12));
+    }
+    return in;
+  }
+  in.size = 2;
+  if ((h & 0xfe00) == 0xb400) {  // push {r0-r7[, lr]}: 1011 010M rrrrrrrr
+    in.op = PrologueOp::kPush;
+    in.registers = static_cast<uint16_t>((h & 0xff) | ((h & 0x100) ? 1u << 14 : 0));
+    if (!in.registers) in.op = PrologueOp::kOther;
+  } else if ((h & 0xff80) == 0xb080) {  // sub sp, #imm7 * 4
+    in.op = PrologueOp::kSubSp;
+    in.amount = (h & 0x7fu) * 4;
+  } else if ((h & 0xff00) == 0xaf00) {  // add r7, sp, #imm8 * 4
+    in.op = PrologueOp::kSetFramePointer;
+    in.amount = (h & 0xffu) * 4;
+    in.frame_pointer = 7;
+  } else if (h == 0x466f) {  // mov r7, sp
+    in.op = PrologueOp::kSetFramePointer;
+    in.frame_pointer = 7;
+  }
+  return in;
+}
+
+bool is_arm_return(Bytes code) { return code.size() >= 4 && word_at(code, 0) == 0xe12fff1eu; }
+bool is_thumb_return(Bytes code) { return code.size() >= 2 && halfword_at(code, 0) == 0x4770; }
+
+}  // namespace framewalk::arch::arm
