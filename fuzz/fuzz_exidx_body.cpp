@@ -64,7 +64,7 @@ void bare_tables(const uint8_t* data, size_t size) {
     uint64_t next = 0;
     if (auto found = ehabi::find_entry(table, entry->function, &next)) {
       FUZZ_CHECK((found->function & ~uint64_t{1}) <= (entry->function & ~uint64_t{1}));
-      check_row(ehabi::row_for_pc(tables, entry->function, &row), row);
+      check_row(ehabi::row_for_pc(tables, entry->function, i & 1, &row), row);
     }
     if (entry->kind == ehabi::EntryKind::kInline) {
       check_decoding(ehabi::compact_opcodes(ehabi::read_header(entry->data_word, 0), nullptr, entry->offset + 4));

@@ -211,11 +211,20 @@ Result<EntryRow> entry_row(const ExidxTables& tables, const IndexEntry& entry, u
   return result;
 }
 
-Result<EntryRow> row_for_pc(const ExidxTables& tables, uint64_t pc, UnwindRow* row) {
+Result<EntryRow> row_for_pc(const ExidxTables& tables, uint64_t pc, bool exact_pc, UnwindRow* row) {
   const IndexTable index(tables.index);
   uint64_t next_start = 0;
   FW_TRY(IndexEntry entry, find_entry(index, pc, &next_start));
-  return entry_row(tables, entry, next_start, row);
+  FW_TRY(EntryRow result, entry_row(tables, entry, next_start, row));
+  if (exact_pc && result == EntryRow::kUnwinds && (pc & ~uint64_t{1}) == row->pc_begin) {
+    const uint64_t begin = row->pc_begin, end = row->pc_end;
+    *row = UnwindRow{};
+    row->cfa = CfaRule{CfaKind::kRegisterOffset, arm::kSp, 0, {}, 0};
+    row->return_address_register = arm::kLr;
+    row->pc_begin = begin;
+    row->pc_end = end;
+  }
+  return result;
 }
 
 }  // namespace framewalk::ehabi

@@ -77,7 +77,13 @@ Result<EntryRow> execute_instructions(const OpcodeBuffer& bytes, UnwindRow* row)
 // [function, next_start).
 Result<EntryRow> entry_row(const ExidxTables& tables, const IndexEntry& entry, uint64_t next_start, UnwindRow* row);
 
-// find_entry and entry_row in one.
-Result<EntryRow> row_for_pc(const ExidxTables& tables, uint64_t pc, UnwindRow* row);
+// find_entry and entry_row in one. An entry describes the function's body
+// (EHABI tables are exact only at call sites); an exact PC (`exact_pc`: an
+// activation) at the function's first instruction has run none of the
+// prologue, so its row is the entry state: CFA = r13, the return address
+// still in r14, whatever the instructions say (CANTUNWIND and refusals
+// stand). Within the prologue and epilogue the entry's row is wrong for an
+// activation: that is what EHABI records.
+Result<EntryRow> row_for_pc(const ExidxTables& tables, uint64_t pc, bool exact_pc, UnwindRow* row);
 
 }  // namespace framewalk::ehabi

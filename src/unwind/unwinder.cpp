@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "dwarf/expression.hpp"
+#include "ehabi/exidx_rows.hpp"
 #include "sframe/sframe_rows.hpp"
 
 namespace framewalk {
@@ -13,6 +14,7 @@ const char* to_string(FrameSource source) {
     case FrameSource::kContext: return "context";
     case FrameSource::kEhFrame: return "cfi";
     case FrameSource::kDebugFrame: return "debug_frame";
+    case FrameSource::kExidx: return "exidx";
     case FrameSource::kSframe: return "sframe";
     case FrameSource::kSignal: return "signal";
     case FrameSource::kFramePointer: return "fp";
@@ -166,10 +168,11 @@ void RowCache::add(const Module* module, uint64_t link_pc, unsigned variant, con
 
 bool Unwinder::find_row(const Frame& frame, const UnwindOptions& options, Step* step) const {
   if (!options.row_cache || !frame.module) return find_row_uncached(frame, options, step);
-  // The row depends on the module and PC, the sources asked for, and (for
-  // SFrame's topmost-only rules) whether this is the frame the walk began at.
+  // The row depends on the module and PC, the sources asked for, (for
+  // SFrame's topmost-only rules) whether this is the frame the walk began at,
+  // and (an EHABI entry at its function's first instruction) whether the PC is exact.
   const unsigned variant = static_cast<unsigned>(options.sources) | (options.use_debug_frame ? 4u : 0u) |
-                           (frame.source == FrameSource::kContext ? 8u : 0u);
+                           (frame.source == FrameSource::kContext ? 8u : 0u) | (frame.activation ? 16u : 0u);
   const uint64_t link_pc = frame.lookup_pc - frame.module->bias;
   if (const RowCache::Entry* e = options.row_cache->find(frame.module, link_pc, variant)) {
     step->sframe_miss = e->sframe_miss;
@@ -216,6 +219,23 @@ bool Unwinder::find_row_uncached(const Frame& frame, const UnwindOptions& option
         step->row = *row;
         step->source = src->kind == dwarf::CfiKind::kEhFrame ? FrameSource::kEhFrame : FrameSource::kDebugFrame;
         return true;
+      }
+    }
+    if (const ehabi::ExidxTables* exidx = m->data->exidx()) {
+      auto found = ehabi::row_for_pc(*exidx, link_pc, frame.activation, &step->row);
+      if (found) {
+        step->source = FrameSource::kExidx;
+        return true;
+      }
+      if (found.error().code != ErrorCode::kNotFound) {
+        // An entry no row can express: glibc's sigreturn restorers pop r13
+        // and r15 from the signal frame. The machine's signal row restores
+        // the same registers and says the interrupted PC is exact.
+        if (machine_->signal_frame_row(memory_, frame.pc, &step->row)) {
+          step->source = FrameSource::kSignal;
+          return true;
+        }
+        if (!step->lookup_error) step->lookup_error = found.error();
       }
     }
   }

@@ -20,6 +20,7 @@ enum class FrameSource : uint8_t {
   kContext,     // frame 0: the thread's own registers
   kEhFrame,     // the callee's .eh_frame row
   kDebugFrame,  // the callee's .debug_frame row
+  kExidx,       // the callee's .ARM.exidx entry (ARM EHABI)
   kSframe,      // the callee's .sframe row
   kSignal,      // the callee was the signal trampoline (no CFI): the kernel's ucontext
   kFramePointer,  // the callee keeps a frame pointer (no CFI; prologue checked)
@@ -81,10 +82,14 @@ struct WalkResult {
   size_t frames = 0;
 };
 
-// Which unwind information the step loop reads, in this order.
+// Which unwind information the step loop reads, in this order. .ARM.exidx
+// (ARM files only) comes after .eh_frame and .debug_frame, where gdb
+// (arm-tdep.c appends its EHABI unwinder after the DWARF ones) and libunwind
+// (DWARF, then EXIDX, then frame chains) put it: DWARF CFI describes every
+// instruction, an EHABI entry only the function's body.
 enum class SourceOrder : uint8_t {
-  kAuto,    // .eh_frame, .debug_frame, .sframe, then the fallbacks
-  kCfi,     // .eh_frame and .debug_frame only, then the fallbacks
+  kAuto,    // .eh_frame, .debug_frame, .ARM.exidx, .sframe, then the fallbacks
+  kCfi,     // the compilers' tables only (.eh_frame, .debug_frame, .ARM.exidx), then the fallbacks
   kSframe,  // .sframe only, then the fallbacks (signal trampoline, frame pointer)
 };
 

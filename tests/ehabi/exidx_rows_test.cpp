@@ -297,14 +297,14 @@ TEST(EhabiLookup, EveryEntryKindGivesItsRow) {
   });
   const ExidxTables tables = t.tables();
   UnwindRow row;
-  auto a = row_for_pc(tables, 0x1004, &row);
+  auto a = row_for_pc(tables, 0x1004, false, &row);
   ASSERT_TRUE(a.ok());
   EXPECT_EQ(*a, EntryRow::kCannotUnwind);
   EXPECT_EQ(row.find(row.return_address_register)->kind, RuleKind::kUndefined);
   EXPECT_EQ(row.pc_begin, 0x1000u);
   EXPECT_EQ(row.pc_end, 0x1100u);
 
-  auto b = row_for_pc(tables, 0x1100, &row);
+  auto b = row_for_pc(tables, 0x1100, false, &row);
   ASSERT_TRUE(b.ok());
   EXPECT_EQ(*b, EntryRow::kUnwinds);
   expect_cfa(row, kSp, 8);
@@ -312,26 +312,49 @@ TEST(EhabiLookup, EveryEntryKindGivesItsRow) {
   expect_saved(row, kLr, -4);
 
   // The pop's second byte comes from the extra word.
-  auto c = row_for_pc(tables, 0x1200, &row);
+  auto c = row_for_pc(tables, 0x1200, false, &row);
   ASSERT_TRUE(c.ok()) << to_string(c.error().code);
   expect_cfa(row, 7, 8);
   expect_saved(row, 7, -8);
   expect_saved(row, kLr, -4);
 
-  auto d = row_for_pc(tables, 0x1300, &row);
+  auto d = row_for_pc(tables, 0x1300, false, &row);
   ASSERT_TRUE(d.ok()) << to_string(d.error().code);
   expect_cfa(row, kSp, 8);
   expect_saved(row, kLr, -4);
 
-  auto e = row_for_pc(tables, 0x1400, &row);
+  auto e = row_for_pc(tables, 0x1400, false, &row);
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(e.error().code, ErrorCode::kBadExtabPointer);
   EXPECT_EQ(e.error().offset, 0x24u);
 
-  auto f = row_for_pc(tables, 0x1500, &row);
+  auto f = row_for_pc(tables, 0x1500, false, &row);
   ASSERT_FALSE(f.ok());
   EXPECT_EQ(f.error().code, ErrorCode::kBadPersonalityIndex);
   EXPECT_EQ(f.error().offset, 0x2cu);
+}
+
+TEST(EhabiLookup, AnExactPcAtTheFunctionStartHasRunNoneOfIt) {
+  Tables t;
+  t.index = words_le({prel31(0x20000, 0x1100), 0x80a8b0b0, prel31(0x20008, 0x1200), 1});
+  UnwindRow row;
+  // An activation at the first instruction: the entry state, nothing popped.
+  ASSERT_TRUE(row_for_pc(t.tables(), 0x1100, true, &row).ok());
+  expect_cfa(row, kSp, 0);
+  EXPECT_EQ(row.rule_count, 0);
+  EXPECT_EQ(row.return_address_register, kLr);
+  EXPECT_EQ(row.pc_begin, 0x1100u);
+  // A Thumb PC there too; past it, and at a return address, the entry's row.
+  ASSERT_TRUE(row_for_pc(t.tables(), 0x1101, true, &row).ok());
+  EXPECT_EQ(row.rule_count, 0);
+  ASSERT_TRUE(row_for_pc(t.tables(), 0x1102, true, &row).ok());
+  expect_cfa(row, kSp, 8);
+  ASSERT_TRUE(row_for_pc(t.tables(), 0x1100, false, &row).ok());
+  expect_cfa(row, kSp, 8);
+  // CANTUNWIND stays what it is.
+  auto c = row_for_pc(t.tables(), 0x1200, true, &row);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(*c, EntryRow::kCannotUnwind);
 }
 
 TEST(EhabiLookup, TableEntryWithMissingWordsIsTruncated) {
@@ -339,7 +362,7 @@ TEST(EhabiLookup, TableEntryWithMissingWordsIsTruncated) {
   t.index = words_le({prel31(0x20000, 0x1000), prel31(0x20004, 0x30000)});
   t.extab = words_le({0x8102a800});  // pr1 declaring two more words that are not there, no finish
   UnwindRow row;
-  auto r = row_for_pc(t.tables(), 0x1000, &row);
+  auto r = row_for_pc(t.tables(), 0x1000, false, &row);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, ErrorCode::kTruncated);
   EXPECT_EQ(r.error().offset, 4u);
