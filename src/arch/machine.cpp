@@ -1,5 +1,8 @@
 #include "arch/machine.hpp"
 
+#include <utility>
+
+#include "arch/aarch64/machine.hpp"
 #include "arch/arm/machine.hpp"
 #include "arch/x86_64/machine.hpp"
 
@@ -8,9 +11,23 @@ namespace framewalk::arch {
 const Machine* machine_for(uint16_t elf_machine) {
   switch (elf_machine) {
     case 62: return &x86_64::machine();
+    case 183: return &aarch64::machine();
     case 40: return &arm::machine();
-    default: return nullptr;  // i386 and AArch64 have register names (arch.hpp) but no unwinder yet
+    default: return nullptr;  // i386 has register names (arch.hpp) but no unwinder yet
   }
+}
+
+std::string supported_machine_names() {
+  std::string names;
+  // As elf::machine_name spells them.
+  static constexpr std::pair<uint16_t, const char*> kNames[] = {{62, "x86-64"}, {183, "AArch64"}, {40, "ARM"},
+                                                                {3, "i386"}};
+  for (auto [m, name] : kNames) {
+    if (!machine_for(m)) continue;
+    if (!names.empty()) names += ", ";
+    names += name;
+  }
+  return names;
 }
 
 const Machine& host_machine() {

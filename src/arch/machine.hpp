@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "arch/arch.hpp"
 #include "arch/registers.hpp"
@@ -37,6 +38,16 @@ struct FallbackInput {
   Bytes code_at_pc;         // for an activation: the bytes at its PC
   const RegisterFile* registers = nullptr;  // the frame's registers (never null when called)
 };
+
+// Whether a frame pointer (or frame record pointer) is worth following
+// without unwind information: word-aligned, above the stack pointer and
+// less than 64 MiB above it (a frameless caller would be skipped otherwise).
+inline bool frame_pointer_in_stack(const RegisterFile& registers, uint16_t frame_pointer, uint16_t stack_pointer) {
+  constexpr uint64_t kMaxFrameSize = uint64_t{1} << 26;
+  auto fp = registers.get(frame_pointer);
+  auto sp = registers.get(stack_pointer);
+  return fp && sp && *fp >= *sp && *fp - *sp <= kMaxFrameSize && (*fp & 3) == 0;
+}
 
 class Machine {
  public:
@@ -127,6 +138,9 @@ class Machine {
 // The descriptor for an ELF e_machine, or nullptr for a machine framewalk
 // cannot unwind.
 const Machine* machine_for(uint16_t elf_machine);
+
+// The machines machine_for knows, by name ("x86-64, AArch64"), for messages.
+std::string supported_machine_names();
 
 // The machine framewalk runs on: live processes (ptrace) and the calling
 // process are of this machine.

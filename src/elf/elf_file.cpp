@@ -57,6 +57,7 @@ Result<void> ElfFile::parse_headers() {
   const unsigned asz = address_size();
   FW_TRY(entry_, r.address(asz));
   FW_TRY(uint64_t phoff, r.address(asz));
+  phoff_ = phoff;
   FW_TRY(uint64_t shoff, r.address(asz));
   FW_TRY(uint32_t flags, r.u32());
   (void)flags;

@@ -21,7 +21,7 @@ inline constexpr uint16_t kEtRel = 1, kEtExec = 2, kEtDyn = 3, kEtCore = 4;
 inline constexpr uint32_t kShtNull = 0, kShtProgbits = 1, kShtSymtab = 2, kShtStrtab = 3,
                           kShtNobits = 8, kShtDynsym = 11, kShtX86_64Unwind = 0x70000001;
 inline constexpr uint64_t kShfAlloc = 0x2, kShfExecinstr = 0x4, kShfCompressed = 0x800;
-inline constexpr uint32_t kPtLoad = 1, kPtDynamic = 2, kPtNote = 4, kPtGnuEhFrame = 0x6474e550,
+inline constexpr uint32_t kPtLoad = 1, kPtDynamic = 2, kPtInterp = 3, kPtNote = 4, kPtPhdr = 6, kPtGnuEhFrame = 0x6474e550,
                           kPtGnuSframe = 0x6474e554;
 inline constexpr uint16_t kEm386 = 3, kEmMips = 8, kEmPpc = 20, kEmPpc64 = 21, kEmS390 = 22, kEmArm = 40,
                           kEmSparcv9 = 43, kEmX86_64 = 62, kEmAarch64 = 183, kEmRiscv = 243, kEmLoongarch = 258;
@@ -69,6 +69,7 @@ class ElfFile {
   uint16_t type() const { return type_; }
   uint16_t machine() const { return machine_; }
   uint64_t entry() const { return entry_; }
+  uint64_t program_header_offset() const { return phoff_; }  // e_phoff
   Bytes image() const { return image_->bytes(); }
 
   const std::vector<Section>& sections() const { return sections_; }
@@ -99,6 +100,7 @@ class ElfFile {
   std::shared_ptr<const FileImage> image_;
   std::string name_;
   bool is_64_ = true;
+  uint64_t phoff_ = 0;
   Endian endian_ = Endian::kLittle;
   uint16_t type_ = 0;
   uint16_t machine_ = 0;

@@ -35,7 +35,6 @@
 
 namespace framewalk::elf {
 
-inline constexpr uint32_t kPtPhdr = 6;  // kPtGnuSframe is in elf_file.hpp
 inline constexpr uint32_t kShtGnuSframe = 0x6ffffff4;
 inline constexpr uint64_t kMaxSegmentPadding = uint64_t{4} << 20;
 

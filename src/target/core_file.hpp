@@ -7,6 +7,8 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,7 +29,8 @@ struct CoreThread {
 
 struct CoreMapping {
   uint64_t start = 0, end = 0, file_offset = 0;
-  std::string path;
+  std::string path;       // as the process named it
+  std::string host_path;  // the file it was found as here; empty: the sysroot + path
 };
 
 struct CoreOptions {
@@ -47,6 +50,9 @@ class CoreFile {
   const std::vector<CoreThread>& threads() const { return threads_; }
   const std::vector<CoreMapping>& mappings() const { return mappings_; }
   uint16_t machine() const { return core_->machine(); }
+  // The bits a pointer authentication code occupies in code addresses, from
+  // NT_ARM_PAC_MASK; nullopt when the core has no such note.
+  std::optional<uint64_t> pointer_auth_mask() const { return pointer_auth_mask_; }
   Memory& memory() { return *memory_; }
 
   // Modules of every mapped ELF file and the vDSO. `warnings` collects
@@ -59,9 +65,21 @@ class CoreFile {
  private:
   CoreFile() = default;
   Result<void> parse_notes();
+  // For a core without NT_FILE: the executable from AT_PHDR/AT_EXECFN (or
+  // --exe), its libraries from the dynamic linker's r_debug/link_map list in
+  // the core's memory, else the dynamic linker from AT_BASE.
+  void mappings_from_link_map();
+  // A file the process mapped as `path`: under the sysroot, else as named
+  // (relative: beside the core), and only if of the core's machine.
+  std::shared_ptr<elf::ElfFile> open_mapped_file(const std::string& path, std::string* host_path) const;
 
   std::shared_ptr<elf::ElfFile> core_;
+  std::string name_;
   const arch::Machine* machine_ = nullptr;  // never null once parsed
+  bool has_file_note_ = false;
+  std::optional<uint64_t> pointer_auth_mask_;
+  std::vector<std::string> link_map_warnings_;
+  std::function<bool(uint64_t)> dumped_;  // whether the core itself holds an address
   CoreOptions options_;
   pid_t pid_ = 0;
   std::string process_name_;

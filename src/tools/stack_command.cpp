@@ -333,7 +333,8 @@ int run_live(const StackCommandOptions& options) {
 std::string foreign_core_text(const std::string& path, const Error& e) {
   std::string machine = "e_machine " + std::to_string(e.offset);
   if (auto f = elf::ElfFile::open(path)) machine = elf::machine_name((*f)->machine(), (*f)->is_64(), (*f)->endian());
-  return "a core file of " + machine + ": framewalk cannot unwind " + machine + " yet (it unwinds x86-64)";
+  return "a core file of " + machine + ": framewalk cannot unwind " + machine + " yet (it unwinds " +
+         arch::supported_machine_names() + ")";
 }
 
 int run_core(const StackCommandOptions& options) {
@@ -366,7 +367,8 @@ int run_core(const StackCommandOptions& options) {
   CachedMemory memory((*core)->memory());  // frames point into `modules`: both live to the end
   const ModuleMap modules = (*core)->modules(cache, &warnings);
   for (const auto& w : warnings) std::fprintf(stderr, "framewalk: %s\n", w.c_str());
-  const Unwinder unwinder(modules, memory, (*core)->machine());
+  Unwinder unwinder(modules, memory, (*core)->machine());
+  if (auto mask = (*core)->pointer_auth_mask()) unwinder.set_pointer_auth_mask(*mask);
   std::vector<ThreadResult> results;
   for (const CoreThread& t : (*core)->threads()) {
     if (options.tid && t.tid != options.tid) continue;

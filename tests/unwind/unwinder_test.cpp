@@ -302,8 +302,8 @@ TEST(Unwinder, UnsupportedMachineStopsBeforeTheFirstFrame) {
   FakeMemory mem;
   mem.word(0x7000, 0x2000);
   static const ModuleMap no_modules;
-  constexpr uint16_t kEmAarch64 = 183;
-  const Unwinder unwinder(no_modules, mem, kEmAarch64);
+  constexpr uint16_t kEmMips = 8;
+  const Unwinder unwinder(no_modules, mem, kEmMips);
   EXPECT_EQ(unwinder.machine(), nullptr);
   size_t frames = 0;
   const WalkResult result = unwinder.walk(regs_at(0x1000, 0x7000, 0x7100), [&](const Frame&) {
@@ -313,12 +313,12 @@ TEST(Unwinder, UnsupportedMachineStopsBeforeTheFirstFrame) {
   EXPECT_EQ(frames, 0u);
   EXPECT_EQ(result.frames, 0u);
   EXPECT_EQ(result.reason, StopReason::kUnsupportedMachine);
-  EXPECT_EQ(result.address, kEmAarch64);
+  EXPECT_EQ(result.address, kEmMips);
   EXPECT_STREQ(to_string(result.reason), "unsupported-machine");
   auto caller = unwinder.apply_row(x::entry_row(), regs_at(0x1000, 0x7000, 0x7100));
   ASSERT_FALSE(caller.ok());
   EXPECT_EQ(caller.error().code, ErrorCode::kUnsupportedMachine);
-  EXPECT_EQ(caller.error().offset, kEmAarch64);
+  EXPECT_EQ(caller.error().offset, kEmMips);
 }
 
 // ---- SFrame as the only source ------------------------------------------------
@@ -484,15 +484,19 @@ TEST(Unwinder, ReturnAddressFromAnUnknownRegisterIsAnError) {
 }
 
 // The tiny test ELF plus an .eh_frame with one FDE over [0x11000, 0x11040)
-// running `instructions` after the CIE's CFA = rsp+8, rip at CFA-8.
-Module eh_frame_module(const std::vector<uint8_t>& instructions) {
+// running `instructions` after the CIE's `cie_instructions` (default: CFA =
+// rsp+8, rip at CFA-8) with return-address column `ra_column`.
+Module eh_frame_module(const std::vector<uint8_t>& instructions,
+                       std::vector<uint8_t> cie_instructions = {0x0c, x::kRsp, 8, 0x80 | x::kRip, 1},
+                       uint16_t ra_column = x::kRip) {
   auto tiny = elf::ElfFile::parse(FileImage::from_buffer(test::tiny_elf(true, Endian::kLittle)), "tiny");
   EXPECT_TRUE(tiny.ok());
   auto placement = elf::plan_added_section(**tiny, elf::SegmentPolicy::kAuto);
   EXPECT_TRUE(placement.ok());
   test::CfiBuilder b(dwarf::CfiKind::kEhFrame, Endian::kLittle, placement->address);
   test::CieSpec cie;
-  cie.instructions = {0x0c, x::kRsp, 8, 0x80 | x::kRip, 1};  // def_cfa rsp+8; offset rip, CFA-8
+  cie.instructions = std::move(cie_instructions);
+  cie.return_address_register = ra_column;
   const auto c = b.cie(cie);
   test::FdeSpec fde;
   fde.pc_begin = 0x11000;
@@ -525,6 +529,42 @@ TEST(Unwinder, WalkStopsWithAnErrorWhereTheReturnAddressIsUnknown) {
   outermost.add(eh_frame_module({0x07, x::kRip}));
   const Walk end = walk(mem, regs_at(0x11010, 0x7000, 0x7100), {}, outermost);
   EXPECT_EQ(end.result.reason, StopReason::kOutermost);
+}
+
+// AArch64 (a link-register machine): the CIE says CFA = sp and nothing of
+// x30, as gcc's do. An activation there (a leaf) returns to x30; a frame at
+// a return address has made a call, so a row without an x30 rule cannot be
+// right for it.
+TEST(Unwinder, LinkRegisterWithoutRuleHoldsOnlyForAnActivation) {
+  constexpr uint16_t kX30 = 30, kSp = 31, kPc = 32;
+  ModuleMap modules;
+  modules.add(eh_frame_module({}, {0x0c, kSp, 0}, kX30));  // def_cfa sp+0
+  FakeMemory mem;
+  arch::RegisterFile regs;
+  regs.set(kPc, 0x11010);
+  regs.set(kSp, 0x7000);
+  regs.set(kX30, 0x0012000000011024);  // PAC-signed: stripped
+  auto run = [&](bool first_is_return_address) {
+    UnwindOptions o;
+    o.first_is_return_address = first_is_return_address;
+    o.max_frames = 2;
+    Unwinder unwinder(modules, mem, 183);
+    Walk w;
+    w.result = unwinder.walk(regs, [&](const Frame& f) {
+      w.frames.push_back(f);
+      return true;
+    }, o);
+    return w;
+  };
+  const Walk leaf = run(false);
+  ASSERT_EQ(leaf.frames.size(), 2u);
+  EXPECT_EQ(leaf.frames[1].pc, 0x11024u);
+  EXPECT_EQ(leaf.frames[1].sp, 0x7000u);
+  EXPECT_EQ(leaf.result.reason, StopReason::kMaxFrames);
+  const Walk caller = run(true);
+  ASSERT_EQ(caller.frames.size(), 1u);
+  EXPECT_EQ(caller.result.reason, StopReason::kBadUnwindInfo);
+  EXPECT_EQ(caller.result.error, ErrorCode::kReturnAddressNoRule);
 }
 
 TEST(Unwinder, BrokenFdeCoveringThePcStopsInsteadOfAGuess) {

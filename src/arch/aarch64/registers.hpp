@@ -12,6 +12,7 @@ enum DwarfRegister : uint16_t {
   kX29 = 29,  // the frame pointer
   kX30 = 30,  // the link register: the return-address column
   kSp = 31,
+  kPc = 32,  // aadwarf64's PC; where the RegisterFile keeps the program counter
   kRaSignState = 34,  // pseudo-register toggled by DW_CFA_AARCH64_negate_ra_state
   kV0 = 64,
 };

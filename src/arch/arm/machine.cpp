@@ -7,8 +7,6 @@ namespace framewalk::arch::arm {
 
 namespace {
 
-// A frame pointer further above the stack pointer than this is not one.
-constexpr uint64_t kMaxFrameSize = uint64_t{1} << 26;
 // The kernel's kuser helpers ([vectors], 0xffff0000): code without unwind
 // information or symbols, each helper a leaf.
 constexpr uint64_t kVectorsPage = 0xffff0000;
@@ -83,10 +81,7 @@ class ArmMachine final : public Machine {
     // The ARM-state frame record, only for a return-address frame whose fp
     // points into the stack above sp (Thumb's r7 does not point at a record:
     // it cannot be walked without the frame's size).
-    if (in.activation) return std::nullopt;
-    auto fp = regs.get(kR11);
-    auto sp = regs.get(kSp);
-    if (!fp || !sp || *fp < *sp || *fp - *sp > kMaxFrameSize || (*fp & 3)) return std::nullopt;
+    if (in.activation || !frame_pointer_in_stack(regs, kR11, kSp)) return std::nullopt;
     *row = arm_frame_pointer_row();
     return FallbackKind::kFramePointer;
   }

@@ -11,8 +11,6 @@ namespace {
 
 // The epilogue tail ends in a `ret` within this many bytes of the PC.
 constexpr size_t kEpilogueWindow = 32;
-// A frame pointer further above the stack pointer than this is not one.
-constexpr uint64_t kMaxFrameSize = uint64_t{1} << 26;
 
 class X86_64Machine final : public Machine {
  public:
@@ -55,9 +53,7 @@ class X86_64Machine final : public Machine {
     // A frame-pointer guess, only for a return-address frame whose rbp points
     // into the stack above sp (a frameless caller would be skipped).
     if (in.activation) return std::nullopt;
-    auto rbp = in.registers->get(kRbp);
-    auto sp = in.registers->get(kRsp);
-    if (!rbp || !sp || *rbp < *sp || *rbp - *sp > kMaxFrameSize || (*rbp & 7)) return std::nullopt;
+    if (!frame_pointer_in_stack(*in.registers, kRbp, kRsp) || (*in.registers->get(kRbp) & 7)) return std::nullopt;
     *row = frame_pointer_row();
     return FallbackKind::kFramePointer;
   }

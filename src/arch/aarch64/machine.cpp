@@ -1,0 +1,87 @@
+#include "arch/aarch64/machine.hpp"
+
+#include "arch/aarch64/frames.hpp"
+
+namespace framewalk::arch::aarch64 {
+
+namespace {
+
+// Linux's user address space is 48 bits unless the program asked for 52
+// (and a core or ptrace then says so with NT_ARM_PAC_MASK): a pointer
+// authentication code lives in the bits above (the kernel's insn_mask,
+// GENMASK(63, vabits)), with the top byte.
+constexpr uint64_t kDefaultPacMask = ~((uint64_t{1} << 48) - 1);
+
+uint32_t insn_at(Bytes code, size_t offset) {
+  return uint32_t{code[offset]} | uint32_t{code[offset + 1]} << 8 | uint32_t{code[offset + 2]} << 16 |
+         uint32_t{code[offset + 3]} << 24;
+}
+
+class Aarch64Machine final : public Machine {
+ public:
+  constexpr Aarch64Machine() : Machine(kArchInfo, 8, Endian::kLittle, kPc, true) {}
+
+  uint64_t clean_return_address(uint64_t address, uint64_t pointer_auth_mask) const override {
+    return address & ~pointer_auth_mask;
+  }
+  uint64_t default_pointer_auth_mask() const override { return kDefaultPacMask; }
+
+  // A return address follows its 4-byte call: the call itself is the lookup address.
+  uint64_t lookup_pc(uint64_t pc, bool activation) const override { return activation ? pc : pc - 4; }
+
+  bool follows_call(Memory& memory, uint64_t return_address) const override {
+    uint8_t insn[4];
+    if (return_address < 4 || (return_address & 3) || memory.read(return_address - 4, insn, 4) != 4) return false;
+    return is_call(insn_at(Bytes(insn, 4), 0));
+  }
+
+  bool signal_frame_row(Memory& memory, uint64_t pc, UnwindRow* row) const override {
+    uint8_t code[8];
+    if ((pc & 3) || memory.read(pc, code, sizeof code) != sizeof code) return false;
+    if (insn_at(Bytes(code, 8), 0) != kMovX8Sigreturn || insn_at(Bytes(code, 8), 4) != kSvc0) return false;
+    if (row) *row = aarch64::signal_frame_row();
+    return true;
+  }
+
+  std::optional<FallbackKind> fallback_row(const FallbackInput& in, UnwindRow* row) const override {
+    if (in.function_known) {
+      // An activation at its `ret` (or the hint before it) has taken its frame down.
+      if (in.activation && in.code_at_pc.size() >= 4) {
+        uint32_t at = insn_at(in.code_at_pc, 0);
+        if (at == 0xd50323bf || at == 0xd50323ff) at = in.code_at_pc.size() >= 8 ? insn_at(in.code_at_pc, 4) : 0;
+        if (at == 0xd65f03c0) {  // ret (after autiasp/autibsp)
+          *row = entry_row();
+          return FallbackKind::kPrologue;
+        }
+      }
+      if (prologue_row(in.function_code, in.activation ? in.pc_offset : kReturnAddressFrame, row))
+        return row->cfa.reg == kX29 ? FallbackKind::kFramePointer : FallbackKind::kPrologue;
+    }
+    // A frame-record guess for a return-address frame whose x29 points into
+    // the stack above sp: the record {x29, x30} is taken to sit at the top of
+    // the frame (CFA = x29 + 16, as where gcc and clang keep it at -O0 or in
+    // functions with variable-size locals; elsewhere the caller's sp is
+    // lower than that, which its own unwind rows correct only if they are
+    // frame-based).
+    if (in.activation) return std::nullopt;
+    if (!frame_pointer_in_stack(*in.registers, kX29, kSp) || (*in.registers->get(kX29) & 7)) return std::nullopt;
+    *row = frame_record_row(16);
+    return FallbackKind::kFramePointer;
+  }
+
+  size_t gregset_size() const override { return kUserRegsSize; }
+  RegisterFile registers_from_gregset(Bytes gregset) const override {
+    return from_user_regs_bytes(gregset, Endian::kLittle);
+  }
+  RegisterFile registers_from_ucontext(Bytes ucontext) const override {
+    return from_ucontext_bytes(ucontext, Endian::kLittle);
+  }
+};
+
+constinit const Aarch64Machine kMachine;
+
+}  // namespace
+
+const Machine& machine() { return kMachine; }
+
+}  // namespace framewalk::arch::aarch64

@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+"""framewalk on cores of other machines, made by qemu-user, against gdb-multiarch
+and against the call chains the fixtures know.
+
+Each fixture (fixtures/) is cross-built with Debian's cross compiler, run under
+qemu-user until it dies (abort or an unhandled fault), and the guest core qemu
+writes is read by `framewalk stack --core --sysroot` and by gdb-multiarch
+(tests/stack/gdb_frames.py, through gdb's Python API):
+
+- truth "gdb": every thread's frames must equal gdb's PC for PC, and a walk
+  gdb ends at the outermost frame must end `outermost` in framewalk too;
+- truth "chain" (where gdb is wrong: PIE programs, whose libraries gdb 13 does
+  not find in these cores; PAC-signed return addresses, where gdb stops):
+  framewalk's function names, filtered to the fixture's own functions, must be
+  the chain the program's construction gives, and the walk must end
+  `outermost`.
+
+tests/cross/README.md has the list and what each fixture exercises. Exit 77
+(skipped) when the cross compiler, qemu or gdb-multiarch is missing.
+"""
+import argparse
+import json
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FIXTURES = os.path.join(HERE, "fixtures")
+GDB_FRAMES = os.path.join(HERE, "..", "stack", "gdb_frames.py")
+
+MACHINES = {
+    "aarch64": {
+        "cc": "aarch64-linux-gnu-gcc",
+        "cxx": "aarch64-linux-gnu-g++",
+        "qemu": "qemu-aarch64",
+        "sysroot": "/usr/aarch64-linux-gnu",
+        # gdb 13 hangs on the SVE record of qemu's signal frames.
+        "gdb_cpu": "max,sve=off",
+    },
+}
+
+
+def recursion_chain(depth=40):
+    chain = ["leaf"]
+    for n in range(2 * depth + 1):
+        chain.append("even" if n % 2 == 0 else "odd")
+    return chain + ["main"]
+
+
+SIGNAL_CHAIN = ["in_usr1_handler"] * 4 + ["on_usr1", "on_segv", "faulting_leaf"] + ["caller_of_leaf"] * 3 + ["main"]
+NOINFO_CHAIN = ["noinfo_leaf", "noinfo_framed", "with_cfi", "main"]
+
+
+class Fixture:
+    def __init__(self, name, sources, flags, truth, chain=None, args=(), cpu=None, threads_chains=None):
+        self.name = name
+        self.sources = sources
+        self.flags = flags
+        self.truth = truth          # "gdb" or "chain"
+        self.chain = chain          # the crashing (first) thread's own functions, innermost first
+        self.args = list(args)
+        self.cpu = cpu              # qemu -cpu; None: the machine's gdb_cpu for gdb truth, qemu's default otherwise
+        self.threads_chains = threads_chains  # for every thread: a function of its frames -> ok
+
+
+def threads_check(threads):
+    """threads.c: the main thread aborts; thread i is blocked 3i + 1 deep."""
+    depths = []
+    for t in threads:
+        names = [f["function"] for f in t["frames"] if f["function"] in ("blocked", "thread_main", "main")]
+        if names == ["main"]:
+            continue
+        k = names.count("blocked")
+        if names != ["blocked"] * k + ["thread_main"]:
+            return "thread %s: chain %s" % (t["tid"], names)
+        depths.append(k)
+    want = [3 * i + 1 for i in range(8)]
+    if sorted(depths) != want:
+        return "blocked depths %s, want %s" % (sorted(depths), want)
+    return None
+
+
+FIXTURE_LIST = [
+    Fixture("recursion", ["recursion.c"], "-O2 -g -no-pie", "gdb", recursion_chain()),
+    Fixture("recursion_static", ["recursion.c"], "-O2 -g -static", "gdb", recursion_chain()),
+    Fixture("recursion_pie", ["recursion.c"], "-O2 -g -fPIE -pie", "chain", recursion_chain()),
+    Fixture("recursion_pac", ["recursion.c"], "-O2 -g -no-pie -mbranch-protection=standard", "chain",
+            recursion_chain()),
+    Fixture("recursion_pac_pie", ["recursion.c"], "-O2 -g -fPIE -pie -mbranch-protection=standard", "chain",
+            recursion_chain()),
+    Fixture("signals", ["signals.c"], "-O2 -g -no-pie", "gdb", SIGNAL_CHAIN),
+    Fixture("signals_altstack", ["signals.c"], "-O2 -g -no-pie", "gdb", SIGNAL_CHAIN, args=["altstack"]),
+    # qemu's default CPU has SVE: its signal frames carry an SVE record.
+    Fixture("signals_sve", ["signals.c"], "-O2 -g -no-pie", "chain", SIGNAL_CHAIN, cpu="max"),
+    Fixture("signals_pac_pie", ["signals.c"], "-O2 -g -fPIE -pie -mbranch-protection=standard", "chain",
+            SIGNAL_CHAIN, args=["altstack"], cpu="max"),
+    Fixture("threads", ["threads.c"], "-O2 -g -no-pie", "gdb", threads_chains=threads_check),
+    Fixture("threads_pie", ["threads.c"], "-O2 -g -fPIE -pie", "chain", threads_chains=threads_check),
+    Fixture("cxx_unwind", ["cxx_unwind.cpp"], "-O2 -g -no-pie", "gdb"),
+    Fixture("noinfo", ["noinfo_main.c", "noinfo.S"], "-O2 -g -no-pie", "gdb", NOINFO_CHAIN),
+    Fixture("noinfo_static", ["noinfo_main.c", "noinfo.S"], "-O2 -g -static", "gdb", NOINFO_CHAIN),
+]
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+def run(cmd, cwd=None, timeout=120, preexec=None):
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, preexec_fn=preexec)
+
+
+def allow_cores():
+    resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+    try:  # the host qemu process's own core: keep it tiny
+        with open("/proc/self/coredump_filter", "w") as f:
+            f.write("0")
+    except OSError:
+        pass
+
+
+def build(machine, fx, work):
+    exe = os.path.join(work, fx.name)
+    cxx = any(s.endswith(".cpp") for s in fx.sources)
+    cc = machine["cxx" if cxx else "cc"]
+    srcs = [os.path.join(FIXTURES, s) for s in fx.sources]
+    r = run([cc] + fx.flags.split() + srcs + ["-o", exe, "-pthread"])
+    if r.returncode != 0:
+        raise RuntimeError("%s failed: %s" % (cc, r.stderr.strip()))
+    return exe
+
+
+def make_core(machine, fx, exe, cpu):
+    """Runs the fixture under qemu in a directory of its own; returns its core."""
+    d = os.path.join(os.path.dirname(exe), fx.name + ".run" + ("-" + cpu.replace(",", "_") if cpu else ""))
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    cmd = [machine["qemu"], "-L", machine["sysroot"]]
+    if cpu:
+        cmd += ["-cpu", cpu]
+    # Started by a relative path, as a user would: framewalk finds it through AT_EXECFN.
+    shutil.copy(exe, os.path.join(d, fx.name))
+    run(cmd + ["./" + fx.name] + fx.args, cwd=d, preexec=allow_cores)
+    cores = [f for f in os.listdir(d) if f.startswith("qemu_") and f.endswith(".core")]
+    if len(cores) != 1:
+        raise RuntimeError("qemu wrote %d guest cores in %s" % (len(cores), d))
+    return os.path.join(d, cores[0]), os.path.join(d, fx.name)
+
+
+def gdb_threads(machine, exe, core):
+    r = run(["gdb-multiarch", "-nx", "-batch", "-ex", "set sysroot " + machine["sysroot"],
+             "-ex", "set backtrace past-main on", "-ex", "set backtrace past-entry on", "-ex", "file " + exe,
+             "-ex", "core-file " + core, "-x", GDB_FRAMES], timeout=300)
+    for line in r.stdout.splitlines():
+        if line.startswith("FRAMEWALK-GDB-JSON "):
+            return json.loads(line[len("FRAMEWALK-GDB-JSON "):])["threads"]
+    raise RuntimeError("gdb-multiarch gave no frames: " + (r.stderr.strip() or r.stdout.strip())[-400:])
+
+
+def framewalk_threads(fw, machine, core):
+    r = run([fw, "stack", "--core", core, "--sysroot", machine["sysroot"], "--format=json"])
+    if r.returncode not in (0, 1):
+        raise RuntimeError("framewalk exited %d: %s" % (r.returncode, r.stderr.strip()))
+    return json.loads(r.stdout)["threads"], r.stderr
+
+
+def physical(frames):
+    return [f for f in frames if f["type"] not in ("inline", "tailcall")]
+
+
+def compare_with_gdb(gdb, fw):
+    problems = []
+    by_tid = {t["tid"]: t for t in fw}
+    if sorted(by_tid) != sorted(t["tid"] for t in gdb):
+        return ["threads differ: gdb %s, framewalk %s" % (sorted(t["tid"] for t in gdb), sorted(by_tid))]
+    for g in gdb:
+        f = by_tid[g["tid"]]
+        gp = [int(x["pc"], 16) for x in physical(g["frames"])]
+        fp = [int(x["pc"], 16) for x in f["frames"]]
+        if gp != fp:
+            n = next((i for i in range(min(len(gp), len(fp))) if gp[i] != fp[i]), min(len(gp), len(fp)))
+            problems.append("thread %d: %d frames (gdb %d); first difference at #%d: gdb %s, framewalk %s" % (
+                g["tid"], len(fp), len(gp), n, hex(gp[n]) if n < len(gp) else "-",
+                hex(fp[n]) if n < len(fp) else "-"))
+        elif g["stop"] == "outermost" and f["stop"] != "outermost":
+            problems.append("thread %d: framewalk stopped %s, gdb at the outermost frame" % (g["tid"], f["stop"]))
+    return problems
+
+
+def check_chain(fx, fw):
+    problems = []
+    if fx.chain:
+        own = set(fx.chain)
+        t = fw[0]
+        names = [f["function"] for f in t["frames"] if f["function"] in own]
+        if names != fx.chain:
+            problems.append("thread %d: chain %s, want %s" % (t["tid"], names, fx.chain))
+    if fx.threads_chains:
+        p = fx.threads_chains(fw)
+        if p:
+            problems.append(p)
+    for t in fw:
+        if t["stop"] != "outermost":
+            problems.append("thread %d: stopped %s (%s)" % (t["tid"], t["stop"], t.get("stop_detail")))
+    return problems
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--framewalk", required=True)
+    ap.add_argument("--machine", default="aarch64", choices=sorted(MACHINES))
+    ap.add_argument("--work", required=True, help="directory for the fixtures and their cores")
+    ap.add_argument("--only", help="comma-separated fixture names")
+    ap.add_argument("--show-frames", action="store_true")
+    args = ap.parse_args()
+    machine = MACHINES[args.machine]
+    for tool in (machine["cc"], machine["cxx"], machine["qemu"], "gdb-multiarch"):
+        if not shutil.which(tool):
+            log("skip: %s not found" % tool)
+            return 77
+    fw = os.path.abspath(args.framewalk)
+    os.makedirs(args.work, exist_ok=True)
+    only = set(args.only.split(",")) if args.only else None
+    failures = 0
+    tried = 0
+    for fx in FIXTURE_LIST:
+        if only and fx.name not in only:
+            continue
+        tried += 1
+        try:
+            exe = build(machine, fx, args.work)
+            cpu = fx.cpu or (machine["gdb_cpu"] if fx.truth == "gdb" else None)
+            core, run_exe = make_core(machine, fx, exe, cpu)
+            fw_threads, fw_err = framewalk_threads(fw, machine, core)
+            problems = check_chain(fx, fw_threads)
+            if fx.truth == "gdb":
+                problems += compare_with_gdb(gdb_threads(machine, run_exe, core), fw_threads)
+        except (RuntimeError, subprocess.TimeoutExpired, ValueError, KeyError) as e:
+            problems = ["error: %s" % e]
+            fw_threads = []
+        frames = sum(len(t["frames"]) for t in fw_threads)
+        status = "ok  " if not problems else "FAIL"
+        log("%s %-20s %-5s %2d threads %4d frames" % (status, fx.name, fx.truth, len(fw_threads), frames))
+        for p in problems:
+            log("       " + p)
+        if args.show_frames or problems:
+            for t in fw_threads[:4]:
+                log("       thread %d (%s):" % (t["tid"], t["stop"]))
+                for i, f in enumerate(t["frames"][:60]):
+                    log("         #%-3d %s %s [%s]" % (i, f["pc"], f["function"], f["source"]))
+        failures += bool(problems)
+    log("%s: %d fixtures, %d failed" % (args.machine, tried, failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
