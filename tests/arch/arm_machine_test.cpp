@@ -323,6 +323,82 @@ TEST(ArmMachine, ArmFramePointerGuessOnlyWhereFpLooksLikeOne) {
   }
 }
 
+TEST(ArmInstruction, ThumbInstructionsScheduledAmongThePushes) {
+  auto op = [](std::vector<uint16_t> h) {
+    const auto bytes = thumb(h);
+    return a::decode_thumb_prologue(Bytes(bytes.data(), bytes.size()))->op;
+  };
+  using a::PrologueOp;
+  EXPECT_EQ(op({0x4a4e}), PrologueOp::kNeutral);          // ldr r2, [pc, #312]
+  EXPECT_EQ(op({0xee1d, 0x4f70}), PrologueOp::kNeutral);  // mrc 15, 0, r4, cr13, cr0, {3}
+  EXPECT_EQ(op({0xf5a4, 0x64a0}), PrologueOp::kNeutral);  // sub.w r4, r4, #1280
+  EXPECT_EQ(op({0x447a}), PrologueOp::kNeutral);          // add r2, pc
+  EXPECT_EQ(op({0xf04f, 0x0300}), PrologueOp::kNeutral);  // mov.w r3, #0
+  EXPECT_EQ(op({0x9323}), PrologueOp::kNeutral);          // str r3, [sp, #140]
+  EXPECT_EQ(op({0xf8d0, 0x3008}), PrologueOp::kNeutral);  // ldr.w r3, [r0, #8]
+  EXPECT_EQ(op({0xbf00}), PrologueOp::kNeutral);          // nop
+  // What may not be stepped over: writes of r7, sp or pc, branches, IT.
+  EXPECT_EQ(op({0x9f00}), PrologueOp::kOther);            // ldr r7, [sp]
+  EXPECT_EQ(op({0x469d}), PrologueOp::kOther);            // mov sp, r3
+  EXPECT_EQ(op({0x4487}), PrologueOp::kOther);            // add pc, r0
+  EXPECT_EQ(op({0xb002}), PrologueOp::kOther);            // add sp, #8
+  EXPECT_EQ(op({0xbd80}), PrologueOp::kOther);            // pop {r7, pc}
+  EXPECT_EQ(op({0xbf18}), PrologueOp::kOther);            // it ne
+  EXPECT_EQ(op({0xd010}), PrologueOp::kOther);            // beq
+  EXPECT_EQ(op({0xb110}), PrologueOp::kOther);            // cbz r0
+  EXPECT_EQ(op({0x4718}), PrologueOp::kOther);            // bx r3
+  EXPECT_EQ(op({0xf000, 0xf800}), PrologueOp::kOther);    // bl
+  EXPECT_EQ(op({0xf8df, 0xf004}), PrologueOp::kOther);    // ldr.w pc, [pc, #4]
+  EXPECT_EQ(op({0xf85d, 0x7b04}), PrologueOp::kOther);    // ldr.w r7, [sp], #4
+  EXPECT_EQ(op({0xf1ad, 0x0d08}), PrologueOp::kOther);    // sub.w sp, sp, #8
+  EXPECT_EQ(op({0xe8bd, 0x8080}), PrologueOp::kOther);    // pop.w {r7, pc}
+  EXPECT_EQ(op({0xed2d, 0x8b10}), PrologueOp::kOther);    // vpush {d8-d15}
+}
+
+TEST(ArmMachine, GlibcAbortsPrologueWithScheduledInstructions) {
+  // The start of Debian armhf libc's abort(): loads, mrc and arithmetic
+  // around `push {r7, lr}` and `sub sp, #144`, up to the first branch.
+  const std::vector<uint8_t> code = thumb({0x4a4e, 0xee1d, 0x4f70, 0x4b4e, 0xf5a4, 0x64a0, 0x447a, 0x484d, 0xb580,
+                                           0x4478, 0x58d3, 0xb0a4, 0x681b, 0x9323, 0xf04f, 0x0300, 0x6883, 0x42a3,
+                                           0xd010, 0x2301});
+  EXPECT_EQ(a::starts_as_thumb(Bytes(code.data(), code.size())), true);
+  RegisterFile regs = registers(0x7000, 0x6000, 0x10);
+  regs.set(a::kPc, 0x100a4);  // word-aligned: the first instructions say Thumb
+  FallbackInput in;
+  in.registers = &regs;
+  in.function_known = true;
+  in.function_code = Bytes(code.data(), code.size());
+  UnwindRow row;
+  ASSERT_EQ(m().fallback_row(in, &row), FallbackKind::kPrologue);
+  EXPECT_EQ(row.cfa.reg, a::kSp);
+  EXPECT_EQ(row.cfa.offset, 8 + 144);
+  expect_saved(row, a::kR7, -8);
+  expect_saved(row, a::kLr, -4);
+  // An activation stopped among the scheduled instructions before the push: a leaf.
+  in.activation = true;
+  in.pc_offset = 14;
+  in.function_code = Bytes(code.data(), 14);
+  in.code_at_pc = Bytes(code.data() + 14, code.size() - 14);
+  regs.set(a::kCpsr, 0x30);
+  ASSERT_EQ(m().fallback_row(in, &row), FallbackKind::kPrologue);
+  EXPECT_EQ(row.cfa.offset, 0);
+  EXPECT_EQ(row.rule_count, 0);
+}
+
+TEST(ArmMachine, AReturnAddressOffAWordIsThumb) {
+  // push {r4, lr} as Thumb; the same bytes mean nothing in ARM.
+  const std::vector<uint8_t> code = thumb({0x2001, 0xb510, 0x2002, 0xd000});
+  RegisterFile regs = registers(0x7000, 0x6000, 0x10);
+  regs.set(a::kPc, 0x100a6);
+  FallbackInput in;
+  in.registers = &regs;
+  in.function_known = true;
+  in.function_code = Bytes(code.data(), code.size());
+  UnwindRow row;
+  ASSERT_EQ(m().fallback_row(in, &row), FallbackKind::kPrologue);
+  EXPECT_EQ(row.cfa.offset, 8);
+}
+
 TEST(ArmInstruction, PrologueForms) {
   auto t = [](std::vector<uint16_t> h) {
     const auto bytes = thumb(h);
@@ -339,8 +415,8 @@ TEST(ArmInstruction, PrologueForms) {
   EXPECT_EQ(t({0xb082}).amount, 8u);                             // sub sp, #8
   EXPECT_EQ(t({0xaf02}).amount, 8u);                             // add r7, sp, #8
   EXPECT_EQ(t({0x466f}).op, a::PrologueOp::kSetFramePointer);    // mov r7, sp
-  EXPECT_EQ(t({0xf8df, 0x0000}).op, a::PrologueOp::kOther);      // a 32-bit load
-  EXPECT_EQ(t({0xf8df, 0x0000}).size, 4);
+  EXPECT_EQ(t({0xf000, 0xb800}).op, a::PrologueOp::kOther);      // b.w
+  EXPECT_EQ(t({0xf000, 0xb800}).size, 4);
   EXPECT_FALSE(a::decode_thumb_prologue(Bytes(thumb({0xe92d}).data(), 2)).has_value());  // cut off
   EXPECT_EQ(w(0xe92d4ff0).registers, 0x4ff0u);                    // push {r4-r11, lr}
   EXPECT_EQ(w(0xe52de004).registers, 1u << 14);                  // str lr, [sp, #-4]!

@@ -89,8 +89,13 @@ UnwindRow arm_frame_pointer_row() {
 }
 
 std::optional<bool> starts_as_thumb(Bytes code) {
-  auto thumb = decode_thumb_prologue(code);
-  if (thumb && thumb->op == PrologueOp::kPush) return true;
+  // A Thumb push, maybe after instructions scheduled before it.
+  for (size_t at = 0; at < code.size();) {
+    auto thumb = decode_thumb_prologue(code.subspan(at));
+    if (!thumb || (thumb->op != PrologueOp::kNeutral && thumb->op != PrologueOp::kPush)) break;
+    if (thumb->op == PrologueOp::kPush) return true;
+    at += thumb->size;
+  }
   auto arm = decode_arm_prologue(code);
   if (arm && arm->op == PrologueOp::kPush) return false;
   return std::nullopt;
@@ -143,6 +148,7 @@ bool prologue_row(Bytes code, uint64_t pc_offset, bool thumb, UnwindRow* row) {
         break;
       }
       case PrologueOp::kSubSp: delta += in->amount; break;
+      case PrologueOp::kNeutral: at += in->size; continue;  // scheduled among the pushes
       case PrologueOp::kSetFramePointer:
         fp_set = true;
         fp_reg = in->frame_pointer;

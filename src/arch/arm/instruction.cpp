@@ -14,6 +14,49 @@ uint32_t arm_immediate(uint32_t word) {
 // A 32-bit Thumb instruction starts with a halfword whose top five bits are 0b11101, 0b11110 or 0b11111.
 bool is_thumb32_prefix(uint16_t h) { return (h & 0xe000) == 0xe000 && (h & 0x1800) != 0; }
 
+// Registers a scheduled instruction must not write: the frame pointer, sp, pc.
+bool forbidden(unsigned reg) { return reg == 7 || reg == 13 || reg == 15; }
+
+// What a 16-bit Thumb instruction that is not a prologue form does.
+PrologueOp thumb16_kind(uint16_t h) {
+  unsigned dest;
+  if (h < 0x2000) dest = h & 7;                                   // shifts, add/sub reg or imm3
+  else if (h < 0x4000) dest = (h >> 8) & 7;                       // mov/cmp/add/sub imm8
+  else if (h < 0x4400) dest = h & 7;                              // data processing
+  else if (h < 0x4700) dest = ((h >> 4) & 8) | (h & 7);           // add/cmp/mov with high registers
+  else if (h < 0x4800) return PrologueOp::kOther;                 // bx, blx
+  else if (h < 0x5000) dest = (h >> 8) & 7;                       // ldr literal
+  else if (h < 0x9000) dest = h & 7;                              // loads and stores, register or imm
+  else if (h < 0xb000) dest = (h >> 8) & 7;                       // sp-relative ldr/str, adr, add Rd, sp
+  else if ((h & 0xff00) == 0xb200 || (h & 0xff00) == 0xba00) dest = h & 7;  // extend, reverse
+  else if (h == 0xbf00) return PrologueOp::kNeutral;              // nop
+  else return PrologueOp::kOther;                                 // sp changes, pops, IT, branches, svc
+  return forbidden(dest) ? PrologueOp::kOther : PrologueOp::kNeutral;
+}
+
+// What a 32-bit Thumb instruction that is not a prologue form does.
+PrologueOp thumb32_kind(uint16_t h1, uint16_t h2) {
+  const unsigned rn = h1 & 0xf, rt = h2 >> 12, rd = (h2 >> 8) & 0xf;
+  if ((h1 & 0xf800) == 0xf000) {
+    if (h2 & 0x8000) return PrologueOp::kOther;  // branches and miscellaneous control
+    return forbidden(rd) ? PrologueOp::kOther : PrologueOp::kNeutral;  // data processing (immediate)
+  }
+  if ((h1 & 0xfe00) == 0xea00)  // data processing (shifted register)
+    return forbidden(rd) ? PrologueOp::kOther : PrologueOp::kNeutral;
+  if ((h1 & 0xfe00) == 0xf800) {  // single loads and stores
+    const bool load = h1 & 0x0010;
+    const bool writeback = !(h1 & 0x0080) && (h2 & 0x0900) == 0x0900;
+    if ((load && forbidden(rt)) || (writeback && forbidden(rn))) return PrologueOp::kOther;
+    return PrologueOp::kNeutral;
+  }
+  if ((h1 & 0xff80) == 0xfb00) return forbidden(rd) ? PrologueOp::kOther : PrologueOp::kNeutral;  // mul, mla
+  if ((h1 & 0xff80) == 0xfb80)  // long multiplies and divides: RdLo and RdHi
+    return forbidden(rd) || forbidden(rt) ? PrologueOp::kOther : PrologueOp::kNeutral;
+  if ((h1 & 0xff10) == 0xee10 && (h2 & 0x0010)) return forbidden(rt) ? PrologueOp::kOther : PrologueOp::kNeutral;  // mrc
+  if ((h1 & 0xff20) == 0xed00) return PrologueOp::kNeutral;  // vstr, vldr: offset, no writeback
+  return PrologueOp::kOther;
+}
+
 }  // namespace
 
 bool is_arm_call(uint32_t w) {
@@ -72,6 +115,8 @@ std::optional<PrologueInstruction> decode_thumb_prologue(Bytes code) {
     } else if (h == 0xf84d && (h2 & 0x0fff) == 0x0d04) {
       in.op = PrologueOp::kPush;  // str.w rN, [sp, #-4]!
       in.registers = static_cast<uint16_t>(1u << (h2 >> 12));
+    } else {
+      in.op = thumb32_kind(h, h2);
     }
     return in;
   }
@@ -90,6 +135,8 @@ std::optional<PrologueInstruction> decode_thumb_prologue(Bytes code) {
   } else if (h == 0x466f) {  // mov r7, sp
     in.op = PrologueOp::kSetFramePointer;
     in.frame_pointer = 7;
+  } else {
+    in.op = thumb16_kind(h);
   }
   return in;
 }

@@ -24,6 +24,10 @@ enum class PrologueOp : uint8_t {
   kPush,             // stores `registers` (bit n = rn) below sp, lowest at the lowest address
   kSubSp,            // sp -= amount
   kSetFramePointer,  // frame_pointer = sp + amount
+  // Thumb only: an instruction compilers schedule among the pushes (loads,
+  // moves, arithmetic, mrc) that writes neither sp, pc nor r7 and does not
+  // branch; the analysis steps over it.
+  kNeutral,
   kOther,            // anything else: the prologue has ended
 };
 struct PrologueInstruction {
@@ -39,9 +43,12 @@ struct PrologueInstruction {
 // fp, sp`); kOther for any other; nullopt when fewer than 4 bytes remain.
 std::optional<PrologueInstruction> decode_arm_prologue(Bytes code);
 // The Thumb instruction at the start of `code`: `push {...}` (16-bit and
-// push.w), `sub sp, #imm`, `add r7, sp, #imm`, `mov r7, sp`; kOther for any
-// other (with its size: 2, or 4 for a 32-bit encoding); nullopt when the
-// instruction is cut off.
+// push.w), `sub sp, #imm`, `add r7, sp, #imm`, `mov r7, sp`; kNeutral for
+// the forms whose destination it knows (16-bit data processing, loads and
+// stores, adr, nop; 32-bit data processing, single loads and stores,
+// multiplies, mrc, vldr/vstr) when that is not sp, pc or r7 and the base is
+// not written back into one of those; kOther for any other (with its size:
+// 2, or 4 for a 32-bit encoding); nullopt when the instruction is cut off.
 std::optional<PrologueInstruction> decode_thumb_prologue(Bytes code);
 
 // Whether the instruction at the start of `code` returns through lr

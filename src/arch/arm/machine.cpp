@@ -56,11 +56,14 @@ class ArmMachine final : public Machine {
     }
     if (in.function_known) {
       // An activation's instruction set is the CPSR's T bit; a return
-      // address's was its bit 0, gone by now: the function's first
-      // instruction tells (a push in either set), else nothing of a prologue.
+      // address's was its bit 0, gone by now: a return address off a word
+      // is Thumb, else the function's first instructions tell (a push in
+      // either set), else nothing of a prologue.
       std::optional<bool> thumb;
       if (in.activation) {
         if (auto cpsr = regs.get(kCpsr)) thumb = (*cpsr & kCpsrThumb) != 0;
+      } else if (auto pc = regs.get(kPc); pc && (*pc & 2)) {
+        thumb = true;  // ARM code is word-aligned
       }
       if (!thumb) thumb = starts_as_thumb(in.function_code);
       // An activation about to return through lr has no frame left.
