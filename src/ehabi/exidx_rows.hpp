@@ -52,8 +52,9 @@ Result<IndexEntry> find_entry(const IndexTable& index, uint64_t pc, uint64_t* ne
 enum class EntryRow : uint8_t {
   kUnwinds,       // the row describes the caller
   // EXIDX_CANTUNWIND or "refuse to unwind": the row holds only an undefined
-  // return address, which the step loop reports as the end of the stack
-  // (as libgcc's unwinder reports _URC_END_OF_STACK).
+  // return address, the end of the stack (libgcc's unwinder reports
+  // _URC_END_OF_STACK). The step loop takes it so only in the function of
+  // the entry point: GNU ld also fills the index's gaps with CANTUNWIND.
   kCannotUnwind,
 };
 

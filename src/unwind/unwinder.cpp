@@ -194,6 +194,19 @@ bool Unwinder::find_row(const Frame& frame, const UnwindOptions& options, Step* 
   return entry.found;
 }
 
+namespace {
+
+// Whether `link_pc` is in the function whose symbol holds the ELF entry point.
+bool in_entry_function(const ModuleData& data, uint64_t link_pc) {
+  const uint64_t entry = data.elf().entry() & ~uint64_t{1};  // an ARM entry point may have the Thumb bit
+  if (entry == 0) return false;
+  auto at_pc = data.symbols().lookup(link_pc);
+  auto at_entry = data.symbols().lookup(entry);
+  return at_pc && at_entry && at_pc->symbol == at_entry->symbol;
+}
+
+}  // namespace
+
 bool Unwinder::find_row_uncached(const Frame& frame, const UnwindOptions& options, Step* step) const {
   const Module* m = frame.module;
   if (!m || !m->data) {
@@ -223,11 +236,17 @@ bool Unwinder::find_row_uncached(const Frame& frame, const UnwindOptions& option
     }
     if (const ehabi::ExidxTables* exidx = m->data->exidx()) {
       auto found = ehabi::row_for_pc(*exidx, link_pc, frame.activation, &step->row);
-      if (found) {
+      // EXIDX_CANTUNWIND ends the stack only in the function that holds the
+      // program's entry point (crt1's _start is `.cantunwind`). Elsewhere it
+      // marks code without tables: GNU ld fills the index's gaps with it
+      // (C built without -funwind-tables) and merges neighbours, so the
+      // fallbacks may still know the frame, as gdb's prologue analysis does.
+      if (found && *found == ehabi::EntryRow::kCannotUnwind && !in_entry_function(*m->data, link_pc)) {
+        // no row from the index: the sources and fallbacks below
+      } else if (found) {
         step->source = FrameSource::kExidx;
         return true;
-      }
-      if (found.error().code != ErrorCode::kNotFound) {
+      } else if (found.error().code != ErrorCode::kNotFound) {
         // An entry no row can express: glibc's sigreturn restorers pop r13
         // and r15 from the signal frame. The machine's signal row restores
         // the same registers and says the interrupted PC is exact.

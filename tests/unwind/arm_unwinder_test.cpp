@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <tuple>
 #include <vector>
 
 #include "arch/arm/registers.hpp"
@@ -64,8 +65,63 @@ struct Entry {
 
 // The tiny 32-bit ELF (at 0x10000), made an ARM file, with .ARM.extab and
 // an .ARM.exidx of `entries` added where elf_writer puts them.
+// A function symbol of the test file (ARM: bit 0 of the value marks Thumb code).
+struct FunctionSymbol {
+  const char* name;
+  uint32_t value;
+  uint32_t size;
+};
+
+// .strtab and .symtab (Elf32_Sym) for `symbols`, appended; the symbol
+// table's sh_link and sh_entsize patched in, which elf_writer does not write.
+std::vector<uint8_t> with_symbols(std::vector<uint8_t> image, const std::vector<FunctionSymbol>& symbols,
+                                  uint32_t entry) {
+  std::vector<uint8_t> strtab{0}, symtab(16, 0);
+  auto put32 = [](std::vector<uint8_t>& v, uint32_t x) {
+    for (int i = 0; i < 4; ++i) v.push_back(static_cast<uint8_t>(x >> (8 * i)));
+  };
+  for (const FunctionSymbol& f : symbols) {
+    put32(symtab, static_cast<uint32_t>(strtab.size()));
+    for (const char* c = f.name; *c; ++c) strtab.push_back(static_cast<uint8_t>(*c));
+    strtab.push_back(0);
+    put32(symtab, f.value);
+    put32(symtab, f.size);
+    symtab.push_back(0x12);  // STB_GLOBAL, STT_FUNC
+    symtab.push_back(0);
+    symtab.push_back(1);     // shndx: .text
+    symtab.push_back(0);
+  }
+  for (auto [name, type, data] : {std::tuple{".strtab", 3u, &strtab}, std::tuple{".symtab", 2u, &symtab}}) {
+    auto file = elf::ElfFile::parse(FileImage::from_buffer(std::move(image)), "arm");
+    EXPECT_TRUE(file.ok());
+    auto placement = elf::plan_added_section(**file, elf::SegmentPolicy::kNever, 4);
+    EXPECT_TRUE(placement.ok());
+    elf::NewSection sec;
+    sec.name = name;
+    sec.type = type;
+    sec.data = *data;
+    auto out = elf::add_section(**file, *placement, sec);
+    EXPECT_TRUE(out.ok());
+    image = std::move(*out);
+  }
+  auto file = elf::ElfFile::parse(FileImage::from_buffer(std::vector<uint8_t>(image)), "arm");
+  EXPECT_TRUE(file.ok());
+  uint32_t symtab_index = 0, strtab_index = 0;
+  for (const elf::Section& sec : (*file)->sections()) {
+    if (sec.name == ".symtab") symtab_index = sec.index;
+    if (sec.name == ".strtab") strtab_index = sec.index;
+  }
+  const uint32_t shoff = image[32] | image[33] << 8 | image[34] << 16 | static_cast<uint32_t>(image[35]) << 24;
+  const size_t header = shoff + 40 * symtab_index;
+  image[header + 24] = static_cast<uint8_t>(strtab_index);  // sh_link
+  image[header + 36] = 16;                                  // sh_entsize
+  for (int i = 0; i < 4; ++i) image[24 + i] = static_cast<uint8_t>(entry >> (8 * i));  // e_entry
+  return image;
+}
+
 std::shared_ptr<const elf::ElfFile> arm_file(const std::vector<Entry>& entries, const std::vector<uint32_t>& extab,
-                                             const std::vector<uint8_t>& debug_frame = {}) {
+                                             const std::vector<uint8_t>& debug_frame = {},
+                                             const std::vector<FunctionSymbol>& symbols = {}, uint32_t entry = 0) {
   std::vector<uint8_t> image = test::tiny_elf(false, Endian::kLittle);
   image[18] = kEmArm;
   image[19] = 0;
@@ -102,6 +158,7 @@ std::shared_ptr<const elf::ElfFile> arm_file(const std::vector<Entry>& entries, 
   (void)index_address;
   if (!debug_frame.empty())
     with_index = add(std::move(with_index), ".debug_frame", elf::kShtProgbits, [&](uint64_t) { return debug_frame; }).first;
+  if (!symbols.empty()) with_index = with_symbols(std::move(with_index), symbols, entry);
   auto file = elf::ElfFile::parse(FileImage::from_buffer(std::move(with_index)), "arm");
   EXPECT_TRUE(file.ok());
   return *file;
@@ -122,7 +179,10 @@ ModuleMap modules_of(std::shared_ptr<const elf::ElfFile> file) {
 // 0x10600 (Thumb r7 frame: vsp = r7; pop {r7, lr}), the restorer's entry
 // 0x107fe (glibc's: vsp += 160; pop {r0-r3}; pop {r4-r15}) with the
 // restorer's code at 0x10800, broken 0x10900 (a spare opcode), nolr 0x10a00
-// (a frame that keeps lr nowhere: vsp += 8), _start 0x10b00 (CANTUNWIND).
+// (a frame that keeps lr nowhere: vsp += 8), _start 0x10b00 (CANTUNWIND,
+// the entry point) and, covered by the same merged CANTUNWIND entry as GNU
+// ld makes for code without tables, nounwind 0x10c00. Thumb symbols have
+// bit 0 set.
 std::shared_ptr<const elf::ElfFile> program(const std::vector<uint8_t>& debug_frame = {}) {
   return arm_file(
       {
@@ -136,7 +196,10 @@ std::shared_ptr<const elf::ElfFile> program(const std::vector<uint8_t>& debug_fr
       },
       {0x81019784, 0x08b0b0b0 /* pr1, N = 1: vsp = r7; pop {r7, r14}; finish */,
        0x810127b1, 0x0f8fffb0 /* pr1, N = 1: vsp += 160; pop {r0-r3}; pop {r4-r15}; finish */},
-      debug_frame);
+      debug_frame,
+      {{"leaf", 0x10401, 0x80}, {"mid", 0x10501, 0x80}, {"main", 0x10601, 0x100}, {"_start", 0x10b01, 0x40},
+       {"nounwind", 0x10c01, 0x40}},
+      0x10b01);
 }
 
 arch::RegisterFile regs_at(uint64_t pc, uint64_t sp, uint64_t lr, uint64_t r7, bool thumb = true) {
@@ -184,6 +247,11 @@ TEST(ArmUnwinder, ExidxFromALeafToTheCantunwindEnd) {
   EXPECT_EQ(w.frames[1].sp, 0x7000u);
   EXPECT_EQ(w.frames[1].source, FrameSource::kExidx);
   EXPECT_STREQ(to_string(w.frames[1].source), "exidx");
+  // The Thumb bit of mid's symbol is not part of its address.
+  auto mid = modules.find(0x10520)->data->symbols().lookup(0x1051e);
+  ASSERT_TRUE(mid.has_value());
+  EXPECT_EQ(mid->symbol->name, "mid");
+  EXPECT_EQ(mid->offset, 0x1eu);
   EXPECT_EQ(w.frames[2].pc, 0x10610u);
   EXPECT_EQ(w.frames[2].sp, 0x7008u);
   EXPECT_EQ(w.frames[3].pc, 0x10b04u);
@@ -315,6 +383,29 @@ TEST(ArmUnwinder, DebugFrameComesBeforeExidx) {
   EXPECT_EQ(w.frames[1].sp, 0x7010u);
   // main has no .debug_frame: its entry.
   EXPECT_EQ(w.frames[2].source, FrameSource::kExidx);
+}
+
+TEST(ArmUnwinder, CantunwindOutsideTheEntryFunctionFallsBackToThePrologue) {
+  const ModuleMap modules = modules_of(program());
+  FakeMemory mem;
+  // nounwind: push {r7, lr}; sub sp, #8; add r7, sp, #0; movs r0, #1 (its symbol has the Thumb bit).
+  mem.halfwords(0x10c00, {0xb580, 0xb082, 0xaf00, 0x2001});
+  // main calls it (a Thumb bl before the return address 0x10610).
+  mem.halfwords(0x1060c, {0xf000, 0xf800});
+  // nounwind's frame: r7 = 0x7100 is 8 below its saved pair at 0x7108.
+  mem.word(0x7108, 0x7200);   // saved r7: main's frame
+  mem.word(0x710c, 0x10611);  // lr into main
+  mem.word(0x7200, 0);
+  mem.word(0x7204, 0x10b05);  // main's lr into _start
+  const Walk w = walk(modules, mem, regs_at(0x10410, 0x7000, 0x10c11, 0x7100));
+  ASSERT_EQ(w.frames.size(), 4u) << to_string(w.result.reason);
+  EXPECT_EQ(w.frames[1].pc, 0x10c10u);
+  EXPECT_EQ(w.frames[2].pc, 0x10610u);
+  EXPECT_EQ(w.frames[2].source, FrameSource::kFramePointer);
+  EXPECT_EQ(w.frames[2].sp, 0x7110u);
+  EXPECT_EQ(w.frames[3].pc, 0x10b04u);
+  // _start's own CANTUNWIND: the end.
+  EXPECT_EQ(w.result.reason, StopReason::kOutermost);
 }
 
 TEST(ArmUnwinder, SframeOnlyDoesNotReadExidx) {
