@@ -385,6 +385,43 @@ TEST(ArmMachine, GlibcAbortsPrologueWithScheduledInstructions) {
   EXPECT_EQ(row.rule_count, 0);
 }
 
+TEST(ArmInstruction, ArmInstructionsScheduledAmongThePushes) {
+  auto op = [](uint32_t word) {
+    const auto bytes = arm_code({word});
+    return a::decode_arm_prologue(Bytes(bytes.data(), bytes.size()))->op;
+  };
+  using a::PrologueOp;
+  EXPECT_EQ(op(0xe3a00003), PrologueOp::kNeutral);  // mov r0, #3
+  EXPECT_EQ(op(0xe2800005), PrologueOp::kNeutral);  // add r0, r0, #5
+  EXPECT_EQ(op(0xeeb70b00), PrologueOp::kNeutral);  // vmov.f64 d0, #1.0
+  EXPECT_EQ(op(0xe59f3010), PrologueOp::kNeutral);  // ldr r3, [pc, #16]
+  EXPECT_EQ(op(0xe1530002), PrologueOp::kNeutral);  // cmp r3, r2
+  EXPECT_EQ(op(0xe3a0b000), PrologueOp::kOther);    // mov fp, #0
+  EXPECT_EQ(op(0xe1a0d003), PrologueOp::kOther);    // mov sp, r3
+  EXPECT_EQ(op(0xe49df004), PrologueOp::kOther);    // pop {pc} (ldr pc, [sp], #4)
+  EXPECT_EQ(op(0x03a00003), PrologueOp::kOther);    // moveq r0, #3
+  EXPECT_EQ(op(0xe12fff1e), PrologueOp::kOther);    // bx lr
+  EXPECT_EQ(op(0xebfffff9), PrologueOp::kOther);    // bl
+  EXPECT_EQ(op(0xe0000291), PrologueOp::kOther);    // mul (not followed)
+}
+
+TEST(ArmMachine, ArmPrologueAfterAScheduledMove) {
+  // g++ -O2 -marm: mov r0, #3; push {r4, lr}; bl (a noreturn call).
+  const std::vector<uint8_t> code = arm_code({0xe3a00003, 0xe92d4010, 0xebfffff9});
+  EXPECT_EQ(a::starts_as_thumb(Bytes(code.data(), code.size())), false);
+  RegisterFile regs = registers(0x7000, 0x6000, 0x10);
+  regs.set(a::kPc, 0x10a74);
+  FallbackInput in;
+  in.registers = &regs;
+  in.function_known = true;
+  in.function_code = Bytes(code.data(), code.size());
+  UnwindRow row;
+  ASSERT_EQ(m().fallback_row(in, &row), FallbackKind::kPrologue);
+  EXPECT_EQ(row.cfa.offset, 8);
+  expect_saved(row, 4, -8);
+  expect_saved(row, a::kLr, -4);
+}
+
 TEST(ArmMachine, AReturnAddressOffAWordIsThumb) {
   // push {r4, lr} as Thumb; the same bytes mean nothing in ARM.
   const std::vector<uint8_t> code = thumb({0x2001, 0xb510, 0x2002, 0xd000});
@@ -423,7 +460,7 @@ TEST(ArmInstruction, PrologueForms) {
   EXPECT_EQ(w(0xe24ddf41).amount, 0x104u);                       // sub sp, sp, #260 (rotated)
   EXPECT_EQ(w(0xe28db004).amount, 4u);                           // add fp, sp, #4
   EXPECT_EQ(w(0xe1a0b00d).op, a::PrologueOp::kSetFramePointer);  // mov fp, sp
-  EXPECT_EQ(w(0xe3a00001).op, a::PrologueOp::kOther);
+  EXPECT_EQ(w(0xea000000).op, a::PrologueOp::kOther);                // b
 }
 
 }  // namespace

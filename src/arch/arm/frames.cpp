@@ -96,8 +96,11 @@ std::optional<bool> starts_as_thumb(Bytes code) {
     if (thumb->op == PrologueOp::kPush) return true;
     at += thumb->size;
   }
-  auto arm = decode_arm_prologue(code);
-  if (arm && arm->op == PrologueOp::kPush) return false;
+  for (size_t at = 0; at < code.size(); at += 4) {
+    auto arm = decode_arm_prologue(code.subspan(at));
+    if (!arm || (arm->op != PrologueOp::kNeutral && arm->op != PrologueOp::kPush)) break;
+    if (arm->op == PrologueOp::kPush) return false;
+  }
   return std::nullopt;
 }
 

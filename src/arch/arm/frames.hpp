@@ -69,7 +69,8 @@ bool prologue_row(Bytes code, uint64_t pc_offset, bool thumb, UnwindRow* row);
 
 // Whether the function whose first bytes are `code` starts like Thumb code
 // (a Thumb push, after instructions scheduled before it) rather than ARM
-// code (an ARM push first): nullopt when neither.
+// code (the same in ARM encodings; Thumb is tried first): nullopt when
+// neither.
 std::optional<bool> starts_as_thumb(Bytes code);
 
 }  // namespace framewalk::arch::arm

@@ -14,8 +14,34 @@ uint32_t arm_immediate(uint32_t word) {
 // A 32-bit Thumb instruction starts with a halfword whose top five bits are 0b11101, 0b11110 or 0b11111.
 bool is_thumb32_prefix(uint16_t h) { return (h & 0xe000) == 0xe000 && (h & 0x1800) != 0; }
 
-// Registers a scheduled instruction must not write: the frame pointer, sp, pc.
+// Registers a scheduled instruction must not write: the frame pointer (r7
+// in Thumb code, r11 in ARM code), sp, pc.
 bool forbidden(unsigned reg) { return reg == 7 || reg == 13 || reg == 15; }
+bool arm_forbidden(unsigned reg) { return reg == 11 || reg == 13 || reg == 15; }
+
+// What an ARM instruction that is not a prologue form does.
+PrologueOp arm_kind(uint32_t w) {
+  if ((w >> 28) != 0xe) return PrologueOp::kOther;  // conditional, or the unconditional space
+  const unsigned rn = (w >> 16) & 0xf, rd = (w >> 12) & 0xf;
+  if ((w & 0x0c000000u) == 0) {
+    if ((w & 0x0e000090u) == 0x00000090u) return PrologueOp::kOther;  // multiplies, extra loads and stores
+    const unsigned opcode = (w >> 21) & 0xf;
+    if (opcode >= 8 && opcode <= 11)  // tst/teq/cmp/cmn write nothing; without S, bx, msr and kin
+      return (w & 0x00100000u) ? PrologueOp::kNeutral : PrologueOp::kOther;
+    return arm_forbidden(rd) ? PrologueOp::kOther : PrologueOp::kNeutral;  // data processing
+  }
+  if ((w & 0x0c000000u) == 0x04000000u) {  // single loads and stores
+    if ((w & 0x0e000010u) == 0x06000010u) return PrologueOp::kOther;  // media instructions
+    const bool load = w & 0x00100000u;
+    const bool writeback = !(w & 0x01000000u) || (w & 0x00200000u);
+    if ((load && arm_forbidden(rd)) || (writeback && arm_forbidden(rn))) return PrologueOp::kOther;
+    return PrologueOp::kNeutral;
+  }
+  if ((w & 0x0f000010u) == 0x0e000000u) return PrologueOp::kNeutral;  // VFP data processing (vmov #imm ...)
+  if ((w & 0x0f100010u) == 0x0e100010u) return arm_forbidden(rd) ? PrologueOp::kOther : PrologueOp::kNeutral;  // mrc
+  if ((w & 0x0f200000u) == 0x0d000000u) return PrologueOp::kNeutral;  // vldr, vstr: offset, no writeback
+  return PrologueOp::kOther;
+}
 
 // What a 16-bit Thumb instruction that is not a prologue form does.
 PrologueOp thumb16_kind(uint16_t h) {
@@ -96,6 +122,8 @@ std::optional<PrologueInstruction> decode_arm_prologue(Bytes code) {
   } else if (w == 0xe1a0b00du) {  // mov fp, sp
     in.op = PrologueOp::kSetFramePointer;
     in.frame_pointer = 11;
+  } else {
+    in.op = arm_kind(w);
   }
   return in;
 }

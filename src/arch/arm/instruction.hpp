@@ -24,9 +24,10 @@ enum class PrologueOp : uint8_t {
   kPush,             // stores `registers` (bit n = rn) below sp, lowest at the lowest address
   kSubSp,            // sp -= amount
   kSetFramePointer,  // frame_pointer = sp + amount
-  // Thumb only: an instruction compilers schedule among the pushes (loads,
-  // moves, arithmetic, mrc) that writes neither sp, pc nor r7 and does not
-  // branch; the analysis steps over it.
+  // An instruction compilers schedule among the pushes (loads, stores,
+  // moves, arithmetic, mrc, VFP moves) that writes neither sp, pc nor the
+  // frame pointer (r7 in Thumb, r11 in ARM code) and does not branch; the
+  // analysis steps over it.
   kNeutral,
   kOther,            // anything else: the prologue has ended
 };
@@ -40,7 +41,10 @@ struct PrologueInstruction {
 
 // The ARM instruction at the start of `code`: `push {...}` (stmdb sp!),
 // `str rN, [sp, #-4]!`, `sub sp, sp, #imm`, `add fp, sp, #imm` (and `mov
-// fp, sp`); kOther for any other; nullopt when fewer than 4 bytes remain.
+// fp, sp`); kNeutral for unconditional data processing, single loads and
+// stores, mrc and VFP data processing and vldr/vstr whose destination (and
+// written-back base) is not r11, sp or pc; kOther for any other; nullopt
+// when fewer than 4 bytes remain.
 std::optional<PrologueInstruction> decode_arm_prologue(Bytes code);
 // The Thumb instruction at the start of `code`: `push {...}` (16-bit and
 // push.w), `sub sp, #imm`, `add r7, sp, #imm`, `mov r7, sp`; kNeutral for
