@@ -60,11 +60,13 @@ void bare_tables(const uint8_t* data, size_t size) {
     auto entry = table.entry(i);
     FUZZ_CHECK(entry.ok());
     check_row(ehabi::entry_row(tables, *entry, entry->function + 4, &row), row);
-    // The lookup finds an entry at or below the PC (the index need not be sorted).
+    // The lookup finds an entry at or below the PC (the index need not be
+    // sorted). The whole path, executor included, for the first entries only:
+    // the executor has just run on this one, and CI time is counted.
     uint64_t next = 0;
     if (auto found = ehabi::find_entry(table, entry->function, &next)) {
       FUZZ_CHECK((found->function & ~uint64_t{1}) <= (entry->function & ~uint64_t{1}));
-      check_row(ehabi::row_for_pc(tables, entry->function, i & 1, &row), row);
+      if (i < 8) check_row(ehabi::row_for_pc(tables, entry->function, i & 1, &row), row);
     }
     if (entry->kind == ehabi::EntryKind::kInline) {
       check_decoding(ehabi::compact_opcodes(ehabi::read_header(entry->data_word, 0), nullptr, entry->offset + 4));
