@@ -53,6 +53,9 @@ class Machine {
  public:
   // How many bytes of code the step loop reads for FallbackInput, each way.
   static constexpr size_t kFallbackCodeBytes = 64;
+  // No machine's elf_gregset_t is larger (x86-64's 216 bytes, AArch64's 272):
+  // a buffer for PTRACE_GETREGSET(NT_PRSTATUS).
+  static constexpr size_t kMaxGregsetSize = 512;
 
   // `program_counter` is the DWARF number the machine's PC is kept under in
   // a RegisterFile: the return-address column itself where the call pushes

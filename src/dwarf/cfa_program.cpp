@@ -146,6 +146,10 @@ Result<void> apply_instruction(ProgramState& state, const CfaInstruction& insn, 
     case cfa::kNop:
       return ok();
     case cfa::kGnuWindowSave:
+      // SPARC's DW_CFA_GNU_window_save has the same number; framewalk knows
+      // no SPARC, so only AArch64 gives it a meaning.
+      if (state.opcode_2d != arch::CfaOpcode2d::kNegateRaState)
+        return Error{ErrorCode::kUnknownCfaOpcode, insn.offset};
       row.negate_ra_state = !row.negate_ra_state;
       return ok();
     case cfa::kGnuArgsSize:

@@ -80,6 +80,7 @@ struct ProgramState {
   UnwindRow* remembered = nullptr;     // caller-provided stack of max_remember_depth rows
   int remembered_count = 0;
   int max_remember = 0;
+  arch::CfaOpcode2d opcode_2d = arch::CfaOpcode2d::kUnassigned;
 };
 
 // Applies one non-location instruction to the state. Location instructions
@@ -120,6 +121,7 @@ Result<void> run_instructions_in(RememberSpace space, const CfiSection& section,
   state.initial = restore_base;
   state.remembered = space.rows;
   state.max_remember = std::min({limits.max_remember_depth, CfaLimits::kMaxRememberDepth, space.capacity});
+  state.opcode_2d = arch::cfa_opcode_2d(section.info().arch);
   const DecodeContext ctx = detail::decode_context(section, cie);
   ByteReader r(instructions, section.info().endian, instructions_offset);
   while (!r.at_end()) {

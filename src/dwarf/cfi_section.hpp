@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "arch/arch.hpp"
 #include "base/byte_reader.hpp"
 #include "base/result.hpp"
 
@@ -69,6 +70,7 @@ struct CfiSectionInfo {
   Endian endian = Endian::kLittle;
   uint8_t address_size = 8;   // the ELF class's default; version-4 CIEs may override
   PointerBases bases;         // section_address = the section's sh_addr
+  const arch::ArchInfo* arch = nullptr;  // the file's machine: machine-dependent opcodes (0x2d)
 };
 
 // A diagnostic: a malformed record that was skipped.

@@ -338,6 +338,7 @@ Lookup find_row(uint64_t lookup_pc, UnwindRow* row, CompactRule* rule) {
   dwarf::CfiSectionInfo info;
   info.kind = dwarf::CfiKind::kEhFrame;
   info.address_size = 8;
+  info.arch = &arch::host_machine().info();
   info.bases.section_address = eh_frame;
   const dwarf::CfiSection section(Bytes(reinterpret_cast<const uint8_t*>(eh_frame), map_end - eh_frame), info);
   dwarf::Cie cie;

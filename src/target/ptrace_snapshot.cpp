@@ -3,13 +3,13 @@
 
 #include "base/clock.hpp"
 
+#include <elf.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
-#include <sys/user.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -47,7 +47,9 @@ struct Mapping {
 struct ThreadOut {
   AttachError error = AttachError::kNone;
   int error_number = 0;
-  user_regs_struct regs{};
+  // The thread's elf_gregset_t, from PTRACE_GETREGSET(NT_PRSTATUS).
+  uint8_t gregs[arch::Machine::kMaxGregsetSize];
+  size_t gregs_size = 0;
   uint64_t stack_address = 0;
   uint8_t* copy = nullptr;
   size_t stack_size = 0;
@@ -170,7 +172,12 @@ int tracer_main(void* argument) {
     ThreadOut& o = w.out[i];
     if (o.error != AttachError::kNone) continue;
     int tries = 0;
-    while (ptrace(PTRACE_GETREGS, w.tids[i], nullptr, &o.regs) != 0) {
+    for (;;) {
+      iovec io{o.gregs, sizeof o.gregs};
+      if (ptrace(PTRACE_GETREGSET, w.tids[i], reinterpret_cast<void*>(uintptr_t{NT_PRSTATUS}), &io) == 0) {
+        o.gregs_size = io.iov_len;
+        break;
+      }
       const int e = errno;
       if (e != ESRCH || ++tries > 3 || !wait_stopped(w.tids[i])) {
         o.error_number = e;
@@ -187,7 +194,7 @@ int tracer_main(void* argument) {
     ThreadOut& o = w.out[i];
     if (o.error != AttachError::kNone) continue;
     const arch::Machine& host = arch::host_machine();
-    const uint64_t sp = host.registers_from_gregset(Bytes(reinterpret_cast<const uint8_t*>(&o.regs), sizeof o.regs))
+    const uint64_t sp = host.registers_from_gregset(Bytes(o.gregs, o.gregs_size))
                             .value_or(host.stack_pointer(), 0);
     const uint64_t end = region_end(w, sp);
     if (end == 0) continue;  // sp outside every mapping: nothing to copy
@@ -341,7 +348,7 @@ PtraceSnapshot PtraceSnapshot::take(pid_t pid, const std::vector<pid_t>& tids, c
     t.error_number = o.error_number;
     if (o.error != AttachError::kNone) continue;
     t.registers =
-        arch::host_machine().registers_from_gregset(Bytes(reinterpret_cast<const uint8_t*>(&o.regs), sizeof o.regs));
+        arch::host_machine().registers_from_gregset(Bytes(o.gregs, o.gregs_size));
     t.stack_address = o.stack_address;
     t.stack_size = o.stack_size;
     if (o.stack_size) snap.copies_.emplace(o.stack_address, std::make_pair(o.copy, o.stack_size));

@@ -1,11 +1,11 @@
 #include "target/ptrace_target.hpp"
 
 #include <dirent.h>
+#include <elf.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
-#include <sys/user.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -240,12 +240,15 @@ void PtraceSession::interrupt_all(std::vector<ThreadStop>& stops) {
 }
 
 bool PtraceSession::registers(pid_t tid, arch::RegisterFile* out, int* error_number) {
-  user_regs_struct regs{};
-  if (ptrace(PTRACE_GETREGS, tid, nullptr, &regs) != 0) {
+  // PTRACE_GETREGSET(NT_PRSTATUS) works on every machine, in its
+  // elf_gregset_t: the layout the machine descriptor reads from cores too.
+  uint8_t gregs[arch::Machine::kMaxGregsetSize];
+  iovec io{gregs, sizeof gregs};
+  if (ptrace(PTRACE_GETREGSET, tid, reinterpret_cast<void*>(uintptr_t{NT_PRSTATUS}), &io) != 0) {
     if (error_number) *error_number = errno;
     return false;
   }
-  *out = arch::host_machine().registers_from_gregset(Bytes(reinterpret_cast<const uint8_t*>(&regs), sizeof regs));
+  *out = arch::host_machine().registers_from_gregset(Bytes(gregs, io.iov_len));
   return true;
 }
 

@@ -52,11 +52,29 @@ def recursion_chain(depth=40):
 
 SIGNAL_CHAIN = ["in_usr1_handler"] * 4 + ["on_usr1", "on_segv", "faulting_leaf"] + ["caller_of_leaf"] * 3 + ["main"]
 NOINFO_CHAIN = ["noinfo_leaf", "noinfo_framed", "with_cfi", "main"]
+TAILCALL_CHAIN = ["leaf", "land", "top", "main"]
+DLOPEN_CHAIN = ["callback", "plugin_inner", "plugin_entry", "main"]
+ASM_CFI_CHAIN = ["cfi_expression_trampoline", "cfi_lr_in_reg", "cfi_remember", "with_cfi", "main"]
+PLUGIN = [("libfw_plugin.so", ["plugin.c"], "-O2 -g -fPIC -shared")]
+
+
+def overflow_check(threads):
+    """stack_overflow.c: the overflowing thread's handler, its hundreds of frames, its start."""
+    for t in threads:
+        names = [f["function"] for f in t["frames"] if f["function"] in ("on_segv", "overflow", "thread_main")]
+        if "on_segv" not in names:
+            continue
+        k = names.count("overflow")
+        if names != ["on_segv"] + ["overflow"] * k + ["thread_main"] or k < 100:
+            return "thread %s: %d overflow frames, chain %s..." % (t["tid"], k, names[:4])
+        return None
+    return "no thread has the SIGSEGV handler"
 
 
 class Fixture:
-    def __init__(self, name, sources, flags, truth, chain=None, args=(), cpu=None, threads_chains=None):
+    def __init__(self, name, sources, flags, truth, chain=None, args=(), cpu=None, threads_chains=None, libs=()):
         self.name = name
+        self.libs = libs            # (file name, sources, flags) built beside the program and copied with it
         self.sources = sources
         self.flags = flags
         self.truth = truth          # "gdb" or "chain"
@@ -102,6 +120,16 @@ FIXTURE_LIST = [
     Fixture("cxx_unwind", ["cxx_unwind.cpp"], "-O2 -g -no-pie", "gdb"),
     Fixture("noinfo", ["noinfo_main.c", "noinfo.S"], "-O2 -g -no-pie", "gdb", NOINFO_CHAIN),
     Fixture("noinfo_static", ["noinfo_main.c", "noinfo.S"], "-O2 -g -static", "gdb", NOINFO_CHAIN),
+    # No unwind tables for the program's own code: frame records and prologues.
+    Fixture("recursion_no_unwind_tables", ["recursion.c"],
+            "-O2 -no-pie -fno-asynchronous-unwind-tables -fno-unwind-tables", "chain", recursion_chain()),
+    Fixture("signals_no_unwind_tables", ["signals.c"],
+            "-O2 -no-pie -fno-asynchronous-unwind-tables -fno-unwind-tables", "chain", SIGNAL_CHAIN),
+    Fixture("tailcall", ["tailcall.c"], "-O2 -g -no-pie -foptimize-sibling-calls", "gdb", TAILCALL_CHAIN),
+    Fixture("dlopen", ["dlopen_main.c"], "-O2 -g -no-pie -ldl", "gdb", DLOPEN_CHAIN, libs=PLUGIN),
+    Fixture("dlopen_pie", ["dlopen_main.c"], "-O2 -g -fPIE -pie -ldl", "chain", DLOPEN_CHAIN, libs=PLUGIN),
+    Fixture("stack_overflow", ["stack_overflow.c"], "-O2 -g -no-pie", "gdb", threads_chains=overflow_check),
+    Fixture("asm_cfi", ["asm_main.c", "asm_cfi.S"], "-O2 -g -no-pie", "gdb", ASM_CFI_CHAIN),
 ]
 
 
@@ -122,14 +150,20 @@ def allow_cores():
         pass
 
 
-def build(machine, fx, work):
-    exe = os.path.join(work, fx.name)
-    cxx = any(s.endswith(".cpp") for s in fx.sources)
+def compile_to(machine, sources, flags, out):
+    cxx = any(s.endswith(".cpp") for s in sources)
     cc = machine["cxx" if cxx else "cc"]
-    srcs = [os.path.join(FIXTURES, s) for s in fx.sources]
-    r = run([cc] + fx.flags.split() + srcs + ["-o", exe, "-pthread"])
+    srcs = [os.path.join(FIXTURES, s) for s in sources]
+    r = run([cc] + srcs + flags.split() + ["-o", out, "-pthread"])
     if r.returncode != 0:
         raise RuntimeError("%s failed: %s" % (cc, r.stderr.strip()))
+
+
+def build(machine, fx, work):
+    exe = os.path.join(work, fx.name)
+    compile_to(machine, fx.sources, fx.flags, exe)
+    for lib, sources, flags in fx.libs:
+        compile_to(machine, sources, flags, os.path.join(work, lib))
     return exe
 
 
@@ -143,6 +177,8 @@ def make_core(machine, fx, exe, cpu):
         cmd += ["-cpu", cpu]
     # Started by a relative path, as a user would: framewalk finds it through AT_EXECFN.
     shutil.copy(exe, os.path.join(d, fx.name))
+    for lib, _, _ in fx.libs:
+        shutil.copy(os.path.join(os.path.dirname(exe), lib), os.path.join(d, lib))
     run(cmd + ["./" + fx.name] + fx.args, cwd=d, preexec=allow_cores)
     cores = [f for f in os.listdir(d) if f.startswith("qemu_") and f.endswith(".core")]
     if len(cores) != 1:
@@ -151,9 +187,11 @@ def make_core(machine, fx, exe, cpu):
 
 
 def gdb_threads(machine, exe, core):
+    # Libraries dlopen()ed by a relative path are found beside the program.
     r = run(["gdb-multiarch", "-nx", "-batch", "-ex", "set sysroot " + machine["sysroot"],
+             "-ex", "set solib-search-path " + os.path.dirname(exe),
              "-ex", "set backtrace past-main on", "-ex", "set backtrace past-entry on", "-ex", "file " + exe,
-             "-ex", "core-file " + core, "-x", GDB_FRAMES], timeout=300)
+             "-ex", "core-file " + core, "-x", GDB_FRAMES], cwd=os.path.dirname(exe), timeout=300)
     for line in r.stdout.splitlines():
         if line.startswith("FRAMEWALK-GDB-JSON "):
             return json.loads(line[len("FRAMEWALK-GDB-JSON "):])["threads"]
@@ -161,7 +199,7 @@ def gdb_threads(machine, exe, core):
 
 
 def framewalk_threads(fw, machine, core):
-    r = run([fw, "stack", "--core", core, "--sysroot", machine["sysroot"], "--format=json"])
+    r = run([fw, "stack", "--core", core, "--sysroot", machine["sysroot"], "--format=json", "-n", "4096"])
     if r.returncode not in (0, 1):
         raise RuntimeError("framewalk exited %d: %s" % (r.returncode, r.stderr.strip()))
     return json.loads(r.stdout)["threads"], r.stderr
@@ -236,14 +274,19 @@ def main():
             core, run_exe = make_core(machine, fx, exe, cpu)
             fw_threads, fw_err = framewalk_threads(fw, machine, core)
             problems = check_chain(fx, fw_threads)
+            gdb_frames = "-"
             if fx.truth == "gdb":
-                problems += compare_with_gdb(gdb_threads(machine, run_exe, core), fw_threads)
+                gdb = gdb_threads(machine, run_exe, core)
+                gdb_frames = sum(len(physical(t["frames"])) for t in gdb)
+                problems += compare_with_gdb(gdb, fw_threads)
         except (RuntimeError, subprocess.TimeoutExpired, ValueError, KeyError) as e:
             problems = ["error: %s" % e]
             fw_threads = []
+            gdb_frames = "-"
         frames = sum(len(t["frames"]) for t in fw_threads)
         status = "ok  " if not problems else "FAIL"
-        log("%s %-20s %-5s %2d threads %4d frames" % (status, fx.name, fx.truth, len(fw_threads), frames))
+        log("%s %-20s %-5s %2d threads %4d frames (gdb: %s)" % (status, fx.name, fx.truth, len(fw_threads), frames,
+                                                             gdb_frames))
         for p in problems:
             log("       " + p)
         if args.show_frames or problems:

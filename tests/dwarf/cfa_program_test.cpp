@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "arch/arch.hpp"
+
 #include <memory>
 #include <vector>
 
@@ -33,6 +35,7 @@ struct ProgramSpec {
   uint64_t pc_begin = kPc;
   uint64_t pc_range = kRange;
   Endian endian = Endian::kLittle;
+  const arch::ArchInfo* arch = nullptr;  // the file's machine (opcode 0x2d)
 };
 
 struct Rows {
@@ -65,7 +68,9 @@ class Program {
     cie_insns_ = b.b().offset_of(cie.instructions);
     fde_offset_ = b.b().offset_of(fde.start);
     fde_insns_ = b.b().offset_of(fde.instructions);
-    section_ = std::make_unique<CfiSection>(data_, b.info());
+    CfiSectionInfo info = b.info();
+    info.arch = spec.arch;
+    section_ = std::make_unique<CfiSection>(data_, info);
     uint64_t next = 0;
     auto entry = section_->entry_at(fde_offset_, &next);
     EXPECT_TRUE(entry.ok()) << (entry.ok() ? "" : to_string(entry.error().code));
@@ -673,17 +678,30 @@ TEST(CfaProgramTest, NopChangesNothing) {
   EXPECT_TRUE(run.rows[0].same_rules(*init));
 }
 
-TEST(CfaProgramTest, GnuWindowSaveTogglesNegateRaState) {
-  Program p(spec_with(insns()
-                          .u8(cfa::kGnuWindowSave)
-                          .u8(cfa::kAdvanceLoc | 4)
-                          .u8(cfa::kGnuWindowSave)
-                          .finish()));
-  const Rows run = p.run();
+// 0x2d is DW_CFA_AARCH64_negate_ra_state on AArch64 and
+// DW_CFA_GNU_window_save on SPARC: its meaning comes from the file's machine.
+TEST(CfaProgramTest, Opcode2dTogglesNegateRaStateOnAarch64Only) {
+  ProgramSpec spec = spec_with(insns()
+                                   .u8(cfa::kGnuWindowSave)
+                                   .u8(cfa::kAdvanceLoc | 4)
+                                   .u8(cfa::kGnuWindowSave)
+                                   .finish());
+  spec.arch = arch::arch_for_machine(183);
+  Program aarch64(spec);
+  const Rows run = aarch64.run();
   ASSERT_TRUE(run.status.ok());
   ASSERT_EQ(run.rows.size(), 2u);
-  EXPECT_TRUE(run.rows[0].negate_ra_state);   // DW_CFA_AARCH64_negate_ra_state is the same opcode
+  EXPECT_TRUE(run.rows[0].negate_ra_state);
   EXPECT_FALSE(run.rows[1].negate_ra_state);
+  for (const arch::ArchInfo* other : {arch::arch_for_machine(62), arch::arch_for_machine(40),
+                                      static_cast<const arch::ArchInfo*>(nullptr)}) {
+    SCOPED_TRACE(other ? other->name : "unknown machine");
+    spec.arch = other;
+    Program p(spec);
+    const Rows r = p.run();
+    ASSERT_FALSE(r.status.ok());
+    EXPECT_EQ(r.status.error().code, ErrorCode::kUnknownCfaOpcode);
+  }
 }
 
 TEST(CfaProgramTest, GnuArgsSize) {

@@ -25,6 +25,7 @@ const char* const kNames[] = {
 };
 }  // namespace
 
-const ArchInfo kArchInfo = {"AArch64", 183, kNames, sizeof(kNames) / sizeof(kNames[0]), kSp, kX29, kX30};
+const ArchInfo kArchInfo = {"AArch64", 183, kNames, sizeof(kNames) / sizeof(kNames[0]), kSp, kX29, kX30,
+                          CfaOpcode2d::kNegateRaState};
 
 }  // namespace framewalk::arch::aarch64
