@@ -245,6 +245,22 @@ bool Unwinder::find_row_uncached(const Frame& frame, const UnwindOptions& option
         // no row from the index: the sources and fallbacks below
       } else if (found) {
         step->source = FrameSource::kExidx;
+        // The entry describes the function's body. An activation may still
+        // be in the prologue, or at an epilogue's return: then the machine
+        // reads the row from the instructions (the walk then checks the
+        // caller as for any prologue row). Only the PC and the SP are
+        // passed: the row depends on the code alone, and is cached so.
+        if (frame.activation && *found == ehabi::EntryRow::kUnwinds) {
+          arch::RegisterFile pc_and_sp;
+          pc_and_sp.set(machine_->program_counter(), frame.pc);
+          pc_and_sp.set(machine_->stack_pointer(), frame.sp);
+          arch::FallbackInput in;
+          in.registers = &pc_and_sp;
+          FallbackCode code;
+          fill_fallback_input(frame, &in, &code);
+          if (in.function_known && machine_->activation_row_outside_body(in, &step->row))
+            step->source = FrameSource::kPrologue;
+        }
         return true;
       } else if (found.error().code != ErrorCode::kNotFound) {
         // An entry no row can express: glibc's sigreturn restorers pop r13
@@ -289,6 +305,22 @@ SframeMiss Unwinder::find_sframe_row(const Frame& frame, Step* step) const {
   return SframeMiss::kNone;
 }
 
+void Unwinder::fill_fallback_input(const Frame& frame, arch::FallbackInput* in, FallbackCode* code) const {
+  in->activation = frame.activation;
+  if (!frame.module || !frame.module->data) return;
+  auto s = frame.module->data->symbols().lookup(frame.lookup_pc - frame.module->bias);
+  if (!s) return;
+  const uint64_t start = s->symbol->address + frame.module->bias;
+  in->function_known = true;
+  in->pc_offset = frame.pc - start;
+  // An activation has run only the instructions before its PC.
+  const size_t size = sizeof code->function_code;
+  const size_t want = frame.activation ? static_cast<size_t>(std::min<uint64_t>(in->pc_offset, size)) : size;
+  in->function_code = Bytes(code->function_code, want ? memory_.read(start, code->function_code, want) : 0);
+  if (frame.activation)
+    in->code_at_pc = Bytes(code->code_at_pc, memory_.read(frame.pc, code->code_at_pc, sizeof code->code_at_pc));
+}
+
 bool Unwinder::fallback_row(const Frame& frame, const arch::RegisterFile& regs, const UnwindOptions& options,
                             Step* step) const {
   // The signal trampoline is recognised by its code, with or without CFI.
@@ -300,22 +332,9 @@ bool Unwinder::fallback_row(const Frame& frame, const arch::RegisterFile& regs, 
   // Without CFI, a frame-pointer step is safe only where the function is known
   // to have set up its frame: the machine reads its prologue from its start.
   arch::FallbackInput in;
-  in.activation = frame.activation;
   in.registers = &regs;
-  uint8_t function_code[arch::Machine::kFallbackCodeBytes] = {};
-  uint8_t code_at_pc[arch::Machine::kFallbackCodeBytes];
-  if (frame.module && frame.module->data) {
-    if (auto s = frame.module->data->symbols().lookup(frame.lookup_pc - frame.module->bias)) {
-      const uint64_t start = s->symbol->address + frame.module->bias;
-      in.function_known = true;
-      in.pc_offset = frame.pc - start;
-      // An activation has run only the instructions before its PC.
-      const size_t want = frame.activation ? static_cast<size_t>(std::min<uint64_t>(in.pc_offset, sizeof function_code))
-                                           : sizeof function_code;
-      in.function_code = Bytes(function_code, want ? memory_.read(start, function_code, want) : 0);
-      if (frame.activation) in.code_at_pc = Bytes(code_at_pc, memory_.read(frame.pc, code_at_pc, sizeof code_at_pc));
-    }
-  }
+  FallbackCode code;
+  fill_fallback_input(frame, &in, &code);
   const auto kind = machine_->fallback_row(in, &step->row);
   if (!kind) return false;
   step->source = *kind == arch::FallbackKind::kFramePointer ? FrameSource::kFramePointer : FrameSource::kPrologue;

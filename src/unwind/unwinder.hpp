@@ -24,7 +24,8 @@ enum class FrameSource : uint8_t {
   kSframe,      // the callee's .sframe row
   kSignal,      // the callee was the signal trampoline (no CFI): the kernel's ucontext
   kFramePointer,  // the callee keeps a frame pointer (no CFI; prologue checked)
-  kPrologue,    // the callee was stopped in its prologue or is a frameless leaf (no CFI)
+  kPrologue,    // the callee was stopped in its prologue (or at an epilogue's return) or is a
+                // frameless leaf: no CFI, or tables exact only in the body (EHABI) at an activation
 };
 const char* to_string(FrameSource source);
 
@@ -172,6 +173,13 @@ class Unwinder {
   bool find_row(const Frame& frame, const UnwindOptions& options, Step* step) const;
   bool find_row_uncached(const Frame& frame, const UnwindOptions& options, Step* step) const;
   bool fallback_row(const Frame& frame, const arch::RegisterFile& regs, const UnwindOptions& options, Step* step) const;
+  // The code bytes FallbackInput hands the machine: the function's first
+  // ones (an activation's only up to its PC) and an activation's at its PC.
+  struct FallbackCode {
+    uint8_t function_code[arch::Machine::kFallbackCodeBytes] = {};
+    uint8_t code_at_pc[arch::Machine::kFallbackCodeBytes];
+  };
+  void fill_fallback_input(const Frame& frame, arch::FallbackInput* in, FallbackCode* code) const;
   // A heuristic step is accepted only if it lands on a return address: inside
   // a module, right after a call instruction, or (a signal handler's) at a
   // sigreturn trampoline.

@@ -436,6 +436,84 @@ TEST(ArmMachine, AReturnAddressOffAWordIsThumb) {
   EXPECT_EQ(row.cfa.offset, 8);
 }
 
+TEST(ArmFrames, EpilogueReturns) {
+  auto epilogue = [](const std::vector<uint8_t>& code, bool in_thumb, UnwindRow* row) {
+    return a::epilogue_row(Bytes(code.data(), code.size()), in_thumb, row);
+  };
+  UnwindRow row;
+  ASSERT_TRUE(epilogue(thumb({0xbd90}), true, &row));  // pop {r4, r7, pc}
+  EXPECT_EQ(row.cfa.offset, 12);
+  EXPECT_EQ(row.return_address_register, a::kPc);
+  expect_saved(row, 4, -12);
+  expect_saved(row, a::kR7, -8);
+  expect_saved(row, a::kPc, -4);
+  ASSERT_TRUE(epilogue(thumb({0xb002, 0xbd80}), true, &row));  // add sp, #8; pop {r7, pc}
+  EXPECT_EQ(row.cfa.offset, 16);
+  expect_saved(row, a::kPc, -4);
+  ASSERT_TRUE(epilogue(thumb({0xe8bd, 0x8ff0}), true, &row));  // pop.w {r4-r11, pc}
+  EXPECT_EQ(row.cfa.offset, 36);
+  expect_saved(row, 11, -8);
+  ASSERT_TRUE(epilogue(thumb({0xf85d, 0xfb04}), true, &row));  // ldr.w pc, [sp], #4
+  EXPECT_EQ(row.cfa.offset, 4);
+  ASSERT_TRUE(epilogue(thumb({0x4770}), true, &row));  // bx lr
+  EXPECT_EQ(row.rule_count, 0);
+  EXPECT_EQ(row.return_address_register, a::kLr);
+  ASSERT_TRUE(epilogue(arm_code({0xe8bd8810}), false, &row));  // pop {r4, fp, pc}
+  EXPECT_EQ(row.cfa.offset, 12);
+  expect_saved(row, a::kR11, -8);
+  ASSERT_TRUE(epilogue(arm_code({0xe28dd008, 0xe8bd8800}), false, &row));  // add sp, sp, #8; pop {fp, pc}
+  EXPECT_EQ(row.cfa.offset, 16);
+  ASSERT_TRUE(epilogue(arm_code({0xe49df004}), false, &row));  // pop {pc}
+  EXPECT_EQ(row.cfa.offset, 4);
+  ASSERT_TRUE(epilogue(arm_code({0xe12fff1e}), false, &row));  // bx lr
+  EXPECT_EQ(row.cfa.offset, 0);
+  EXPECT_FALSE(epilogue(thumb({0xbc10, 0x4770}), true, &row));  // pop {r4}: not the return yet
+  EXPECT_FALSE(epilogue(thumb({0xb002, 0x4770}), true, &row));  // add sp before bx lr: unknown
+  EXPECT_FALSE(epilogue(arm_code({0xe8bd4010}), false, &row));  // pop {r4, lr}
+  EXPECT_FALSE(epilogue(thumb({0x4770}), false, &row));        // Thumb bytes read as ARM
+}
+
+TEST(ArmMachine, ActivationsOutsideTheBodyForTablesOfTheBody) {
+  // push {r7, lr}; sub sp, #8; add r7, sp, #0; movs r0, #1; bl; movs r0, #2; add sp, #8; pop {r7, pc}
+  const std::vector<uint8_t> code =
+      thumb({0xb580, 0xb082, 0xaf00, 0x2001, 0xf000, 0xf800, 0x2002, 0xb002, 0xbd80});
+  RegisterFile pc_and_sp;  // what the step loop passes: no CPSR
+  pc_and_sp.set(a::kPc, 0x10002);
+  pc_and_sp.set(a::kSp, 0x7000);
+  FallbackInput in;
+  in.registers = &pc_and_sp;
+  in.function_known = true;
+  in.activation = true;
+  auto at = [&](size_t offset) {
+    in.pc_offset = offset;
+    in.function_code = Bytes(code.data(), offset);
+    in.code_at_pc = Bytes(code.data() + offset, code.size() - offset);
+  };
+  UnwindRow row;
+  at(2);  // after the push
+  ASSERT_TRUE(m().activation_row_outside_body(in, &row));
+  EXPECT_EQ(row.cfa.reg, a::kSp);
+  EXPECT_EQ(row.cfa.offset, 8);
+  at(6);  // the frame pointer set
+  ASSERT_TRUE(m().activation_row_outside_body(in, &row));
+  EXPECT_EQ(row.cfa.reg, a::kR7);
+  at(12);  // after the bl: the body, the table holds
+  EXPECT_FALSE(m().activation_row_outside_body(in, &row));
+  at(14);  // at the add sp before the pop
+  ASSERT_TRUE(m().activation_row_outside_body(in, &row));
+  EXPECT_EQ(row.cfa.offset, 16);
+  at(16);  // at the pop
+  ASSERT_TRUE(m().activation_row_outside_body(in, &row));
+  EXPECT_EQ(row.cfa.reg, a::kSp);
+  EXPECT_EQ(row.cfa.offset, 8);
+  expect_saved(row, a::kPc, -4);
+  at(12);
+  in.activation = false;
+  EXPECT_FALSE(m().activation_row_outside_body(in, &row));
+  // The x86-64 machine's CFI holds everywhere.
+  EXPECT_FALSE(machine_for(62)->activation_row_outside_body(in, &row));
+}
+
 TEST(ArmInstruction, PrologueForms) {
   auto t = [](std::vector<uint16_t> h) {
     const auto bytes = thumb(h);

@@ -331,6 +331,49 @@ TEST(ArmUnwinder, AnActivationAtItsFirstInstructionHasPushedNothing) {
   EXPECT_EQ(w.frames[2].pc, 0x10b04u);
 }
 
+// main's code: push {r7, lr}; sub sp, #8; add r7, sp, #0; movs r0, #1;
+// bl; movs r0, #2; add sp, #8; pop {r7, pc}; and a bl in _start before its
+// return address.
+void main_code(FakeMemory& mem) {
+  mem.halfwords(0x10600, {0xb580, 0xb082, 0xaf00, 0x2001, 0xf000, 0xf800, 0x2002, 0xb002, 0xbd80});
+  mem.halfwords(0x10b00, {0xf000, 0xf800});
+}
+
+TEST(ArmUnwinder, AnActivationInThePrologueGetsWhatRanNotTheEntry) {
+  const ModuleMap modules = modules_of(program());
+  FakeMemory mem;
+  main_code(mem);
+  // Stopped after the push: r7 is still the caller's, the entry's vsp = r7 would use it.
+  mem.word(0x7000, 0x7300);
+  mem.word(0x7004, 0x10b05);
+  const Walk w = walk(modules, mem, regs_at(0x10602, 0x7000, 0x1, 0x9990));
+  ASSERT_EQ(w.frames.size(), 2u) << to_string(w.result.reason);
+  EXPECT_EQ(w.frames[1].pc, 0x10b04u);
+  EXPECT_EQ(w.frames[1].sp, 0x7008u);
+  EXPECT_EQ(w.frames[1].source, FrameSource::kPrologue);
+  EXPECT_EQ(w.result.reason, StopReason::kOutermost);
+}
+
+TEST(ArmUnwinder, AnActivationAtItsEpilogueReturn) {
+  const ModuleMap modules = modules_of(program());
+  FakeMemory mem;
+  main_code(mem);
+  // At `add sp, #8; pop {r7, pc}`: the saved pair is 8 above sp.
+  mem.word(0x7008, 0x7300);
+  mem.word(0x700c, 0x10b05);
+  const Walk w = walk(modules, mem, regs_at(0x1060e, 0x7000, 0x1, 0x9990));
+  ASSERT_EQ(w.frames.size(), 2u) << to_string(w.result.reason);
+  EXPECT_EQ(w.frames[1].pc, 0x10b04u);
+  EXPECT_EQ(w.frames[1].sp, 0x7010u);
+  // In the body, after the call, the entry's row holds.
+  mem.word(0x9990, 0x7300);
+  mem.word(0x9994, 0x10b05);
+  const Walk body = walk(modules, mem, regs_at(0x1060c, 0x7000, 0x1, 0x9990));
+  ASSERT_EQ(body.frames.size(), 2u);
+  EXPECT_EQ(body.frames[1].source, FrameSource::kExidx);
+  EXPECT_EQ(body.frames[1].sp, 0x9998u);
+}
+
 TEST(ArmUnwinder, BrokenEntryStopsInsteadOfAGuess) {
   const ModuleMap modules = modules_of(program());
   FakeMemory mem;

@@ -1,5 +1,6 @@
 #include "arch/arm/frames.hpp"
 
+#include <algorithm>
 #include <bit>
 
 #include "arch/arm/instruction.hpp"
@@ -108,7 +109,8 @@ namespace {
 enum class PrologueEnd { kAtPc, kBody, kCodeEnd };
 }  // namespace
 
-bool prologue_row(Bytes code, uint64_t pc_offset, bool thumb, UnwindRow* row) {
+bool prologue_row(Bytes code, uint64_t pc_offset, bool thumb, UnwindRow* row, bool* reached_pc) {
+  if (reached_pc) *reached_pc = false;
   const bool return_address = pc_offset == kReturnAddressFrame;
   uint64_t delta = 0;  // bytes below the entry's sp
   bool recognised = false;
@@ -171,9 +173,61 @@ bool prologue_row(Bytes code, uint64_t pc_offset, bool thumb, UnwindRow* row) {
   } else if (end == PrologueEnd::kCodeEnd) {
     return false;
   }
+  if (reached_pc) *reached_pc = end == PrologueEnd::kAtPc;
   *row = fp_set ? row_at(fp_reg, fp_delta) : row_at(kSp, static_cast<int64_t>(delta));
   for (unsigned r = 0; r < 16; ++r)
     if (saved & (1u << r)) (void)row->set(RegisterRule{static_cast<uint16_t>(r), RuleKind::kOffset, -saved_at[r], {}, 0});
+  return true;
+}
+
+bool epilogue_row(Bytes code, bool thumb, UnwindRow* row) {
+  uint64_t above = 0;  // an `add sp, #n` first
+  size_t at = 0;
+  if (thumb && code.size() >= 2 && (halfword_at(code, 0) & 0xff80) == 0xb000) {
+    above = (halfword_at(code, 0) & 0x7fu) * 4;
+    at = 2;
+  } else if (!thumb && code.size() >= 4 && (word_at(code, 0) & 0xfffff000u) == 0xe28dd000u) {
+    const uint32_t w = word_at(code, 0);
+    const unsigned rotate = 2 * ((w >> 8) & 0xf);
+    const uint32_t imm8 = w & 0xff;
+    above = rotate ? (imm8 >> rotate) | (imm8 << (32 - rotate)) : imm8;
+    at = 4;
+  }
+  const Bytes rest = code.subspan(std::min(at, code.size()));
+  uint16_t popped = 0;  // the registers a pop that returns loads
+  if (thumb) {
+    if (above == 0 && is_thumb_return(rest)) {
+      *row = leaf_row();
+      return true;
+    }
+    if (rest.size() >= 2 && (halfword_at(rest, 0) & 0xff00) == 0xbd00) {
+      popped = static_cast<uint16_t>((halfword_at(rest, 0) & 0xff) | 1u << kPc);  // pop {r0-r7, pc}
+    } else if (rest.size() >= 4 && halfword_at(rest, 0) == 0xe8bd && (halfword_at(rest, 2) & 0xa000) == 0x8000) {
+      popped = halfword_at(rest, 2);  // pop.w {..., pc}
+    } else if (rest.size() >= 4 && halfword_at(rest, 0) == 0xf85d && halfword_at(rest, 2) == 0xfb04) {
+      popped = 1u << kPc;  // ldr.w pc, [sp], #4
+    }
+  } else {
+    if (above == 0 && is_arm_return(rest)) {
+      *row = leaf_row();
+      return true;
+    }
+    if (rest.size() >= 4 && (word_at(rest, 0) & 0xffffa000u) == 0xe8bd8000u) {
+      popped = static_cast<uint16_t>(word_at(rest, 0));  // ldmia sp!, {..., pc}
+    } else if (rest.size() >= 4 && word_at(rest, 0) == 0xe49df004u) {
+      popped = 1u << kPc;  // ldr pc, [sp], #4
+    }
+  }
+  if (!popped) return false;
+  const unsigned n = static_cast<unsigned>(std::popcount(popped));
+  *row = row_at(kSp, static_cast<int64_t>(above + 4 * n));
+  row->return_address_register = kPc;
+  unsigned i = 0;
+  for (unsigned r = 0; r < 16; ++r) {
+    if (!(popped & (1u << r))) continue;
+    (void)row->set(RegisterRule{static_cast<uint16_t>(r), RuleKind::kOffset, -static_cast<int64_t>(4 * (n - i)), {}, 0});
+    ++i;
+  }
   return true;
 }
 

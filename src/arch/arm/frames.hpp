@@ -65,7 +65,16 @@ UnwindRow arm_frame_pointer_row();
 //    could not have called) and either set the frame pointer or ended
 //    within the bytes read.
 inline constexpr uint64_t kReturnAddressFrame = ~uint64_t{0};
-bool prologue_row(Bytes code, uint64_t pc_offset, bool thumb, UnwindRow* row);
+// `reached_pc`, if given, says whether the analysis of an activation ran up
+// to its PC (every instruction before it was a prologue's or one scheduled
+// among them, without a branch): the row is then exact at the PC.
+bool prologue_row(Bytes code, uint64_t pc_offset, bool thumb, UnwindRow* row, bool* reached_pc = nullptr);
+
+// An activation at an epilogue's return, from the code at its PC: `bx lr`
+// (a leaf row), or a pop that loads pc (`pop {..., pc}`, `pop.w`, `ldr pc,
+// [sp], #4`, ARM `ldmia sp!, {..., pc}`), maybe after `add sp, #n`: the
+// caller's SP is above the popped words and its PC the popped one.
+bool epilogue_row(Bytes code_at_pc, bool thumb, UnwindRow* row);
 
 // Whether the function whose first bytes are `code` starts like Thumb code
 // (a Thumb push, after instructions scheduled before it) rather than ARM

@@ -66,12 +66,8 @@ class ArmMachine final : public Machine {
         thumb = true;  // ARM code is word-aligned
       }
       if (!thumb) thumb = starts_as_thumb(in.function_code);
-      // An activation about to return through lr has no frame left.
-      if (in.activation && thumb &&
-          (*thumb ? is_thumb_return(in.code_at_pc) : is_arm_return(in.code_at_pc))) {
-        *row = leaf_row();
-        return FallbackKind::kPrologue;
-      }
+      // An activation at its epilogue's return: the pop or the bx lr says the row.
+      if (in.activation && thumb && epilogue_row(in.code_at_pc, *thumb, row)) return FallbackKind::kPrologue;
       if (thumb && prologue_row(in.function_code, in.activation ? in.pc_offset : kReturnAddressFrame, *thumb, row))
         return row->cfa.reg == kSp ? FallbackKind::kPrologue : FallbackKind::kFramePointer;
       // Neither set's prologue at an activation's function start: nothing ran
@@ -87,6 +83,30 @@ class ArmMachine final : public Machine {
     if (in.activation || !frame_pointer_in_stack(regs, kR11, kSp)) return std::nullopt;
     *row = arm_frame_pointer_row();
     return FallbackKind::kFramePointer;
+  }
+
+  bool activation_row_outside_body(const FallbackInput& in, UnwindRow* row) const override {
+    if (!in.activation || !in.function_known) return false;
+    // The instruction set: the CPSR's T bit where the registers have it,
+    // else the function's first instructions, read on past the PC.
+    std::optional<bool> thumb;
+    if (auto cpsr = in.registers->get(kCpsr)) thumb = (*cpsr & kCpsrThumb) != 0;
+    if (!thumb) {
+      uint8_t joined[2 * kFallbackCodeBytes];
+      size_t n = 0;
+      if (in.function_code.size() == in.pc_offset) {  // contiguous with the code at the PC
+        for (uint8_t b : in.function_code) joined[n++] = b;
+        for (uint8_t b : in.code_at_pc) if (n < sizeof joined) joined[n++] = b;
+      }
+      thumb = starts_as_thumb(Bytes(joined, n));
+    }
+    if (!thumb) return false;
+    if (epilogue_row(in.code_at_pc, *thumb, row)) return true;
+    bool reached_pc = false;
+    UnwindRow prologue;
+    if (!prologue_row(in.function_code, in.pc_offset, *thumb, &prologue, &reached_pc) || !reached_pc) return false;
+    *row = prologue;
+    return true;
   }
 
   size_t gregset_size() const override { return kGregsetSize; }
