@@ -1,15 +1,17 @@
-// fuzz_sframe_generate: the bytes as an x86-64 .eh_frame whose functions lie
+// fuzz_sframe_generate: the bytes as an x86-64 or AArch64 .eh_frame whose functions lie
 // in a made-up text range; SFrame is generated from it (generate_sframe, the
 // code `framewalk sframe --generate` runs), read back, and checked against
 // the same CFI at every PC (check_rows, the code of `framewalk check`):
 // wherever the SFrame claims coverage it must agree with the CFI.
 //
 // Input: byte 0 = options: bits 0-1 the SFrame version (1, 2, 3; 0 means 3),
-// bit 2 = no text range (every FDE is a candidate, wherever it lies); the
-// rest = the .eh_frame section.
+// bit 2 = no text range (every FDE is a candidate, wherever it lies), bit 3
+// = AArch64 CFI (0x2d is negate_ra_state; RA in x30, PAC key from 'B'), bit
+// 4 = with bit 3, big-endian; the rest = the .eh_frame section.
 #include <cstdio>
 #include <string>
 
+#include "arch/arch.hpp"
 #include "dwarf/cfi_section.hpp"
 #include "fuzz_bodies.hpp"
 #include "sframe/sframe_check.hpp"
@@ -34,9 +36,12 @@ constexpr uint64_t kTextBegin = 0x2000000, kEhFrameAddress = 0x4000000, kSframeA
 int fuzz_sframe_generate(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
   const uint8_t options = data[0];
+  const bool aarch64 = options & 8;
+  const bool big = aarch64 && (options & 0x10);
   dwarf::CfiSectionInfo info;
   info.kind = dwarf::CfiKind::kEhFrame;
-  info.endian = Endian::kLittle;
+  info.endian = big ? Endian::kBig : Endian::kLittle;
+  info.arch = aarch64 ? arch::arch_for_machine(183) : nullptr;
   info.address_size = 8;
   info.bases.section_address = kEhFrameAddress;
   info.bases.text = kTextBegin;
@@ -46,6 +51,7 @@ int fuzz_sframe_generate(const uint8_t* data, size_t size) {
 
   sframe::GenerateOptions o;
   o.version = (options & 3) ? (options & 3) : sframe::kVersion3;
+  o.abi = !aarch64 ? sframe::Abi::kAmd64Little : big ? sframe::Abi::kAarch64Big : sframe::Abi::kAarch64Little;
   o.section_address = kSframeAddress;
   if (!(options & 4)) o.code_ranges = {{kTextBegin, kEhFrameAddress}};
   auto generated = sframe::generate_sframe(sections, o);

@@ -418,12 +418,17 @@ def sframe_roundtrip_seeds():
     return sorted(set(seeds))
 
 
-def sframe_generate_seeds(eh_frames, objects):
+def sframe_generate_seeds(eh_frames, objects, aarch64_objects=()):
     """fuzz_sframe_generate's byte 0: bits 0-1 the version (0: v3), bit 2 no
-    text range. Slices of linked .eh_frame keep their functions below the
-    section, in the made-up text range; objects' FDEs are unrelocated, so
-    they go without the range."""
+    text range, bit 3 AArch64 CFI (bit 4 big-endian). Slices of linked
+    .eh_frame keep their functions below the section, in the made-up text
+    range; objects' FDEs are unrelocated, so they go without the range.
+    (The aarch64-gcc-* files beside the seeds are gcc's AArch64 .eh_frame of
+    tests/sframe/fixtures, with PAC keys A and B, in both byte orders.)"""
     seeds = []
+    for d in aarch64_objects:
+        seeds.append(bytes([0x0c]) + d)
+        seeds.append(bytes([0x0d]) + d)
     for i, d in enumerate(eh_frames):
         seeds.append(bytes([(0, 2, 1)[i % 3]]) + d)
     for d in objects:
@@ -488,7 +493,7 @@ def write(target, blobs):
 
 def main():
     wanted = set(sys.argv[1:])
-    cfi, hdr, elfs, object_eh, linked_eh = [], [], [], [], []
+    cfi, hdr, elfs, object_eh, linked_eh, aarch64_eh = [], [], [], [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         objects = build_objects(tmp)
         archives = archive_seeds(objects)
@@ -503,6 +508,8 @@ def main():
             d, _ = elf.section_bytes(".eh_frame")
             if d and name.startswith("x86_64"):
                 object_eh.append(d[:4096])
+            if d and name.startswith("aarch64"):
+                aarch64_eh.append(d[:4096])
         for path in SYSTEM_FILES:
             if not os.path.exists(path):
                 continue
@@ -517,7 +524,7 @@ def main():
                           ("fuzz_archive", archives),
                           ("fuzz_expression", expression_seeds()),
                           ("fuzz_sframe_roundtrip", sframe_roundtrip_seeds()),
-                          ("fuzz_sframe_generate", sframe_generate_seeds(linked_eh, object_eh))):
+                          ("fuzz_sframe_generate", sframe_generate_seeds(linked_eh, object_eh, aarch64_eh))):
         if wanted and target not in wanted:
             continue
         size, n = write(target, blobs)

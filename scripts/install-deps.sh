@@ -5,6 +5,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
+  googletest           # its sources: GoogleTest built for AArch64 (tests/cross/inprocess.sh)
   zlib1g-dev libzstd-dev liblzma-dev xz-utils
   binutils elfutils gdb time python3 libunwind-dev
   debuginfod           # a local server for the debuginfod test (brings libdebuginfod1)

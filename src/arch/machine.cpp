@@ -2,8 +2,11 @@
 
 #include <utility>
 
+#include "arch/aarch64/frames.hpp"
 #include "arch/aarch64/machine.hpp"
 #include "arch/arm/machine.hpp"
+#include "arch/capture.hpp"
+#include "arch/x86_64/frames.hpp"
 #include "arch/x86_64/machine.hpp"
 
 namespace framewalk::arch {
@@ -33,8 +36,18 @@ std::string supported_machine_names() {
 const Machine& host_machine() {
 #if defined(__x86_64__)
   return x86_64::machine();
+#elif defined(__aarch64__)
+  return aarch64::machine();
 #else
 #error "framewalk has no machine descriptor for this host (src/arch/<machine>/machine.cpp)"
+#endif
+}
+
+RegisterFile from_host_capture(const uint64_t* words) {
+#if defined(__x86_64__)
+  return x86_64::from_capture(words);
+#elif defined(__aarch64__)
+  return aarch64::from_capture(words);
 #endif
 }
 

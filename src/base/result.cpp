@@ -40,6 +40,7 @@ const char* to_string(ErrorCode code) noexcept {
     case ErrorCode::kUnsupportedMachine: return "machine not supported";
     case ErrorCode::kSectionOutOfFile: return "section lies outside the file";
     case ErrorCode::kDecompressFailed: return "decompression failed";
+    case ErrorCode::kNoDecompressor: return "compressed, and framewalk was built without its decompressor";
     case ErrorCode::kIoError: return "I/O error";
     case ErrorCode::kNotFound: return "not found";
     case ErrorCode::kBadEhFrameHdr: return "bad .eh_frame_hdr";

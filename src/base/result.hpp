@@ -45,6 +45,7 @@ enum class ErrorCode : uint16_t {
   kUnsupportedMachine,     // a valid file of a machine not (yet) unwound; offset = e_machine
   kSectionOutOfFile,       // a section or segment lies outside the file
   kDecompressFailed,
+  kNoDecompressor,  // built without zlib/zstd/xz (FRAMEWALK_COMPRESSION=OFF)
   kIoError,
   kNotFound,
   kBadEhFrameHdr,

@@ -112,7 +112,12 @@ class ElfFile {
   mutable std::map<uint32_t, std::vector<uint8_t>> decompressed_;
 };
 
-// Decompression helpers (also used by tests and fuzzers).
+// Decompressed sections larger than this are refused: a hostile header must not
+// make us allocate without bound. Real sections are far smaller.
+inline constexpr uint64_t kMaxDecompressedSize = uint64_t{1} << 31;
+
+// Decompression helpers (also used by tests and fuzzers), in codecs.cpp
+// (codecs_none.cpp in a build without the libraries).
 Result<std::vector<uint8_t>> decompress_zlib(Bytes input, uint64_t expected_size);
 Result<std::vector<uint8_t>> decompress_zstd(Bytes input, uint64_t expected_size);
 Result<std::vector<uint8_t>> decompress_xz(Bytes input, uint64_t max_size);

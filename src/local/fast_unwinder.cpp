@@ -14,7 +14,7 @@
 #include "arch/x86_64/frames.hpp"
 #include "arch/x86_64/registers.hpp"
 #include "dwarf/cfa_program.hpp"
-#include "dwarf/eh_frame_hdr.hpp"
+#include "local/eh_frame_lookup.hpp"
 #include "dwarf/expression.hpp"
 #include "base/memory.hpp"
 #include "base/own_memory.hpp"
@@ -319,35 +319,11 @@ const ModuleMap g_no_modules;
 
 // ---- the slow path -----------------------------------------------------------------
 enum class Lookup { kCompact, kGeneral, kNone };
-constexpr int kRememberDepth = 2;
 
-// Finds the row for `lookup_pc` through _dl_find_object and .eh_frame_hdr.
+// Finds the row for `lookup_pc` (local/eh_frame_lookup) and whether the
+// cache can hold it.
 Lookup find_row(uint64_t lookup_pc, UnwindRow* row, CompactRule* rule) {
-  dl_find_object dlfo;
-  if (_dl_find_object(reinterpret_cast<void*>(lookup_pc), &dlfo) != 0 || !dlfo.dlfo_eh_frame) return Lookup::kNone;
-  const auto map_end = reinterpret_cast<uint64_t>(dlfo.dlfo_map_end);
-  const auto hdr_address = reinterpret_cast<uint64_t>(dlfo.dlfo_eh_frame);
-  if (hdr_address >= map_end) return Lookup::kNone;
-  const Bytes hdr_bytes(reinterpret_cast<const uint8_t*>(hdr_address), map_end - hdr_address);
-  auto hdr = dwarf::EhFrameHdr::parse(hdr_bytes, Endian::kLittle, 8, hdr_address);
-  if (!hdr) return Lookup::kNone;
-  auto hit = hdr->lookup(lookup_pc);
-  if (!hit) return Lookup::kNone;
-  const uint64_t eh_frame = hdr->eh_frame_address();
-  if (eh_frame >= map_end || hit->fde_address < eh_frame || hit->fde_address >= map_end) return Lookup::kNone;
-  dwarf::CfiSectionInfo info;
-  info.kind = dwarf::CfiKind::kEhFrame;
-  info.address_size = 8;
-  info.arch = &arch::host_machine().info();
-  info.bases.section_address = eh_frame;
-  const dwarf::CfiSection section(Bytes(reinterpret_cast<const uint8_t*>(eh_frame), map_end - eh_frame), info);
-  dwarf::Cie cie;
-  auto fde = section.fde_at_uncached(hit->fde_address - eh_frame, &cie);
-  if (!fde || !fde->contains(lookup_pc)) return Lookup::kNone;
-  // Two remembered states (compilers nest one) instead of the executor's
-  // default eight: a signal handler's stack may be small.
-  dwarf::RememberRoom<kRememberDepth> room;
-  if (!dwarf::row_for_pc(section, cie, *fde, lookup_pc, *row, room.space())) return Lookup::kNone;
+  if (!find_own_eh_frame_row(lookup_pc, row)) return Lookup::kNone;
   return compact(*row, rule) ? Lookup::kCompact : Lookup::kGeneral;
 }
 

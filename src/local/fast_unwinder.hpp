@@ -16,6 +16,15 @@
 
 namespace framewalk::local {
 
+// Whether the host has the compact-rule cache (fast_unwinder.cpp, x86-64);
+// elsewhere the in-process path is portable_backtrace.cpp, which walks every
+// frame through Unwinder::walk and caches nothing.
+#if defined(__x86_64__)
+inline constexpr bool kHasRuleCache = true;
+#else
+inline constexpr bool kHasRuleCache = false;
+#endif
+
 struct FastWalkStats {
   uint64_t cache_hits = 0;
   uint64_t cache_misses = 0;

@@ -4,7 +4,6 @@
 #include <numeric>
 #include <map>
 
-#include "arch/x86_64/registers.hpp"
 #include "dwarf/cfa_program.hpp"
 #include "dwarf/expression.hpp"
 #include "sframe/sframe_generate.hpp"
@@ -105,13 +104,16 @@ Val eval_register(const UnwindRow& row, uint16_t reg, const Val& cfa, Val absent
   return error();
 }
 
-Effect evaluate(const UnwindRow& row, FakeMachine& m) {
-  using namespace arch::x86_64;
+Effect evaluate(const UnwindRow& row, const AbiRegisters& regs, FakeMachine& m) {
   Effect e;
   e.cfa = eval_cfa(row.cfa, m);
-  e.ra = eval_register(row, row.return_address_register, e.cfa, Val{Val::State::kUnspecified, 0}, m);
-  e.fp = eval_register(row, kRbp, e.cfa, value(*m.register_value(kRbp)), m);
-  e.sp = eval_register(row, kRsp, e.cfa, e.cfa, m);
+  // No RA rule: on a link-register machine the RA is still in its register
+  // (a leaf, a prologue before the save); elsewhere there is none.
+  const uint16_t ra = row.return_address_register;
+  const Val ra_absent = regs.link_register ? value(*m.register_value(ra)) : Val{Val::State::kUnspecified, 0};
+  e.ra = eval_register(row, ra, e.cfa, ra_absent, m);
+  e.fp = eval_register(row, regs.fp, e.cfa, value(*m.register_value(regs.fp)), m);
+  e.sp = eval_register(row, regs.sp, e.cfa, e.cfa, m);
   return e;
 }
 
@@ -128,13 +130,14 @@ uint8_t differences(const Effect& a, const Effect& b) {
   return d;
 }
 
-// What differs between the two rows at `pc`; *reads_pc when either reads rip.
-uint8_t compare_at(const UnwindRow& cfi, const UnwindRow& sf, uint64_t pc, unsigned trials, bool* reads_pc) {
+// What differs between the two rows at `pc`; *reads_pc when either reads the PC.
+uint8_t compare_at(const UnwindRow& cfi, const UnwindRow& sf, const AbiRegisters& regs, uint64_t pc, unsigned trials,
+                   bool* reads_pc) {
   uint8_t d = 0;
   for (unsigned t = 0; t < trials; ++t) {
-    FakeMachine m(t, pc, arch::x86_64::kRip);
-    const Effect a = evaluate(cfi, m);
-    const Effect b = evaluate(sf, m);
+    FakeMachine m(t, pc, regs.pc);
+    const Effect a = evaluate(cfi, regs, m);
+    const Effect b = evaluate(sf, regs, m);
     d |= differences(a, b);
     if (m.reads_pc) *reads_pc = true;
   }
@@ -309,6 +312,7 @@ class Checker {
       note_error("FDE at offset " + hex(fde.offset) + " (" + hex(fde.pc_begin) + "): " + to_string(ran.error().code));
       return;
     }
+    cfi_key_b_ = cie.b_key;
     sframe_pieces(begin, end);
 
     // Sweep the union of both sources' boundaries.
@@ -344,8 +348,10 @@ class Checker {
     ++rep_.rows_compared;
     rep_.bytes_compared += end - begin;
     bool reads_pc = false;
-    uint8_t d = compare_at(cfi, sf.row, begin, o_.trials, &reads_pc);
+    const AbiRegisters regs = sf_.registers();
+    uint8_t d = compare_at(cfi, sf.row, regs, begin, o_.trials, &reads_pc);
     if (sf_.version() >= kVersion3 && cfi.signal_frame != sf.row.signal_frame) d |= kCheckSignal;
+    d |= signing_differences(cfi, sf, d);
     if (!reads_pc) {
       note_difference(d, cfi, sf, begin, end);
       return;
@@ -356,10 +362,22 @@ class Checker {
     for (uint64_t pc = begin; pc < end; pc += step) {
       ++rep_.pcs_evaluated_singly;
       bool unused = false;
-      uint8_t dp = pc == begin ? d : compare_at(cfi, sf.row, pc, o_.trials, &unused);
+      uint8_t dp = pc == begin ? d : compare_at(cfi, sf.row, regs, pc, o_.trials, &unused);
       if (sf_.version() >= kVersion3 && cfi.signal_frame != sf.row.signal_frame) dp |= kCheckSignal;
+      if (pc != begin) dp |= signing_differences(cfi, sf, dp);
       note_difference(dp, cfi, sf, pc, std::min(end, pc + step));
     }
+  }
+
+  // AArch64: whether the RA is signed (CFI: negate_ra_state; SFrame: the
+  // FRE's mangled-RA bit) and, where it is, with which key (CIE 'B'; the
+  // FDE's PAC key bit). Nothing to compare at an outermost frame (gas writes
+  // its FREs without the bit) or on other machines.
+  uint8_t signing_differences(const UnwindRow& cfi, const SframeRow& sf, uint8_t items) const {
+    if (!abi_has_pauth(sf_.abi()) || sf.outermost || (items & kCheckRa)) return 0;
+    if (cfi.negate_ra_state != sf.ra_mangled) return kCheckRaSigning;
+    if (sf.ra_mangled && cfi_key_b_ != sf.pauth_key_b) return kCheckRaSigning;
+    return 0;
   }
 
   void note_difference(uint8_t items, const UnwindRow& cfi, const SframeRow& sf, uint64_t begin, uint64_t end) {
@@ -401,6 +419,7 @@ class Checker {
   std::vector<Piece> cfi_pieces_;
   std::vector<SframeRow> sf_rows_;
   std::vector<Piece> sf_pieces_;
+  bool cfi_key_b_ = false;  // the CIE of the function being checked has 'B'
   bool have_pending_ = false;
   RowDifference pending_;
   bool in_no_row_ = false;
@@ -413,7 +432,8 @@ class Checker {
 std::string check_items_text(uint8_t items) {
   std::string s;
   const std::pair<uint8_t, const char*> names[] = {
-      {kCheckCfa, "CFA"}, {kCheckRa, "RA"}, {kCheckFp, "FP"}, {kCheckSp, "SP"}, {kCheckSignal, "signal"}};
+      {kCheckCfa, "CFA"}, {kCheckRa, "RA"}, {kCheckFp, "FP"},
+      {kCheckSp, "SP"},   {kCheckSignal, "signal"}, {kCheckRaSigning, "RA signing"}};
   for (const auto& [bit, name] : names) {
     if (!(items & bit)) continue;
     if (!s.empty()) s += ", ";

@@ -2,19 +2,23 @@
 // PC of every function. Both are read through the row model (dwarf::run_fde
 // and sframe::fde_rows), and rows are piecewise constant, so comparing once
 // per piece between consecutive row boundaries of either source covers every
-// PC; a piece whose rules read rip (the PLT CFA expression) is compared at
-// each of its PCs.
+// PC; a piece whose rules read the PC (rip in the PLT CFA expression) is
+// compared at each of its PCs.
 //
 // Rules are compared by what they compute, not by how they are spelled: each
 // row is evaluated (with the DWARF expression VM) on a few made-up register
 // files and a made-up memory whose every word is a hash of its address, and
-// the CFA, the return address, rbp and the caller's rsp must come out the same
-// (or both undefined). So "rbp saved at CFA-16" matches a FLEX "*(CFA-16)",
+// the CFA, the return address, the frame pointer and the caller's stack
+// pointer (the registers of the SFrame section's ABI: rbp and rsp on x86-64,
+// x29 and sp on AArch64) must come out the same (or both undefined). Where a
+// call leaves the RA in a link register (AArch64 x30), no RA rule means the
+// RA is still there, on both sides. On AArch64 the FRE's mangled-RA bit must
+// match the CFI's negate_ra_state, and the FDE's PAC key the CIE's 'B'. So "rbp saved at CFA-16" matches a FLEX "*(CFA-16)",
 // DW_OP_bregx matches DW_OP_breg, and the PLT expression matches PCMASK rows,
 // without the checker sharing code with the generator's pattern matching.
 // When the return address is undefined on both sides (the outermost frame),
-// nothing else is compared. SFrame has no rule for the caller's rsp: it is
-// the CFA, as on x86-64 when CFI gives no rule either.
+// nothing else is compared. SFrame has no rule for the caller's SP: it is
+// the CFA, as when CFI gives no rule either.
 //
 // Coverage holes are reported both ways: PCs CFI covers and SFrame does not,
 // and the reverse. An SFrame FDE without FREs covers its PCs without rows
@@ -40,6 +44,7 @@ enum CheckItem : uint8_t {
   kCheckFp = 4,
   kCheckSp = 8,
   kCheckSignal = 16,  // v3 signal bit against the CIE's 'S'
+  kCheckRaSigning = 32,  // AArch64: mangled-RA bit against negate_ra_state, PAC key against the CIE's 'B'
 };
 std::string check_items_text(uint8_t items);  // "CFA, RA"
 

@@ -4,16 +4,12 @@
 #include <optional>
 #include <map>
 
-#include "arch/x86_64/registers.hpp"
+#include "arch/arch.hpp"
 #include "dwarf/cfa_program.hpp"
 
 namespace framewalk::sframe {
 
 namespace {
-
-using arch::x86_64::kRbp;
-using arch::x86_64::kRip;
-using arch::x86_64::kRsp;
 
 // DWARF expression operators the matchers know.
 constexpr uint8_t kOpDeref = 0x06, kOpConst1u = 0x08, kOpConst2u = 0x0a, kOpAnd = 0x1a, kOpPlus = 0x22,
@@ -23,22 +19,40 @@ constexpr uint8_t kOpDeref = 0x06, kOpConst1u = 0x08, kOpConst2u = 0x0a, kOpAnd 
 // Reasons, as the report groups them.
 constexpr const char* kWhyCfaExpression = "CFA expression";
 constexpr const char* kWhyCfaUndefined = "no CFA rule";
-constexpr const char* kWhyRaColumn = "return-address column is not rip";
 constexpr const char* kWhyRaUnspecified = "RA rule unspecified";
 constexpr const char* kWhyRaSameValue = "RA rule same-value";
 constexpr const char* kWhyRaExpression = "RA rule is an expression";
-constexpr const char* kWhyFpUndefined = "FP (rbp) rule undefined";
-constexpr const char* kWhyFpExpression = "FP (rbp) rule is an expression";
 constexpr const char* kWhySpRule = "SP rule other than SP = CFA";
 constexpr const char* kWhySignalV2 = "signal frame (no signal bit before v3)";
 constexpr const char* kWhyFlexCfaDeref = "CFA = *(reg + offset) needs FLEX (v3)";
-constexpr const char* kWhyFlexCfaReg = "CFA based on a register other than rsp/rbp needs FLEX (v3)";
 constexpr const char* kWhyFlexRule = "register rule needs FLEX (v3)";
 constexpr const char* kWhyPltBlock = "PLT expression on a block SFrame cannot repeat";
 constexpr const char* kWhyRowsOrder = "CFI rows out of order";
 constexpr const char* kWhyOverlap = "overlaps another FDE";
 constexpr const char* kWhyOutsideCode = "outside the code sections";
+constexpr const char* kWhyFpWithoutRa = "FP saved without the RA needs FLEX (v3): no RA padding word on AArch64";
 constexpr const char* kWhyTooLarge = "function of 4 GiB or more (SFrame sizes and FRE offsets are 32-bit)";
+
+// The machine a conversion is for: its SFrame registers, and the reasons
+// that name them ("FP (rbp) rule undefined", "FP (x29) rule undefined").
+struct MachineContext {
+  Abi abi;
+  AbiRegisters regs;
+  std::string why_ra_column, why_fp_undefined, why_fp_expression, why_flex_cfa_reg;
+
+  explicit MachineContext(Abi a) : abi(a), regs(abi_registers(a)) {
+    const arch::ArchInfo* info = arch::arch_for_machine(abi_elf_machine(a));
+    auto name = [&](uint16_t reg) {
+      const char* n = arch::dwarf_register_name(info, reg);
+      return n ? std::string(n) : "r" + std::to_string(reg);
+    };
+    const std::string fp = name(regs.fp);
+    why_ra_column = "return-address column is not " + name(regs.ra);
+    why_fp_undefined = "FP (" + fp + ") rule undefined";
+    why_fp_expression = "FP (" + fp + ") rule is an expression";
+    why_flex_cfa_reg = "CFA based on a register other than " + name(regs.sp) + "/" + fp + " needs FLEX (v3)";
+  }
+};
 
 struct BregExpr {
   uint16_t reg = 0;
@@ -83,7 +97,7 @@ struct PltExpr {
   uint64_t shift = 0;
 };
 
-std::optional<PltExpr> match_plt(Bytes e) {
+std::optional<PltExpr> match_plt(Bytes e, uint16_t pc_register) {
   ByteReader r(e, Endian::kLittle);
   auto constant = [&]() -> std::optional<uint64_t> {
     auto op = r.u8();
@@ -110,7 +124,7 @@ std::optional<PltExpr> match_plt(Bytes e) {
   auto a = r.sleb128();
   if (!a) return std::nullopt;
   p.offset = *a;
-  if (!expect(kOpBreg0 + kRip)) return std::nullopt;
+  if (pc_register > 31 || !expect(static_cast<uint8_t>(kOpBreg0 + pc_register))) return std::nullopt;
   auto rip_off = r.sleb128();
   if (!rip_off || *rip_off != 0) return std::nullopt;
   auto m = constant();
@@ -172,22 +186,30 @@ const char* convert_rule(const RegisterRule& r, const char* expression_reason, R
   }
 }
 
-RowShape shape_of(const UnwindRow& row) {
+RowShape shape_of(const UnwindRow& row, const MachineContext& mc) {
   RowShape s;
-  if (row.return_address_register != kRip) return fail(kWhyRaColumn);
-  const RegisterRule* ra = row.find(kRip);
-  if (!ra) return fail(kWhyRaUnspecified);
-  if (ra->kind == RuleKind::kUndefined) {
+  const AbiRegisters& regs = mc.regs;
+  if (row.return_address_register != regs.ra) return fail(mc.why_ra_column.c_str());
+  const RegisterRule* ra = row.find(regs.ra);
+  if (ra && ra->kind == RuleKind::kUndefined) {
     s.rules.ra_undefined = true;  // outermost: nothing else matters
     return s;
   }
-  if (ra->kind == RuleKind::kSameValue) return fail(kWhyRaSameValue);
-  if (const char* why = convert_rule(*ra, kWhyRaExpression, &s.rules.ra)) return fail(why);
+  // AArch64: the RA is signed from paciasp to autiasp (DW_CFA_AARCH64_negate_ra_state).
+  s.rules.ra_mangled = row.negate_ra_state;
+  if (regs.link_register && (!ra || ra->kind == RuleKind::kSameValue)) {
+    // Still in the link register (a leaf, or before the prologue saves it):
+    // SFrame's untracked RA says the same.
+  } else {
+    if (!ra) return fail(kWhyRaUnspecified);
+    if (ra->kind == RuleKind::kSameValue) return fail(kWhyRaSameValue);
+    if (const char* why = convert_rule(*ra, kWhyRaExpression, &s.rules.ra)) return fail(why);
+  }
 
-  if (const RegisterRule* fp = row.find(kRbp)) {
-    if (fp->kind == RuleKind::kUndefined) return fail(kWhyFpUndefined);
+  if (const RegisterRule* fp = row.find(regs.fp)) {
+    if (fp->kind == RuleKind::kUndefined) return fail(mc.why_fp_undefined.c_str());
     if (fp->kind != RuleKind::kSameValue)
-      if (const char* why = convert_rule(*fp, kWhyFpExpression, &s.rules.fp)) return fail(why);
+      if (const char* why = convert_rule(*fp, mc.why_fp_expression.c_str(), &s.rules.fp)) return fail(why);
   }
 
   Rule& cfa = s.rules.cfa;
@@ -203,7 +225,7 @@ RowShape shape_of(const UnwindRow& row) {
         cfa.reg = b->reg;
         cfa.offset = b->offset;
         cfa.deref = b->deref;
-      } else if (auto p = match_plt(row.cfa.expression)) {
+      } else if (auto p = match_plt(row.cfa.expression, regs.pc)) {
         s.kind = RowShape::Kind::kPlt;
         s.plt = *p;
       } else {
@@ -213,7 +235,7 @@ RowShape shape_of(const UnwindRow& row) {
   }
 
   // SFrame's caller SP is the CFA: a CFI row must say the same (or nothing).
-  if (const RegisterRule* sp = row.find(kRsp)) {
+  if (const RegisterRule* sp = row.find(regs.sp)) {
     bool same = sp->kind == RuleKind::kValOffset && sp->value == 0;
     if (!same && s.kind == RowShape::Kind::kRules &&
         (sp->kind == RuleKind::kExpression || sp->kind == RuleKind::kValExpression)) {
@@ -227,11 +249,25 @@ RowShape shape_of(const UnwindRow& row) {
   return s;
 }
 
+// An FP slot without an RA slot: DEFAULT FDEs say it with an RA word of 0,
+// which only s390x readers take for padding (binutils' libsframe reads it as
+// "RA at CFA+0" on AArch64, and gas writes such FREs wrongly: the FP offset
+// in the RA slot). FLEX can say it on every ABI.
+bool needs_ra_padding(const MachineContext& mc, const FrameRules& r) {
+  return abi_has_pauth(mc.abi) && !r.ra_undefined && r.ra.kind == Rule::Kind::kUnchanged &&
+         r.fp.kind != Rule::Kind::kUnchanged;
+}
+
+bool fits_default_fde(const WriterOptions& wo, const MachineContext& mc, const FrameRules& r) {
+  return fits_default(wo, r) && !needs_ra_padding(mc, r);
+}
+
 // Why a run of rows needs FLEX, for versions without it.
-const char* flex_reason(const WriterOptions& wo, const FrameRules& r) {
-  const AbiRegisters regs = abi_registers(wo.abi);
+const char* flex_reason(const MachineContext& mc, const FrameRules& r) {
+  const AbiRegisters& regs = mc.regs;
   if (r.cfa.deref) return kWhyFlexCfaDeref;
-  if (r.cfa.reg != regs.sp && r.cfa.reg != regs.fp) return kWhyFlexCfaReg;
+  if (r.cfa.reg != regs.sp && r.cfa.reg != regs.fp) return mc.why_flex_cfa_reg.c_str();
+  if (needs_ra_padding(mc, r)) return kWhyFpWithoutRa;
   return kWhyFlexRule;
 }
 
@@ -246,8 +282,8 @@ struct Piece {
 };
 
 // The SFrame FDEs of one CFI FDE, or the reason it cannot have any.
-const char* convert_fde(const std::vector<Piece>& pieces, const WriterOptions& wo, bool signal,
-                        std::vector<FdeDesc>* out) {
+const char* convert_fde(const std::vector<Piece>& pieces, const WriterOptions& wo, const MachineContext& mc,
+                        bool signal, bool pauth_key_b, std::vector<FdeDesc>* out) {
   if (signal && wo.version < kVersion3) return kWhySignalV2;
   std::vector<FdeDesc> fdes;
   FdeDesc run;
@@ -258,8 +294,8 @@ const char* convert_fde(const std::vector<Piece>& pieces, const WriterOptions& w
     in_run = false;
     run.size = static_cast<uint32_t>(run_end - run.start);
     for (const FreDesc& f : run.fres)
-      if (!fits_default(wo, f.rules)) {
-        if (wo.version < kVersion3) return flex_reason(wo, f.rules);
+      if (!fits_default_fde(wo, mc, f.rules)) {
+        if (wo.version < kVersion3) return flex_reason(mc, f.rules);
         run.fde_type = FdeType::kFlex;
       }
     fdes.push_back(std::move(run));
@@ -281,6 +317,7 @@ const char* convert_fde(const std::vector<Piece>& pieces, const WriterOptions& w
       f.pc_type = PcType::kMask;
       f.rep_size = static_cast<uint8_t>(rep);
       f.signal = signal;
+      f.pauth_key_b = pauth_key_b;
       FreDesc low, high;
       low.rules = high.rules = p.shape.rules;
       low.rules.cfa = Rule{Rule::Kind::kRegister, false, plt.base, plt.offset, 0};
@@ -291,8 +328,8 @@ const char* convert_fde(const std::vector<Piece>& pieces, const WriterOptions& w
       else if (plt.threshold >= rep) f.fres.push_back(low);
       else f.fres = {low, high};
       for (const FreDesc& fre : f.fres)
-        if (!fits_default(wo, fre.rules)) {
-          if (wo.version < kVersion3) return flex_reason(wo, fre.rules);
+        if (!fits_default_fde(wo, mc, fre.rules)) {
+          if (wo.version < kVersion3) return flex_reason(mc, fre.rules);
           f.fde_type = FdeType::kFlex;
         }
       fdes.push_back(std::move(f));
@@ -303,6 +340,7 @@ const char* convert_fde(const std::vector<Piece>& pieces, const WriterOptions& w
       run = FdeDesc{};
       run.start = p.begin;
       run.signal = signal;
+      run.pauth_key_b = pauth_key_b;
     }
     if (run.fres.empty() || !same_rules(run.fres.back().rules, p.shape.rules)) {
       FreDesc f;
@@ -384,7 +422,8 @@ std::string cfi_sections_name(const std::vector<CfiFde>& fdes) {
 Conversion convert_cfi(std::span<const dwarf::CfiSection* const> sections, const GenerateOptions& options) {
   Conversion conv;
   GenerateStats& stats = conv.stats;
-  const WriterOptions wo = writer_options_for(Abi::kAmd64Little, options.version, options.section_address);
+  const WriterOptions wo = writer_options_for(options.abi, options.version, options.section_address);
+  const MachineContext mc(options.abi);
 
   // Executable ranges, adjacent ones merged (an FDE may span .init/.plt/.text).
   std::vector<std::pair<uint64_t, uint64_t>> code = options.code_ranges;
@@ -456,7 +495,7 @@ Conversion convert_cfi(std::span<const dwarf::CfiSection* const> sections, const
         return false;
       }
       last_end = e;
-      pieces.push_back(Piece{b, e, shape_of(row)});
+      pieces.push_back(Piece{b, e, shape_of(row, mc)});
       return true;
     });
     if (!ran) {
@@ -464,7 +503,9 @@ Conversion convert_cfi(std::span<const dwarf::CfiSection* const> sections, const
       continue;
     }
     std::vector<FdeDesc> out;
-    if (!why) why = convert_fde(pieces, wo, item.cie->signal_frame, &out);
+    // The CIE's 'B' augmentation: the RA is signed with key B (AArch64 PAC).
+    const bool key_b = abi_has_pauth(options.abi) && item.cie->b_key;
+    if (!why) why = convert_fde(pieces, wo, mc, item.cie->signal_frame, key_b, &out);
     if (why) {
       if (item.cie->signal_frame && wo.version >= kVersion3) {
         // As gas does: the signal bit and no rows tell a tracer to use its
@@ -511,13 +552,16 @@ std::vector<const dwarf::CfiSection*> sframe_cfi_sections(const ElfCfi& cfi) {
 
 framewalk::Result<GeneratedSection> generate_sframe(std::shared_ptr<const elf::ElfFile> file,
                                                     const GenerateOptions& options) {
-  if (file->machine() != elf::kEmX86_64 || !file->is_64() || file->endian() != Endian::kLittle)
-    return framewalk::Error{ErrorCode::kUnsupportedElf, 18};
+  // The machines framewalk writes SFrame for: x86-64 and AArch64 (s390x's
+  // SFrame is read, not written).
+  const std::optional<Abi> abi = abi_for_elf(file->machine(), file->is_64(), file->endian());
+  if (!abi || *abi == Abi::kS390xBig) return framewalk::Error{ErrorCode::kUnsupportedElf, 18};
   if (file->type() == elf::kEtRel) return framewalk::Error{ErrorCode::kUnsupportedElf, 16};
   FW_TRY(ElfCfi cfi, ElfCfi::load(file, sframe_cfi_options()));
   const std::vector<const dwarf::CfiSection*> sections = sframe_cfi_sections(cfi);
 
   GenerateOptions opts = options;
+  opts.abi = *abi;
   if (opts.code_ranges.empty())
     for (const elf::Section& s : file->sections())
       if ((s.flags & elf::kShfExecinstr) && (s.flags & elf::kShfAlloc) && s.size) opts.code_ranges.emplace_back(s.address, s.address + s.size);
@@ -529,7 +573,7 @@ framewalk::Result<GeneratedSection> generate_sframe(std::span<const dwarf::CfiSe
   if (opts.version < kVersion1 || opts.version > kVersion3) return framewalk::Error{ErrorCode::kUnsupportedElf, 0};
   Conversion conv = convert_cfi(sections, opts);
   if (conv.stats.cfi_fdes == 0) return framewalk::Error{ErrorCode::kNotFound, 0};
-  const WriterOptions wo = writer_options_for(Abi::kAmd64Little, opts.version, opts.section_address);
+  const WriterOptions wo = writer_options_for(opts.abi, opts.version, opts.section_address);
 
   // What the writer still refuses (a V1/V2 start field out of reach, two
   // functions at one address) leaves the CFI FDE it came from out as well.

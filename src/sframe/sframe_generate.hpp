@@ -1,7 +1,9 @@
-// SFrame from DWARF CFI (x86-64): every FDE's rows (dwarf::run_fde, the one
-// executor) are turned into SFrame function descriptions (sframe_writer's
-// FdeDesc), which the writer encodes. The conversion never looks at bytes
-// of the output; the writer never looks at CFI.
+// SFrame from DWARF CFI (x86-64 and AArch64): every FDE's rows
+// (dwarf::run_fde, the one executor) are turned into SFrame function
+// descriptions (sframe_writer's FdeDesc), which the writer encodes. The
+// conversion never looks at bytes of the output; the writer never looks at
+// CFI. The registers are those of GenerateOptions::abi's machine
+// (arch::FrameRegisters): below, rsp/rbp/rip on x86-64, sp/x29/x30 on AArch64.
 //
 // Per CFI row, SFrame needs: the CFA, the return address (rip) and the frame
 // pointer (rbp); the caller's SP must be the CFA (no other register is
@@ -22,6 +24,13 @@
 //   CIE 'S' (signal frame)                         v3 signal bit; when its rows cannot be
 //                                                  written, an FDE with the bit and no FREs
 //                                                  (as gas emits it: "use your signal unwinder")
+// AArch64, where the header fixes no RA offset and the RA is tracked per FRE:
+//   x30 unspecified or same-value                  no RA word: still in x30 (leaf, before the save)
+//   x30 at CFA+off                                 RA word
+//   negate_ra_state set (paciasp .. autiasp)       the FRE's mangled-RA bit
+//   CIE 'B' (.cfi_b_key_frame)                     the FDE's PAC key bit (key B)
+//   x29 saved, x30 not                             FLEX (v3): DEFAULT would need an RA
+//                                                  padding word, which only s390x has
 //
 // A CFI FDE is written whole or not at all (as gas does): one row SFrame
 // cannot say leaves the whole function out, and the reason is counted. FDEs
@@ -47,6 +56,7 @@ namespace framewalk::sframe {
 
 struct GenerateOptions {
   uint8_t version = kVersion3;     // 1, 2 or 3 (1 only to feed binutils 2.40's objdump)
+  Abi abi = Abi::kAmd64Little;     // the CFI's machine (generate_sframe(file) takes the file's)
   uint64_t section_address = 0;    // where the .sframe section will be
   // Executable address ranges [begin, end): FDEs outside them are left out
   // (.debug_frame keeps FDEs of discarded functions at address 0). Empty: no check.
@@ -108,7 +118,7 @@ std::vector<CfiFde> collect_cfi_fdes(std::span<const dwarf::CfiSection* const> s
 // ".eh_frame", ".debug_frame", or ".eh_frame + .debug_frame": the kinds of `fdes`.
 std::string cfi_sections_name(const std::vector<CfiFde>& fdes);
 
-// Converts every FDE of `sections` (x86-64 CFI, see collect_cfi_fdes).
+// Converts every FDE of `sections` (CFI of options.abi's machine, see collect_cfi_fdes).
 // Reasons for leaving an FDE out are counted in stats.skipped; nothing else
 // is dropped.
 Conversion convert_cfi(std::span<const dwarf::CfiSection* const> sections, const GenerateOptions& options);
@@ -122,8 +132,9 @@ struct GeneratedSection {
   GenerateStats stats;
 };
 
-// Converts and writes the SFrame section of `file` (an x86-64 executable or
-// shared object) for a section at options.section_address. FDEs the writer
+// Converts and writes the SFrame section of `file` (an x86-64 or AArch64
+// executable or shared object, either byte order; options.abi is the file's)
+// for a section at options.section_address. FDEs the writer
 // refuses (a V1/V2 start field out of reach, say) are left out and counted too.
 framewalk::Result<GeneratedSection> generate_sframe(std::shared_ptr<const elf::ElfFile> file,
                                                   const GenerateOptions& options);

@@ -12,7 +12,11 @@
 //   RA/FP = reg + off, off != 0 (FLEX) -> RuleKind::kValExpression "DW_OP_breg<reg> off"
 //   RA/FP = *(reg + off) (FLEX)       -> RuleKind::kExpression "DW_OP_breg<reg> off" (the address)
 //   RA undefined (FRE with no words)  -> RuleKind::kUndefined on the RA column, CFA kUndefined
-//   FP (or RA) not tracked            -> no rule: unchanged from the callee
+//   FP (or RA) not tracked            -> no rule: unchanged from the callee (AArch64: the RA
+//                                        still in x30, which only a topmost frame may rely on)
+//   AArch64 mangled-RA bit            -> row.negate_ra_state, SframeRow::ra_mangled; the FDE's
+//                                        PAC key as SframeRow::pauth_key_b
+// The registers are those of the section's ABI (Section::registers(), from arch).
 //   s390x                             -> also SP = CFA - 160 (RuleKind::kValOffset on r15)
 // The AMD64 header's fixed RA offset (-8) gives every row "RA at CFA-8".
 //

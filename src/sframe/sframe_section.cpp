@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "arch/x86_64/registers.hpp"
+#include "arch/frame_registers.hpp"
 
 namespace framewalk::sframe {
 
@@ -13,10 +13,6 @@ namespace {
 constexpr uint64_t kOffVersion = 2, kOffFlags = 3, kOffAbi = 4, kOffAuxLen = 7, kOffNumFdes = 8,
                    kOffNumFres = 12, kOffFreLen = 16, kOffFdeOff = 20, kOffFreOff = 24;
 constexpr unsigned kV3AttrSize = 5;
-
-// DWARF numbers of AArch64 and s390x (x86-64's come from arch/x86_64).
-constexpr uint16_t kAarch64Fp = 29, kAarch64Lr = 30, kAarch64Sp = 31;
-constexpr uint16_t kS390xFp = 11, kS390xRa = 14, kS390xSp = 15;
 
 constexpr uint32_t kMaxRegister = 0xffff;
 
@@ -62,14 +58,31 @@ constexpr uint8_t kDwOpBreg0 = 0x70, kDwOpBregx = 0x92, kDwOpDeref = 0x06;
 
 }  // namespace
 
-AbiRegisters abi_registers(Abi abi) {
+uint16_t abi_elf_machine(Abi abi) {
   switch (abi) {
     case Abi::kAarch64Big:
-    case Abi::kAarch64Little: return {kAarch64Sp, kAarch64Fp, kAarch64Lr};
-    case Abi::kS390xBig: return {kS390xSp, kS390xFp, kS390xRa};
+    case Abi::kAarch64Little: return 183;
+    case Abi::kS390xBig: return 22;
     case Abi::kAmd64Little: break;
   }
-  return {arch::x86_64::kRsp, arch::x86_64::kRbp, arch::x86_64::kRip};
+  return 62;
+}
+
+std::optional<Abi> abi_for_elf(uint16_t elf_machine, bool is_64, Endian endian) {
+  if (!is_64) return std::nullopt;
+  const bool little = endian == Endian::kLittle;
+  switch (elf_machine) {
+    case 62: return little ? std::optional<Abi>(Abi::kAmd64Little) : std::nullopt;
+    case 183: return little ? Abi::kAarch64Little : Abi::kAarch64Big;
+    case 22: return little ? std::nullopt : std::optional<Abi>(Abi::kS390xBig);
+    default: return std::nullopt;
+  }
+}
+
+AbiRegisters abi_registers(Abi abi) {
+  // Every ABI's machine has FrameRegisters (arch/frame_registers.hpp).
+  const arch::FrameRegisters& m = *arch::frame_registers_for(abi_elf_machine(abi));
+  return {m.stack_pointer, m.frame_pointer, m.return_address, m.program_counter, m.link_register};
 }
 
 Result<Section> Section::parse(Bytes data, uint64_t section_address) {

@@ -58,13 +58,26 @@ enum class PcType : uint8_t { kInc = 0, kMask = 1 };
 // How FRE data words read (V3 info2; always DEFAULT before V3).
 enum class FdeType : uint8_t { kDefault = 0, kFlex = 1 };
 
-// The per-ABI DWARF register numbers SFrame refers to.
+// The per-ABI DWARF register numbers SFrame refers to, from the machine's
+// arch::FrameRegisters (sframe/ names no register itself).
 struct AbiRegisters {
   uint16_t sp;
   uint16_t fp;
   uint16_t ra;  // the return-address column of the rows
+  uint16_t pc;  // the PC as a DWARF expression reads it (x86-64: ra)
+  // A call leaves the RA in a register (AArch64 x30, s390x r14): the RA is
+  // tracked per FRE, and "no RA rule" means it is still there.
+  bool link_register;
 };
 AbiRegisters abi_registers(Abi abi);
+
+// The ELF e_machine of an ABI (EM_AARCH64, EM_X86_64, EM_S390).
+uint16_t abi_elf_machine(Abi abi);
+// The ABI of an ELF file, or nullopt for a machine SFrame has no ABI for
+// (also a 32-bit file, or a byte order the ABI does not have).
+std::optional<Abi> abi_for_elf(uint16_t elf_machine, bool is_64, Endian endian);
+// AArch64: FREs may carry a signed RA and FDEs the PAC key.
+inline bool abi_has_pauth(Abi abi) { return abi == Abi::kAarch64Big || abi == Abi::kAarch64Little; }
 
 // s390x stores CFA offsets as (offset - 160) / 8; this is the decoded value.
 inline constexpr int64_t kS390xCfaAdjustment = 160;

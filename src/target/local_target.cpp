@@ -9,7 +9,7 @@
 #include <mutex>
 
 #include "arch/machine.hpp"
-#include "arch/x86_64/frames.hpp"  // the in-process capture
+#include "arch/capture.hpp"
 #include "base/own_memory.hpp"
 
 
@@ -114,9 +114,9 @@ const ModuleMap& LocalUnwinder::modules() const { return state_->modules; }
 
 int LocalUnwinder::backtrace(void** buffer, int size) {
   if (size <= 0) return 0;
-  uint64_t raw[arch::x86_64::kCapturedRegisters];
-  arch::x86_64::framewalk_x86_64_capture(raw);
-  const arch::RegisterFile regs = arch::x86_64::from_capture(raw);
+  uint64_t raw[arch::kCaptureWords];
+  arch::framewalk_capture(raw);
+  const arch::RegisterFile regs = arch::from_host_capture(raw);
   int n = 0;
   UnwindOptions o;
   o.max_frames = static_cast<size_t>(size);

@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <cstring>
 
-#include "arch/x86_64/registers.hpp"
 #include "base/mapped_file.hpp"
 #include "dump/cfi_text.hpp"
 #include "elf/elf_writer.hpp"
@@ -49,17 +48,18 @@ std::string function_at(const elf::SymbolTable& symbols, uint64_t pc) {
   return s;
 }
 
-// "CFA=rsp+16 rip=[CFA-8] rbp=[CFA-16]": the rules the checker compares.
-std::string rules_text(const UnwindRow& row, const arch::ArchInfo* arch) {
-  using namespace arch::x86_64;
+// "CFA=rsp+16 rip=[CFA-8] rbp=[CFA-16]": the rules the checker compares
+// (RA, FP and SP of the SFrame section's ABI).
+std::string rules_text(const UnwindRow& row, const arch::ArchInfo* arch, const sframe::AbiRegisters& regs) {
   std::string s = "CFA=" + dump::cfa_text(row.cfa, arch, 8, Endian::kLittle);
-  for (uint16_t reg : {row.return_address_register, uint16_t{kRbp}, uint16_t{kRsp}}) {
+  for (uint16_t reg : {row.return_address_register, regs.fp, regs.sp}) {
     const RegisterRule* r = row.find(reg);
     if (!r) continue;
     std::string t = dump::rule_text(*r, arch, 8, Endian::kLittle);
     if (!t.empty() && t[0] == '=') t.erase(0, 1);
     s += " " + dump::register_name(arch, reg) + "=" + t;
   }
+  if (row.negate_ra_state) s += " ra_signed";
   if (row.signal_frame) s += " signal";
   return s;
 }
@@ -154,7 +154,8 @@ int run_check_command(const CheckCommandOptions& options) {
     for (const sframe::RowDifference& d : r.differences) {
       std::printf("differ %s..%s %s: %s\n  cfi:    %s\n  sframe: %s%s\n", hex(d.begin).c_str(), hex(d.end).c_str(),
                   function_at(symbols, d.begin).c_str(), sframe::check_items_text(d.items).c_str(),
-                  rules_text(d.cfi, arch).c_str(), rules_text(d.sframe, arch).c_str(),
+                  rules_text(d.cfi, arch, section->registers()).c_str(),
+                  rules_text(d.sframe, arch, section->registers()).c_str(),
                   d.sframe_topmost_only ? " (topmost frame only)" : "");
     }
     if (r.disagreements > r.differences.size())
@@ -207,7 +208,7 @@ int run_sframe_generate(const GenerateCommandOptions& options) {
   if (!generated) {
     const Error e = generated.error();
     if (e.code == ErrorCode::kNotFound) report(options.input, "no .eh_frame or .debug_frame with FDEs");
-    else if (e.code == ErrorCode::kUnsupportedElf) report(options.input, "SFrame generation needs an x86-64 executable or shared object");
+    else if (e.code == ErrorCode::kUnsupportedElf) report(options.input, "SFrame generation needs an x86-64 or AArch64 executable or shared object");
     else report(options.input, to_string(e.code));
     return 1;
   }

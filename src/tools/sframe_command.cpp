@@ -45,11 +45,9 @@ std::string describe(const Where& w, const sframe::Error& e) {
   return msg;
 }
 
-// Register names for the rows: framewalk knows x86-64's (AArch64 and s390x
-// print as rN).
-const arch::ArchInfo* arch_for(sframe::Abi abi) {
-  return abi == sframe::Abi::kAmd64Little ? arch::arch_for_machine(elf::kEmX86_64) : nullptr;
-}
+// Register names for the rows: the ABI's machine's (s390x, whose names
+// framewalk does not know, prints rN).
+const arch::ArchInfo* arch_for(sframe::Abi abi) { return arch::arch_for_machine(sframe::abi_elf_machine(abi)); }
 
 void print_row(const sframe::SframeRow& r, const arch::ArchInfo* arch, Endian endian) {
   const UnwindRow& row = r.row;

@@ -167,6 +167,11 @@ void RowCache::add(const Module* module, uint64_t link_pc, unsigned variant, con
 }
 
 bool Unwinder::find_row(const Frame& frame, const UnwindOptions& options, Step* step) const {
+  if (options.row_finder) {
+    if (!options.row_finder->find(frame.lookup_pc, &step->row)) return false;
+    step->source = FrameSource::kEhFrame;
+    return true;
+  }
   if (!options.row_cache || !frame.module) return find_row_uncached(frame, options, step);
   // The row depends on the module and PC, the sources asked for, (for
   // SFrame's topmost-only rules) whether this is the frame the walk began at,

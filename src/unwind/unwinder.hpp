@@ -126,6 +126,19 @@ class RowCache {
   std::unordered_map<Key, Entry, KeyHash> entries_;
 };
 
+// Where the step loop takes rows from instead of the modules' unwind
+// information: the in-process path finds them through the dynamic linker,
+// with no module map to build. A walk that must not allocate needs a finder
+// that does not.
+class RowFinder {
+ public:
+  // The row for `lookup_pc` (kEhFrame), or false when there is none.
+  virtual bool find(uint64_t lookup_pc, UnwindRow* row) const = 0;
+
+ protected:
+  ~RowFinder() = default;
+};
+
 struct UnwindOptions {
   SourceOrder sources = SourceOrder::kAuto;
   size_t max_frames = 256;
@@ -135,6 +148,7 @@ struct UnwindOptions {
   bool use_debug_frame = true;
   bool allow_frame_pointer = true;
   RowCache* row_cache = nullptr;  // optional: rows found are kept and reused
+  const RowFinder* row_finder = nullptr;  // optional: rows come from here, not from the modules
 };
 
 class Unwinder {

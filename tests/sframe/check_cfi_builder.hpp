@@ -1,6 +1,8 @@
 // Hand-written x86-64 .eh_frame for the SFrame generator and checker tests:
 // a CIE like gcc's (CFA = rsp+8, rip at CFA-8), one with 'S' for signal
-// frames, and one FDE per function with the instructions given.
+// frames, and one FDE per function with the instructions given; and AArch64
+// .eh_frame in either byte order (Aarch64CfiFixture): gcc's CIE (CFA = sp,
+// RA column x30, code alignment 4), one with 'B' (PAC key B).
 #pragma once
 
 #include <cstdint>
@@ -8,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "arch/aarch64/registers.hpp"
 #include "dwarf/cfi_section.hpp"
 #include "support/section_builder.hpp"
 
@@ -42,6 +45,8 @@ inline Insns undefined(uint16_t reg) { return Insns{0x07} + uleb(reg); }
 inline Insns same_value(uint16_t reg) { return Insns{0x08} + uleb(reg); }
 inline Insns in_register(uint16_t reg, uint16_t holder) { return Insns{0x09} + uleb(reg) + uleb(holder); }
 inline Insns restore(uint16_t reg) { return {static_cast<uint8_t>(0xc0 | reg)}; }
+// AArch64: paciasp/autiasp toggle "RA signed" (opcode 0x2d on AArch64).
+inline Insns negate_ra_state() { return {0x2d}; }
 }  // namespace cfa
 
 // DW_OP_* pieces.
@@ -64,6 +69,7 @@ struct FunctionCfi {
   uint64_t size = 0;
   Insns insns;
   bool signal = false;  // use the 'S' CIE
+  bool b_key = false;   // AArch64: use the 'B' CIE
 };
 
 // Owns the section bytes; section() parses them. A .debug_frame has no
@@ -98,6 +104,50 @@ class CfiFixture {
     if (eh) b.terminator();
     bytes_ = std::make_unique<std::vector<uint8_t>>(b.finish());
     section_ = std::make_unique<dwarf::CfiSection>(Bytes(*bytes_), b.info());
+  }
+
+  const dwarf::CfiSection& section() const { return *section_; }
+
+ private:
+  std::unique_ptr<std::vector<uint8_t>> bytes_;
+  std::unique_ptr<dwarf::CfiSection> section_;
+};
+
+constexpr uint16_t kX9 = 9, kX19 = 19, kX29 = 29, kX30 = 30, kSp = 31;
+
+// AArch64 .eh_frame as gcc writes it: CIE "zR" (or "zRB" for functions
+// with b_key), code alignment 4 (advance(n) moves 4n bytes), data alignment
+// -8, RA column x30, initial CFA = sp + 0 and no register rules.
+class Aarch64CfiFixture {
+ public:
+  static constexpr uint64_t kSectionAddress = 0x600000;
+
+  explicit Aarch64CfiFixture(const std::vector<FunctionCfi>& functions, Endian endian = Endian::kLittle) {
+    using framewalk::test::CfiBuilder;
+    using framewalk::test::CieSpec;
+    using framewalk::test::FdeSpec;
+    CfiBuilder b(dwarf::CfiKind::kEhFrame, endian, kSectionAddress);
+    CieSpec cs;
+    cs.augmentation = "zR";
+    cs.code_alignment = 4;
+    cs.data_alignment = -8;
+    cs.return_address_register = kX30;
+    cs.instructions = cfa::def_cfa(kSp, 0);
+    const auto plain = b.cie(cs);
+    cs.augmentation = "zRB";
+    const auto key_b = b.cie(cs);
+    for (const FunctionCfi& f : functions) {
+      FdeSpec fs;
+      fs.pc_begin = f.begin;
+      fs.pc_range = f.size;
+      fs.instructions = f.insns;
+      b.fde(f.b_key ? key_b.start : plain.start, fs);
+    }
+    b.terminator();
+    bytes_ = std::make_unique<std::vector<uint8_t>>(b.finish());
+    dwarf::CfiSectionInfo info = b.info();
+    info.arch = &arch::aarch64::kArchInfo;  // 0x2d is negate_ra_state
+    section_ = std::make_unique<dwarf::CfiSection>(Bytes(*bytes_), info);
   }
 
   const dwarf::CfiSection& section() const { return *section_; }

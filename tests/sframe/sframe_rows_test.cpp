@@ -129,6 +129,50 @@ TEST(SframeRowsTest, Aarch64Default) {
   EXPECT_FALSE(rows[1].row.negate_ra_state);
 }
 
+// Every version and byte order: CFA on x29, the mangled bit on an FRE with
+// the CFA word only (after paciasp), the key from the FDE's info bit 5, and
+// an outermost FRE (v2 on).
+TEST(SframeRowsTest, Aarch64FormsInEveryVersionAndByteOrder) {
+  for (uint8_t version : {1, 2, 3})
+    for (Endian endian : {Endian::kLittle, Endian::kBig}) {
+      SCOPED_TRACE(std::to_string(version) + (endian == Endian::kBig ? " big" : " little"));
+      SectionSpec spec;
+      spec.version = version;
+      spec.endian = endian;
+      spec.abi = endian == Endian::kBig ? 1 : 2;
+      spec.fixed_ra = 0;
+      FreSpec after_paciasp = fre(4, {0});
+      after_paciasp.mangled_ra = true;
+      FreSpec on_fp = fre(12, {16, -8, -16}, false);
+      on_fp.mangled_ra = true;
+      std::vector<FreSpec> fres = {fre(0, {0}), after_paciasp, on_fp};
+      if (version >= 2) fres.push_back(fre(0x20, {}, false));  // RA undefined (info 0, as gas writes it)
+      SectionSpec one = one_function(spec, fres);
+      one.fdes[0].pauth_key_b = endian == Endian::kBig;
+      const Section s = parse_ok(build(one));
+      EXPECT_EQ(s.endian(), endian);
+      EXPECT_EQ(s.fdes()[0].pauth_key_b, endian == Endian::kBig);
+      const std::vector<SframeRow> rows = rows_of(s);
+      ASSERT_EQ(rows.size(), fres.size());
+      EXPECT_FALSE(rows[0].ra_mangled);
+      // After paciasp: CFA = sp, the RA signed and still in x30 (no rule).
+      expect_cfa(rows[1].row, 31, 0);
+      EXPECT_EQ(rows[1].row.rule_count, 0);
+      EXPECT_TRUE(rows[1].ra_mangled);
+      EXPECT_TRUE(rows[1].row.negate_ra_state);
+      EXPECT_EQ(rows[1].pauth_key_b, endian == Endian::kBig);
+      // CFA = x29 + 16, x30 at CFA-8, x29 at CFA-16.
+      expect_cfa(rows[2].row, 29, 16);
+      expect_rule(rows[2].row, 30, RuleKind::kOffset, -8);
+      expect_rule(rows[2].row, 29, RuleKind::kOffset, -16);
+      EXPECT_TRUE(rows[2].row.negate_ra_state);
+      if (version >= 2) {
+        EXPECT_TRUE(rows[3].outermost);
+        expect_rule(rows[3].row, 30, RuleKind::kUndefined, 0);
+      }
+    }
+}
+
 TEST(SframeRowsTest, S390xV2) {
   SectionSpec spec;
   spec.version = 2;

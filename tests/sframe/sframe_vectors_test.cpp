@@ -277,3 +277,34 @@ TEST(SframeVectors, CommandRawMatches) {
 
 }  // namespace
 }  // namespace framewalk::sframe
+
+namespace framewalk::sframe {
+namespace {
+
+// --rows names the registers of the section's ABI: AArch64's x29, x30 and sp.
+TEST(SframeVectors, CommandRowsNameAarch64Registers) {
+  const fs::path vector_path = kVectorDir / "cfi-sframe-aarch64-pac-ab-key-1-2.46.json";
+  ASSERT_TRUE(fs::exists(vector_path));
+  Vector v;
+  {
+    std::ifstream in(vector_path);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ASSERT_TRUE(MiniJson(text).parse(&v));
+  }
+  const fs::path raw = fs::path(FRAMEWALK_BINARY_DIR) / "sframe_vector_pac_ab_key.bin";
+  {
+    std::ofstream out(raw, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(v.content.data()), static_cast<std::streamsize>(v.content.size()));
+  }
+  const std::string cmd = std::string(FRAMEWALK_CLI) + " sframe --rows --raw " + raw.string() + " --address " +
+                          std::to_string(v.section_base);
+  int status = -1;
+  const std::string out = framewalk::test::run_command(cmd, &status, /*with_stderr=*/false);
+  EXPECT_EQ(status, 0);
+  EXPECT_NE(out.find("fde 0 fre 2  CFA=sp+16  x29=[CFA-16]  x30=[CFA-8]  ra-signed(A key)\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("fde 1 fre 1  CFA=sp+0  ra-signed(B key)\n"), std::string::npos) << out;
+  fs::remove(raw);
+}
+
+}  // namespace
+}  // namespace framewalk::sframe

@@ -81,7 +81,11 @@ TEST(LocalBacktrace, NeverAllocatesFromTheFirstCallAfterRefresh) {
   // First calls: a PC no CFI covers makes the step loop ask the library's SFrame.
   ucontext_t uc;
   getcontext(&uc);
+#if defined(__x86_64__)
   uc.uc_mcontext.gregs[REG_RIP] = static_cast<greg_t>(lib.start);
+#elif defined(__aarch64__)
+  uc.uc_mcontext.pc = lib.start;
+#endif
   EXPECT_GE(counted_backtrace_from_context(&uc), 1);
   EXPECT_EQ(g_allocations_while_unwinding.load(), 0) << "first call, from a context";
   EXPECT_GT(recurse_then(10, counted_backtrace, nullptr), 10);

@@ -5,9 +5,10 @@
 
 #include <vector>
 
-#include "arch/x86_64/frames.hpp"
+#include "arch/capture.hpp"
+#include "arch/machine.hpp"
+#include "base/own_memory.hpp"
 #include "target/local_target.hpp"
-#include "target/ptrace_target.hpp"
 #include "unwind/unwinder.hpp"
 
 namespace framewalk {
@@ -47,10 +48,9 @@ __attribute__((noinline)) void walk_from_depth(int depth, const Unwinder& unwind
     asm volatile("" ::: "memory");
     return;
   }
-  uint64_t raw[arch::x86_64::kCapturedRegisters];
-  arch::x86_64::framewalk_x86_64_capture(raw);
-  arch::RegisterFile regs;
-  for (unsigned i = 0; i < arch::x86_64::kCapturedRegisters; ++i) regs.set(i, raw[i]);
+  uint64_t raw[arch::kCaptureWords];
+  arch::framewalk_capture(raw);
+  const arch::RegisterFile regs = arch::from_host_capture(raw);
   out.plain = walk_with(unwinder, regs, nullptr);
   RowCache cache;
   out.first = walk_with(unwinder, regs, &cache);
@@ -59,9 +59,16 @@ __attribute__((noinline)) void walk_from_depth(int depth, const Unwinder& unwind
   out.rows_after_second = cache.size();
 }
 
+// This process's memory, read as the in-process paths read it (also under
+// qemu-user, which has no process_vm_readv).
+class OwnMemory final : public Memory {
+ public:
+  size_t read(uint64_t address, void* out, size_t size) override { return read_own_memory(address, out, size); }
+};
+
 TEST(RowCache, ReusesRowsAndWalksTheSame) {
-  ProcessMemory memory(getpid());
-  const Unwinder unwinder(LocalUnwinder::instance().modules(), memory, elf::kEmX86_64);
+  OwnMemory memory;
+  const Unwinder unwinder(LocalUnwinder::instance().modules(), memory, arch::host_machine().elf_machine());
   Walks w;
   walk_from_depth(20, unwinder, w);
   ASSERT_GT(w.plain.pcs.size(), 20u);

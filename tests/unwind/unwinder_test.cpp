@@ -7,6 +7,7 @@
 #include <map>
 #include <vector>
 
+#include "arch/capture.hpp"
 #include "arch/x86_64/frames.hpp"
 #include "arch/x86_64/registers.hpp"
 #include "elf/elf_writer.hpp"
@@ -251,6 +252,7 @@ TEST(Unwinder, ApplyRowEveryRuleKind) {
   EXPECT_EQ(caller->get(x::kRbp), 0x1234u);
 }
 
+#if defined(__x86_64__)  // the host's own capture
 // framewalk_x86_64_capture stores zero for the caller-saved registers: they
 // are not known, so an expression reading one fails instead of reading 0.
 TEST(Unwinder, CapturedContextKnowsOnlyTheRegistersCaptured) {
@@ -282,6 +284,18 @@ TEST(Unwinder, CapturedContextKnowsOnlyTheRegistersCaptured) {
   ASSERT_TRUE(copied.ok()) << to_string(copied.error().code);
   EXPECT_FALSE(copied->known(x::kRbx));
 }
+#elif defined(__aarch64__)
+// framewalk_capture on AArch64 knows x19-x30, sp and pc; x0-x18 are zero
+// placeholders, unknown.
+TEST(Unwinder, CapturedContextKnowsOnlyTheRegistersCaptured) {
+  uint64_t raw[arch::kCaptureWords];
+  arch::framewalk_capture(raw);
+  const arch::RegisterFile captured = arch::from_host_capture(raw);
+  for (uint16_t reg = 19; reg <= 32; ++reg) EXPECT_EQ(captured.get(reg), raw[reg]) << "register " << reg;
+  for (uint16_t reg = 0; reg < 19; ++reg) EXPECT_FALSE(captured.known(reg)) << "register " << reg;
+  EXPECT_EQ(raw[30], raw[32]) << "the PC is the return address";
+}
+#endif
 
 TEST(Unwinder, CfaFromUnknownRegisterIsAnError) {
   FakeMemory mem;

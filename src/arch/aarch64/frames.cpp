@@ -119,6 +119,12 @@ RegisterFile from_user_regs_bytes(Bytes bytes, Endian endian) {
   return regs;  // x0-x30 are DWARF 0-30, sp 31, pc 32: the gregset's own order
 }
 
+RegisterFile from_capture(const uint64_t* captured) {
+  RegisterFile r;
+  for (uint16_t reg : kCapturedKnown) r.set(reg, captured[reg]);
+  return r;
+}
+
 RegisterFile from_ucontext_bytes(Bytes bytes, Endian endian) {
   if (bytes.size() <= kUcontextMcontextOffset + kSigcontextRegsOffset) return {};
   return from_user_regs_bytes(bytes.subspan(kUcontextMcontextOffset + kSigcontextRegsOffset), endian);

@@ -20,6 +20,11 @@ inline constexpr unsigned kUserRegsSize = kUserRegsCount * 8;
 // NT_PRSTATUS); registers past the end of `bytes` are unknown.
 RegisterFile from_user_regs_bytes(Bytes bytes, Endian endian);
 
+// framewalk_capture (capture_context.S) stores x0..x30, sp, pc in DWARF
+// order; only these are real (the others are zero placeholders).
+inline constexpr uint16_t kCapturedKnown[] = {19, 20, 21, 22, 23, 24, 25, 26, 27, 28, kX29, kX30, kSp, kPc};
+RegisterFile from_capture(const uint64_t* captured);
+
 // The kernel's `struct rt_sigframe`: a siginfo (128 bytes), then the
 // ucontext, whose uc_mcontext (struct sigcontext: fault_address, regs[31],
 // sp, pc, pstate, then the __reserved records: FP/SIMD, SVE, ...) is 16-byte

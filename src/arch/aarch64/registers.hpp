@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "arch/arch.hpp"
+#include "arch/frame_registers.hpp"
 
 namespace framewalk::arch::aarch64 {
 
@@ -18,5 +19,8 @@ enum DwarfRegister : uint16_t {
 };
 
 extern const ArchInfo kArchInfo;
+
+// bl leaves the return address in x30, which a prologue may save or sign.
+inline constexpr FrameRegisters kFrameRegisters{183, kSp, kX29, kX30, kPc, true};
 
 }  // namespace framewalk::arch::aarch64

@@ -3,10 +3,16 @@
 // callee-saved ones as they are, rsp as the caller's (past our return
 // address), rip as our return address. Caller-saved registers are zeroed: the
 // unwinder never needs them to step out of the caller.
+// Also framewalk_capture (arch/capture.hpp), the name every host machine's
+// capture has.
         .text
         .globl  framewalk_x86_64_capture
         .hidden framewalk_x86_64_capture
         .type   framewalk_x86_64_capture, @function
+        .globl  framewalk_capture
+        .hidden framewalk_capture
+        .type   framewalk_capture, @function
+framewalk_capture:
 framewalk_x86_64_capture:
         .cfi_startproc
         movq    $0, 0(%rdi)        // rax

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "arch/arch.hpp"
+#include "arch/frame_registers.hpp"
 
 namespace framewalk::arch::x86_64 {
 
@@ -14,5 +15,8 @@ enum DwarfRegister : uint16_t {
 };
 
 extern const ArchInfo kArchInfo;
+
+// The call pushes the return address: rip is both the PC and the RA column.
+inline constexpr FrameRegisters kFrameRegisters{62, kRsp, kRbp, kRip, kRip, false};
 
 }  // namespace framewalk::arch::x86_64

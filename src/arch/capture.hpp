@@ -1,0 +1,23 @@
+// The calling function's registers, for the in-process paths. The host
+// machine's arch/<name>/capture_context.S stores what its caller's registers
+// are known to be: the callee-saved ones as they are, the stack pointer as
+// the caller's, the PC as the return address into the caller; the others
+// are left unknown (a rule that reads one fails instead of computing with a
+// placeholder).
+#pragma once
+
+#include <cstdint>
+
+#include "arch/registers.hpp"
+
+namespace framewalk::arch {
+
+// Words framewalk_capture stores, enough for every host machine.
+inline constexpr unsigned kCaptureWords = 34;
+
+extern "C" void framewalk_capture(uint64_t out[kCaptureWords]);
+
+// What framewalk_capture stored, as the host machine's register file.
+RegisterFile from_host_capture(const uint64_t* words);
+
+}  // namespace framewalk::arch
