@@ -4,6 +4,7 @@
 
 #include "arch/aarch64/frames.hpp"
 #include "arch/aarch64/machine.hpp"
+#include "arch/arm/machine.hpp"
 #include "arch/capture.hpp"
 #include "arch/x86_64/frames.hpp"
 #include "arch/x86_64/machine.hpp"
@@ -14,6 +15,7 @@ const Machine* machine_for(uint16_t elf_machine) {
   switch (elf_machine) {
     case 62: return &x86_64::machine();
     case 183: return &aarch64::machine();
+    case 40: return &arm::machine();
     default: return nullptr;  // i386 has register names (arch.hpp) but no unwinder yet
   }
 }

@@ -118,6 +118,18 @@ class Machine {
   // (the step's own, so that no second row sits on a signal handler's
   // stack), with what it was derived from; else nullopt.
   virtual std::optional<FallbackKind> fallback_row(const FallbackInput& input, UnwindRow* row) const = 0;
+  // For an activation whose row comes from tables that describe only its
+  // function's body (ARM EHABI entries are exact at call sites): where the
+  // code shows the PC still in the prologue, or at an epilogue's return,
+  // writes the row the instructions before the PC give and returns true.
+  // `input` as for fallback_row, for an activation whose function is known;
+  // its registers may hold only the PC and the SP. Default: false (the
+  // machine's tables hold at every instruction).
+  virtual bool activation_row_outside_body(const FallbackInput& input, UnwindRow* row) const {
+    (void)input;
+    (void)row;
+    return false;
+  }
 
   // The kernel's general registers, elf_gregset_t: NT_PRSTATUS's pr_reg in a
   // core, and what ptrace hands back for them.

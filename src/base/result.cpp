@@ -54,6 +54,8 @@ const char* to_string(ErrorCode code) noexcept {
     case ErrorCode::kBadPersonalityIndex: return "reserved compact personality index";
     case ErrorCode::kTruncatedUnwindOpcode: return "unwind instruction runs past its entry";
     case ErrorCode::kSpareUnwindOpcode: return "spare or reserved unwind instruction";
+    case ErrorCode::kExidxVspAfterPop: return "unwind instructions set vsp from a register after a pop";
+    case ErrorCode::kExidxPopsStackPointer: return "unwind instructions pop the stack pointer";
   }
   return "unknown error";
 }

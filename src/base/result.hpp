@@ -59,6 +59,8 @@ enum class ErrorCode : uint16_t {
   kBadPersonalityIndex,    // an EHABI compact entry with a reserved index (3..15) or bits 28-30 set
   kTruncatedUnwindOpcode,  // an EHABI unwind instruction runs past its entry's declared words
   kSpareUnwindOpcode,      // an EHABI unwind instruction that is spare or reserved
+  kExidxVspAfterPop,       // EHABI `vsp = r[n]` after a pop: no one CFA is the base of both
+  kExidxPopsStackPointer,  // EHABI instructions pop r13: the caller's SP is loaded, not the final vsp
 };
 
 const char* to_string(ErrorCode code) noexcept;

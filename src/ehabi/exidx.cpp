@@ -52,13 +52,18 @@ EntryHeader read_header(uint32_t word, uint64_t word_address) {
 
 namespace {
 
+// OpcodeBytes and OpcodeBuffer are filled by the same code: both have
+// push_back, cut_short, missing_word, first_word and skipped.
+
 // Appends the bytes of `word` after its first `skip`, most significant first.
-void append_word(OpcodeBytes& out, uint32_t word, unsigned skip) {
-  for (unsigned i = skip; i < 4; ++i) out.bytes.push_back(static_cast<uint8_t>(word >> (24 - 8 * i)));
+template <typename Out>
+void append_word(Out& out, uint32_t word, unsigned skip) {
+  for (unsigned i = skip; i < 4; ++i) out.push_back(static_cast<uint8_t>(word >> (24 - 8 * i)));
 }
 
 // Appends `count` words that follow `first_word_offset`, stopping at the first one missing.
-void append_words(OpcodeBytes& out, const SectionWords* words, uint64_t first_word_offset, unsigned count) {
+template <typename Out>
+void append_words(Out& out, const SectionWords* words, uint64_t first_word_offset, unsigned count) {
   for (unsigned n = 1; n <= count; ++n) {
     const uint64_t at = first_word_offset + 4 * n;
     Result<uint32_t> w = words ? words->word(at) : Result<uint32_t>(Error{ErrorCode::kTruncated, at});
@@ -71,10 +76,8 @@ void append_words(OpcodeBytes& out, const SectionWords* words, uint64_t first_wo
   }
 }
 
-}  // namespace
-
-OpcodeBytes compact_opcodes(const EntryHeader& header, const SectionWords* words, uint64_t first_word_offset) {
-  OpcodeBytes out;
+template <typename Out>
+void fill_compact(Out& out, const EntryHeader& header, const SectionWords* words, uint64_t first_word_offset) {
   out.first_word = first_word_offset;
   if (header.personality_index == 0) {
     out.skipped = 1;
@@ -84,17 +87,43 @@ OpcodeBytes compact_opcodes(const EntryHeader& header, const SectionWords* words
     append_word(out, header.word, 2);
     append_words(out, words, first_word_offset, (header.word >> 16) & 0xff);
   }
-  return out;
 }
 
-Result<OpcodeBytes> gnu_personality_opcodes(const SectionWords& words, uint64_t first_word_offset) {
-  OpcodeBytes out;
+template <typename Out>
+Result<void> fill_gnu_personality(Out& out, const SectionWords& words, uint64_t first_word_offset) {
   out.first_word = first_word_offset + 4;
   out.skipped = 1;
   FW_TRY(uint32_t count_word, words.word(first_word_offset + 4));
   append_word(out, count_word, 1);
   append_words(out, &words, first_word_offset + 4, count_word >> 24);
+  return ok();
+}
+
+}  // namespace
+
+OpcodeBytes compact_opcodes(const EntryHeader& header, const SectionWords* words, uint64_t first_word_offset) {
+  OpcodeBytes out;
+  fill_compact(out, header, words, first_word_offset);
   return out;
+}
+
+Result<OpcodeBytes> gnu_personality_opcodes(const SectionWords& words, uint64_t first_word_offset) {
+  OpcodeBytes out;
+  FW_CHECK(fill_gnu_personality(out, words, first_word_offset));
+  return out;
+}
+
+void compact_opcodes(const EntryHeader& header, const SectionWords* words, uint64_t first_word_offset,
+                     OpcodeBuffer* out) {
+  out->size = 0;
+  out->cut_short = false;
+  fill_compact(*out, header, words, first_word_offset);
+}
+
+Result<void> gnu_personality_opcodes(const SectionWords& words, uint64_t first_word_offset, OpcodeBuffer* out) {
+  out->size = 0;
+  out->cut_short = false;
+  return fill_gnu_personality(*out, words, first_word_offset);
 }
 
 bool is_gnu_personality(std::string_view name) {

@@ -8,6 +8,8 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
+#include <string_view>
 #include <vector>
 
 #include "base/byte_reader.hpp"
@@ -83,6 +85,7 @@ EntryHeader read_header(uint32_t word, uint64_t word_address);
 // significant byte of each word first).
 struct OpcodeBytes {
   std::vector<uint8_t> bytes;
+  void push_back(uint8_t b) { bytes.push_back(b); }
   // A word the entry declares lies past the end of its section (or the entry
   // is inline and declares more words): the bytes stop at `missing_word`.
   bool cut_short = false;
@@ -108,6 +111,27 @@ OpcodeBytes compact_opcodes(const EntryHeader& header, const SectionWords* words
 // in bits 24-31, three bytes, then N more words). Fails with kTruncated when
 // that word is past the end of the section.
 Result<OpcodeBytes> gnu_personality_opcodes(const SectionWords& words, uint64_t first_word_offset);
+
+// The same bytes in a fixed buffer, for the unwinding path, which never
+// allocates (about 1 KiB: at most kMaxOpcodeBytes).
+struct OpcodeBuffer {
+  uint8_t bytes[kMaxOpcodeBytes];
+  uint16_t size = 0;
+  bool cut_short = false;
+  uint64_t missing_word = 0;
+  uint64_t first_word = 0;
+  unsigned skipped = 0;
+
+  OpcodeBuffer() {}  // leaves `bytes` uninitialised: only [0, size) is read
+  void push_back(uint8_t b) {
+    if (size < kMaxOpcodeBytes) bytes[size++] = b;
+  }
+  std::span<const uint8_t> view() const { return {bytes, size}; }
+  uint64_t offset_of_byte(size_t i) const { return first_word + 4 * ((i + skipped) / 4); }
+};
+void compact_opcodes(const EntryHeader& header, const SectionWords* words, uint64_t first_word_offset,
+                     OpcodeBuffer* out);
+Result<void> gnu_personality_opcodes(const SectionWords& words, uint64_t first_word_offset, OpcodeBuffer* out);
 
 // The routines whose data start with unwind bytes in that layout, as readelf
 // recognises them (by prefix).

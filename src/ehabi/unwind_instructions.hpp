@@ -49,6 +49,9 @@ struct Instruction {
 inline constexpr unsigned kMaxVspUlebBytes = 9;
 
 std::vector<Instruction> decode_instructions(std::span<const uint8_t> bytes);
+// The one instruction that starts at `offset` (the executor's way: it never
+// allocates). At or past the end: kTruncated of size 0.
+Instruction decode_instruction(std::span<const uint8_t> bytes, size_t offset);
 
 // Fails (kSpareUnwindOpcode, kTruncatedUnwindOpcode) for what an unwinder
 // must refuse (EHABI remarks e, f): spare and reserved codes, and register

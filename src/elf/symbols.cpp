@@ -79,6 +79,8 @@ void SymbolTable::add_from(const ElfFile& file, const Section& table) {
     }
     const uint8_t type = info & 0xf;
     if ((type != kSttFunc && type != kSttGnuIfunc) || shndx == 0) continue;
+    // ARM ELF: bit 0 of a function symbol says Thumb code; the function starts at the even address.
+    if (file.machine() == kEmArm) value &= ~uint64_t{1};
     if (name_off >= strings->size()) continue;
     name_offsets.push_back(name_off);
     uint64_t limit = 0;

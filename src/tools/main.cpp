@@ -88,8 +88,8 @@ int main(int argc, char** argv) {
                         "unwound; copy: stop all, copy stacks, resume, then unwind")
       ->check(CLI::IsMember({"process", "thread", "copy"}));
   stack_cmd->add_option("--source", stack.source,
-                        "unwind information to use: auto (.eh_frame, .debug_frame, .sframe, then fallbacks; default), "
-                        "cfi, or sframe (SFrame only, then the signal-trampoline and frame-pointer fallbacks)")
+                        "unwind information to use: auto (.eh_frame, .debug_frame, .ARM.exidx, .sframe, then fallbacks; "
+                        "default), cfi (the compilers' tables: .eh_frame, .debug_frame, .ARM.exidx), or sframe (SFrame only, then the signal-trampoline and frame-pointer fallbacks)")
       ->check(CLI::IsMember({"auto", "cfi", "sframe"}));
   stack_cmd->add_flag("-v,--verbose", stack.verbose, "show how each frame was found and why each walk stopped");
   bool no_debuginfod = false;

@@ -51,6 +51,50 @@ const sframe::Section* ModuleData::sframe() const {
   return sframe_.get();
 }
 
+const ehabi::ExidxTables* ModuleData::exidx() const {
+  std::call_once(exidx_once_, [&] {
+    if (elf_->machine() != elf::kEmArm) return;
+    auto tables = std::make_unique<ehabi::ExidxTables>();
+    tables->index.endian = tables->extab.endian = elf_->endian();
+    const elf::Section* index = nullptr;
+    for (const elf::Section& s : elf_->sections())
+      if (s.type == ehabi::kShtArmExidx) index = &s;
+    if (index) {
+      auto data = elf_->section_data(*index);
+      if (!data || data->empty()) return;
+      tables->index.data = *data;
+      tables->index.address = index->address;
+      if (const elf::Section* extab = elf_->section_by_name(".ARM.extab")) {
+        if (auto bytes = elf_->section_data(*extab)) {
+          tables->extab.data = *bytes;
+          tables->extab.address = extab->address;
+        }
+      }
+    } else {
+      // A file without section headers: the segments say the same.
+      constexpr uint32_t kPtArmExidx = 0x70000001;
+      const Bytes image = elf_->image();
+      auto in_image = [&](const elf::Segment& p) {
+        return p.offset <= image.size() && p.filesz <= image.size() - p.offset;
+      };
+      const elf::Segment* exidx = nullptr;
+      for (const elf::Segment& p : elf_->segments())
+        if (p.type == kPtArmExidx && p.filesz && in_image(p)) exidx = &p;
+      if (!exidx) return;
+      tables->index.data = image.subspan(exidx->offset, exidx->filesz);
+      tables->index.address = exidx->vaddr;
+      for (const elf::Segment& p : elf_->segments()) {
+        if (p.type == elf::kPtLoad && in_image(p) && exidx->vaddr >= p.vaddr && exidx->vaddr - p.vaddr < p.filesz) {
+          tables->extab.data = image.subspan(p.offset, p.filesz);
+          tables->extab.address = p.vaddr;
+        }
+      }
+    }
+    exidx_ = std::move(tables);
+  });
+  return exidx_.get();
+}
+
 std::optional<uint64_t> ModuleData::vaddr_of_offset(uint64_t offset) const {
   for (const elf::Segment& p : elf_->segments()) {
     if (p.type != elf::kPtLoad) continue;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "ehabi/exidx_rows.hpp"
 #include "elf/symbols.hpp"
 #include "sframe/sframe_section.hpp"
 #include "unwind/elf_cfi.hpp"
@@ -31,6 +32,11 @@ class ModuleData {
   const elf::SymbolTable& symbols() const;
   // The .sframe section (or PT_GNU_SFRAME segment), if any.
   const sframe::Section* sframe() const;
+  // An ARM file's EHABI tables, if any: the SHT_ARM_EXIDX section and
+  // .ARM.extab, or in a file without section headers the PT_ARM_EXIDX
+  // segment and the PT_LOAD segment that holds it (where GNU ld puts
+  // .ARM.extab). Their bytes stay in the file's image.
+  const ehabi::ExidxTables* exidx() const;
 
   // The link-time address that file offset `offset` is loaded at (via PT_LOAD).
   std::optional<uint64_t> vaddr_of_offset(uint64_t offset) const;
@@ -38,7 +44,8 @@ class ModuleData {
  private:
   std::string name_;
   std::shared_ptr<const elf::ElfFile> elf_;
-  mutable std::once_flag cfi_once_, symbols_once_, sframe_once_;
+  mutable std::once_flag cfi_once_, symbols_once_, sframe_once_, exidx_once_;
+  mutable std::unique_ptr<ehabi::ExidxTables> exidx_;
   mutable std::unique_ptr<sframe::Section> sframe_;
   mutable std::unique_ptr<ElfCfi> cfi_;
   mutable std::unique_ptr<elf::SymbolTable> symbols_;

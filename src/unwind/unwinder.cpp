@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "dwarf/expression.hpp"
+#include "ehabi/exidx_rows.hpp"
 #include "sframe/sframe_rows.hpp"
 
 namespace framewalk {
@@ -13,6 +14,7 @@ const char* to_string(FrameSource source) {
     case FrameSource::kContext: return "context";
     case FrameSource::kEhFrame: return "cfi";
     case FrameSource::kDebugFrame: return "debug_frame";
+    case FrameSource::kExidx: return "exidx";
     case FrameSource::kSframe: return "sframe";
     case FrameSource::kSignal: return "signal";
     case FrameSource::kFramePointer: return "fp";
@@ -171,10 +173,11 @@ bool Unwinder::find_row(const Frame& frame, const UnwindOptions& options, Step* 
     return true;
   }
   if (!options.row_cache || !frame.module) return find_row_uncached(frame, options, step);
-  // The row depends on the module and PC, the sources asked for, and (for
-  // SFrame's topmost-only rules) whether this is the frame the walk began at.
+  // The row depends on the module and PC, the sources asked for, (for
+  // SFrame's topmost-only rules) whether this is the frame the walk began at,
+  // and (an EHABI entry at its function's first instruction) whether the PC is exact.
   const unsigned variant = static_cast<unsigned>(options.sources) | (options.use_debug_frame ? 4u : 0u) |
-                           (frame.source == FrameSource::kContext ? 8u : 0u);
+                           (frame.source == FrameSource::kContext ? 8u : 0u) | (frame.activation ? 16u : 0u);
   const uint64_t link_pc = frame.lookup_pc - frame.module->bias;
   if (const RowCache::Entry* e = options.row_cache->find(frame.module, link_pc, variant)) {
     step->sframe_miss = e->sframe_miss;
@@ -195,6 +198,19 @@ bool Unwinder::find_row(const Frame& frame, const UnwindOptions& options, Step* 
   options.row_cache->add(frame.module, link_pc, variant, entry);
   return entry.found;
 }
+
+namespace {
+
+// Whether `link_pc` is in the function whose symbol holds the ELF entry point.
+bool in_entry_function(const ModuleData& data, uint64_t link_pc) {
+  const uint64_t entry = data.elf().entry() & ~uint64_t{1};  // an ARM entry point may have the Thumb bit
+  if (entry == 0) return false;
+  auto at_pc = data.symbols().lookup(link_pc);
+  auto at_entry = data.symbols().lookup(entry);
+  return at_pc && at_entry && at_pc->symbol == at_entry->symbol;
+}
+
+}  // namespace
 
 bool Unwinder::find_row_uncached(const Frame& frame, const UnwindOptions& options, Step* step) const {
   const Module* m = frame.module;
@@ -221,6 +237,45 @@ bool Unwinder::find_row_uncached(const Frame& frame, const UnwindOptions& option
         step->row = *row;
         step->source = src->kind == dwarf::CfiKind::kEhFrame ? FrameSource::kEhFrame : FrameSource::kDebugFrame;
         return true;
+      }
+    }
+    if (const ehabi::ExidxTables* exidx = m->data->exidx()) {
+      auto found = ehabi::row_for_pc(*exidx, link_pc, frame.activation, &step->row);
+      // EXIDX_CANTUNWIND ends the stack only in the function that holds the
+      // program's entry point (crt1's _start is `.cantunwind`). Elsewhere it
+      // marks code without tables: GNU ld fills the index's gaps with it
+      // (C built without -funwind-tables) and merges neighbours, so the
+      // fallbacks may still know the frame, as gdb's prologue analysis does.
+      if (found && *found == ehabi::EntryRow::kCannotUnwind && !in_entry_function(*m->data, link_pc)) {
+        // no row from the index: the sources and fallbacks below
+      } else if (found) {
+        step->source = FrameSource::kExidx;
+        // The entry describes the function's body. An activation may still
+        // be in the prologue, or at an epilogue's return: then the machine
+        // reads the row from the instructions (the walk then checks the
+        // caller as for any prologue row). Only the PC and the SP are
+        // passed: the row depends on the code alone, and is cached so.
+        if (frame.activation && *found == ehabi::EntryRow::kUnwinds) {
+          arch::RegisterFile pc_and_sp;
+          pc_and_sp.set(machine_->program_counter(), frame.pc);
+          pc_and_sp.set(machine_->stack_pointer(), frame.sp);
+          arch::FallbackInput in;
+          in.registers = &pc_and_sp;
+          FallbackCode code;
+          fill_fallback_input(frame, &in, &code);
+          if (in.function_known && machine_->activation_row_outside_body(in, &step->row))
+            step->source = FrameSource::kPrologue;
+        }
+        return true;
+      } else if (found.error().code != ErrorCode::kNotFound) {
+        // An entry no row can express: glibc's sigreturn restorers pop r13
+        // and r15 from the signal frame. The machine's signal row restores
+        // the same registers and says the interrupted PC is exact.
+        if (machine_->signal_frame_row(memory_, frame.pc, &step->row)) {
+          step->source = FrameSource::kSignal;
+          return true;
+        }
+        if (!step->lookup_error) step->lookup_error = found.error();
       }
     }
   }
@@ -255,6 +310,22 @@ SframeMiss Unwinder::find_sframe_row(const Frame& frame, Step* step) const {
   return SframeMiss::kNone;
 }
 
+void Unwinder::fill_fallback_input(const Frame& frame, arch::FallbackInput* in, FallbackCode* code) const {
+  in->activation = frame.activation;
+  if (!frame.module || !frame.module->data) return;
+  auto s = frame.module->data->symbols().lookup(frame.lookup_pc - frame.module->bias);
+  if (!s) return;
+  const uint64_t start = s->symbol->address + frame.module->bias;
+  in->function_known = true;
+  in->pc_offset = frame.pc - start;
+  // An activation has run only the instructions before its PC.
+  const size_t size = sizeof code->function_code;
+  const size_t want = frame.activation ? static_cast<size_t>(std::min<uint64_t>(in->pc_offset, size)) : size;
+  in->function_code = Bytes(code->function_code, want ? memory_.read(start, code->function_code, want) : 0);
+  if (frame.activation)
+    in->code_at_pc = Bytes(code->code_at_pc, memory_.read(frame.pc, code->code_at_pc, sizeof code->code_at_pc));
+}
+
 bool Unwinder::fallback_row(const Frame& frame, const arch::RegisterFile& regs, const UnwindOptions& options,
                             Step* step) const {
   // The signal trampoline is recognised by its code, with or without CFI.
@@ -266,22 +337,9 @@ bool Unwinder::fallback_row(const Frame& frame, const arch::RegisterFile& regs, 
   // Without CFI, a frame-pointer step is safe only where the function is known
   // to have set up its frame: the machine reads its prologue from its start.
   arch::FallbackInput in;
-  in.activation = frame.activation;
   in.registers = &regs;
-  uint8_t function_code[arch::Machine::kFallbackCodeBytes] = {};
-  uint8_t code_at_pc[arch::Machine::kFallbackCodeBytes];
-  if (frame.module && frame.module->data) {
-    if (auto s = frame.module->data->symbols().lookup(frame.lookup_pc - frame.module->bias)) {
-      const uint64_t start = s->symbol->address + frame.module->bias;
-      in.function_known = true;
-      in.pc_offset = frame.pc - start;
-      // An activation has run only the instructions before its PC.
-      const size_t want = frame.activation ? static_cast<size_t>(std::min<uint64_t>(in.pc_offset, sizeof function_code))
-                                           : sizeof function_code;
-      in.function_code = Bytes(function_code, want ? memory_.read(start, function_code, want) : 0);
-      if (frame.activation) in.code_at_pc = Bytes(code_at_pc, memory_.read(frame.pc, code_at_pc, sizeof code_at_pc));
-    }
-  }
+  FallbackCode code;
+  fill_fallback_input(frame, &in, &code);
   const auto kind = machine_->fallback_row(in, &step->row);
   if (!kind) return false;
   step->source = *kind == arch::FallbackKind::kFramePointer ? FrameSource::kFramePointer : FrameSource::kPrologue;

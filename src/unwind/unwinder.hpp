@@ -20,10 +20,12 @@ enum class FrameSource : uint8_t {
   kContext,     // frame 0: the thread's own registers
   kEhFrame,     // the callee's .eh_frame row
   kDebugFrame,  // the callee's .debug_frame row
+  kExidx,       // the callee's .ARM.exidx entry (ARM EHABI)
   kSframe,      // the callee's .sframe row
   kSignal,      // the callee was the signal trampoline (no CFI): the kernel's ucontext
   kFramePointer,  // the callee keeps a frame pointer (no CFI; prologue checked)
-  kPrologue,    // the callee was stopped in its prologue or is a frameless leaf (no CFI)
+  kPrologue,    // the callee was stopped in its prologue (or at an epilogue's return) or is a
+                // frameless leaf: no CFI, or tables exact only in the body (EHABI) at an activation
 };
 const char* to_string(FrameSource source);
 
@@ -81,10 +83,14 @@ struct WalkResult {
   size_t frames = 0;
 };
 
-// Which unwind information the step loop reads, in this order.
+// Which unwind information the step loop reads, in this order. .ARM.exidx
+// (ARM files only) comes after .eh_frame and .debug_frame, where gdb
+// (arm-tdep.c appends its EHABI unwinder after the DWARF ones) and libunwind
+// (DWARF, then EXIDX, then frame chains) put it: DWARF CFI describes every
+// instruction, an EHABI entry only the function's body.
 enum class SourceOrder : uint8_t {
-  kAuto,    // .eh_frame, .debug_frame, .sframe, then the fallbacks
-  kCfi,     // .eh_frame and .debug_frame only, then the fallbacks
+  kAuto,    // .eh_frame, .debug_frame, .ARM.exidx, .sframe, then the fallbacks
+  kCfi,     // the compilers' tables only (.eh_frame, .debug_frame, .ARM.exidx), then the fallbacks
   kSframe,  // .sframe only, then the fallbacks (signal trampoline, frame pointer)
 };
 
@@ -181,6 +187,13 @@ class Unwinder {
   bool find_row(const Frame& frame, const UnwindOptions& options, Step* step) const;
   bool find_row_uncached(const Frame& frame, const UnwindOptions& options, Step* step) const;
   bool fallback_row(const Frame& frame, const arch::RegisterFile& regs, const UnwindOptions& options, Step* step) const;
+  // The code bytes FallbackInput hands the machine: the function's first
+  // ones (an activation's only up to its PC) and an activation's at its PC.
+  struct FallbackCode {
+    uint8_t function_code[arch::Machine::kFallbackCodeBytes] = {};
+    uint8_t code_at_pc[arch::Machine::kFallbackCodeBytes];
+  };
+  void fill_fallback_input(const Frame& frame, arch::FallbackInput* in, FallbackCode* code) const;
   // A heuristic step is accepted only if it lands on a return address: inside
   // a module, right after a call instruction, or (a signal handler's) at a
   // sigreturn trampoline.

@@ -1,0 +1,72 @@
+// The one 32-bit ARM instruction decoder: what the call check and the
+// prologue analysis need, in both instruction sets (ARM, and Thumb with its
+// 32-bit Thumb-2 forms), nothing more. Little-endian code (armhf): ARM
+// instructions are words, Thumb instructions one or two halfwords.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "base/byte_reader.hpp"
+
+namespace framewalk::arch::arm {
+
+// Whether `word`, the ARM instruction just before a return address, is a
+// call: BL <imm> (condition not 0xf), BLX <imm> (0xfa/0xfb), BLX <reg>.
+bool is_arm_call(uint32_t word);
+// Whether the Thumb code just before a return address ends with a call:
+// `before2` is the halfword at ra-2 (16-bit BLX <reg>), `before4` the pair
+// at ra-4, ra-2 (32-bit BL <imm> / BLX <imm>).
+bool is_thumb_call(uint16_t first_of_before4, uint16_t before2);
+
+// What a prologue instruction does to the stack and the frame pointer.
+enum class PrologueOp : uint8_t {
+  kPush,             // stores `registers` (bit n = rn) below sp, lowest at the lowest address
+  kSubSp,            // sp -= amount
+  kSetFramePointer,  // frame_pointer = sp + amount
+  // An instruction compilers schedule among the pushes (loads, stores,
+  // moves, arithmetic, mrc, VFP moves) that writes neither sp, pc nor the
+  // frame pointer (r7 in Thumb, r11 in ARM code) and does not branch; the
+  // analysis steps over it.
+  kNeutral,
+  kOther,            // anything else: the prologue has ended
+};
+struct PrologueInstruction {
+  PrologueOp op = PrologueOp::kOther;
+  uint8_t size = 0;          // bytes
+  uint16_t registers = 0;    // kPush
+  uint32_t amount = 0;       // kSubSp, kSetFramePointer
+  uint8_t frame_pointer = 0; // kSetFramePointer: 7 (Thumb) or 11 (ARM)
+};
+
+// The ARM instruction at the start of `code`: `push {...}` (stmdb sp!),
+// `str rN, [sp, #-4]!`, `sub sp, sp, #imm`, `add fp, sp, #imm` (and `mov
+// fp, sp`); kNeutral for unconditional data processing, single loads and
+// stores, mrc and VFP data processing and vldr/vstr whose destination (and
+// written-back base) is not r11, sp or pc; kOther for any other; nullopt
+// when fewer than 4 bytes remain.
+std::optional<PrologueInstruction> decode_arm_prologue(Bytes code);
+// The Thumb instruction at the start of `code`: `push {...}` (16-bit and
+// push.w), `sub sp, #imm`, `add r7, sp, #imm`, `mov r7, sp`; kNeutral for
+// the forms whose destination it knows (16-bit data processing, loads and
+// stores, adr, nop; 32-bit data processing, single loads and stores,
+// multiplies, mrc, vldr/vstr) when that is not sp, pc or r7 and the base is
+// not written back into one of those; kOther for any other (with its size:
+// 2, or 4 for a 32-bit encoding); nullopt when the instruction is cut off.
+std::optional<PrologueInstruction> decode_thumb_prologue(Bytes code);
+
+// Whether the instruction at the start of `code` returns through lr
+// without touching the stack: `bx lr` (ARM or Thumb).
+bool is_arm_return(Bytes code);
+bool is_thumb_return(Bytes code);
+
+// A little-endian halfword / word at `at`; the caller has checked the size.
+inline uint16_t halfword_at(Bytes code, size_t at) {
+  return static_cast<uint16_t>(code[at] | code[at + 1] << 8);
+}
+inline uint32_t word_at(Bytes code, size_t at) {
+  return uint32_t{code[at]} | uint32_t{code[at + 1]} << 8 | uint32_t{code[at + 2]} << 16 |
+         uint32_t{code[at + 3]} << 24;
+}
+
+}  // namespace framewalk::arch::arm

@@ -1,0 +1,545 @@
+// The 32-bit ARM machine descriptor on hand-written code: calls before a
+// return address in both instruction sets, every sigreturn trampoline form
+// and its row, the registers of a gregset and a ucontext, and the fallback
+// rows from Thumb and ARM prologues.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "arch/arm/frames.hpp"
+#include "arch/arm/instruction.hpp"
+#include "arch/arm/machine.hpp"
+#include "arch/machine.hpp"
+
+namespace framewalk::arch {
+namespace {
+
+namespace a = arm;
+
+constexpr uint64_t kCodeBase = 0x10000;
+
+const Machine& m() { return a::machine(); }
+
+// Little-endian halfwords / words as code bytes.
+std::vector<uint8_t> thumb(std::vector<uint16_t> halfwords) {
+  std::vector<uint8_t> out;
+  for (uint16_t h : halfwords) {
+    out.push_back(static_cast<uint8_t>(h));
+    out.push_back(static_cast<uint8_t>(h >> 8));
+  }
+  return out;
+}
+std::vector<uint8_t> arm_code(std::vector<uint32_t> words) {
+  std::vector<uint8_t> out;
+  for (uint32_t w : words)
+    for (int i = 0; i < 4; ++i) out.push_back(static_cast<uint8_t>(w >> (8 * i)));
+  return out;
+}
+
+// Eight bytes of zeros (not a call in either set), then `tail`, ending at the return address.
+bool follows_call(const std::vector<uint8_t>& tail) {
+  std::vector<uint8_t> bytes(8, 0);
+  bytes.insert(bytes.end(), tail.begin(), tail.end());
+  BufferMemory memory(Bytes(bytes.data(), bytes.size()), kCodeBase);
+  return m().follows_call(memory, kCodeBase + bytes.size());
+}
+
+TEST(MachineFor, Arm) {
+  const Machine* arm = machine_for(40);
+  ASSERT_NE(arm, nullptr);
+  EXPECT_EQ(arm, &a::machine());
+  EXPECT_EQ(arm->elf_machine(), 40);
+  EXPECT_EQ(arm->stack_pointer(), a::kSp);
+  EXPECT_EQ(arm->program_counter(), a::kPc);
+  EXPECT_EQ(arm->return_address_column(), a::kLr);
+  EXPECT_TRUE(arm->link_register());
+  EXPECT_EQ(arm->address_size(), 4);
+  EXPECT_EQ(arm->endian(), Endian::kLittle);
+  EXPECT_EQ(arm->address(0x1'0000'1234u), 0x1234u);
+}
+
+TEST(ArmMachine, ReturnAddressesLoseTheThumbBit) {
+  EXPECT_EQ(m().clean_return_address(0x3f6e81a1, 0), 0x3f6e81a0u);
+  EXPECT_EQ(m().clean_return_address(0x10400, 0), 0x10400u);
+}
+
+TEST(ArmMachine, LookupPcIsInsideTheCall) {
+  EXPECT_EQ(m().lookup_pc(0x10400, true), 0x10400u);
+  EXPECT_EQ(m().lookup_pc(0x10400, false), 0x103feu);
+}
+
+TEST(ArmMachine, FollowsEveryCallForm) {
+  EXPECT_TRUE(follows_call(arm_code({0xebfffffe})));  // bl (always)
+  EXPECT_TRUE(follows_call(arm_code({0x0b000010})));  // bleq
+  EXPECT_TRUE(follows_call(arm_code({0xfa000001})));  // blx <imm>
+  EXPECT_TRUE(follows_call(arm_code({0xfb000001})));  // blx <imm> with H
+  EXPECT_TRUE(follows_call(arm_code({0xe12fff33})));  // blx r3
+  EXPECT_TRUE(follows_call(thumb({0xf000, 0xf800})));  // bl (Thumb-2)
+  EXPECT_TRUE(follows_call(thumb({0xf7ff, 0xeffe})));  // blx <imm> (Thumb-2)
+  EXPECT_TRUE(follows_call(thumb({0x4798})));         // blx r3
+  // Thumb code need not be word-aligned.
+  EXPECT_TRUE(follows_call(thumb({0x0000, 0xf000, 0xf800})));
+}
+
+TEST(ArmMachine, RejectsWhatIsNotACall) {
+  EXPECT_FALSE(follows_call({}));
+  EXPECT_FALSE(follows_call(arm_code({0xea000010})));  // b
+  EXPECT_FALSE(follows_call(arm_code({0xe12fff13})));  // bx r3
+  EXPECT_FALSE(follows_call(arm_code({0xe12fff1e})));  // bx lr
+  EXPECT_FALSE(follows_call(thumb({0x4718})));         // bx r3
+  EXPECT_FALSE(follows_call(thumb({0xf000, 0xb800})));  // b.w
+  // An ARM call needs a word-aligned return address.
+  EXPECT_FALSE(follows_call(thumb({0x0000, 0xfffe, 0xebff}) /* ends 2 bytes off a word */));
+  // Only two bytes readable before the return address: a 16-bit blx fits, nothing else.
+  const std::vector<uint8_t> blx = thumb({0x4798});
+  BufferMemory two(Bytes(blx.data(), blx.size()), kCodeBase);
+  EXPECT_TRUE(m().follows_call(two, kCodeBase + 2));
+  EXPECT_FALSE(m().follows_call(two, 2));
+}
+
+struct TrampolineCase {
+  std::vector<uint8_t> code;
+  a::Trampoline kind;
+};
+
+TEST(ArmMachine, EverySigreturnTrampolineForm) {
+  const std::vector<TrampolineCase> cases = {
+      {arm_code({0xe3a07077, 0xef000000}), a::Trampoline::kSigreturn},    // glibc ARM: mov r7,#119; svc 0
+      {arm_code({0xe3a070ad, 0xef000000}), a::Trampoline::kRtSigreturn},  // mov r7,#173; svc 0
+      {arm_code({0xe3a07077, 0xef900077}), a::Trampoline::kSigreturn},    // kernel/qemu page: svc #0x900077
+      {arm_code({0xe3a070ad, 0xef9000ad}), a::Trampoline::kRtSigreturn},
+      {arm_code({0xef900077, 0}), a::Trampoline::kSigreturn},             // OABI svc alone
+      {arm_code({0xef9000ad, 0}), a::Trampoline::kRtSigreturn},
+      {thumb({0x2777, 0xdf00, 0, 0}), a::Trampoline::kSigreturn},         // movs r7,#119; svc 0
+      {thumb({0x27ad, 0xdf00, 0, 0}), a::Trampoline::kRtSigreturn},
+      {thumb({0xf04f, 0x0777, 0xdf00, 0}), a::Trampoline::kSigreturn},    // glibc Thumb-2: mov.w r7,#119; svc 0
+      {thumb({0xf04f, 0x07ad, 0xdf00, 0}), a::Trampoline::kRtSigreturn},
+  };
+  for (const TrampolineCase& c : cases) {
+    EXPECT_EQ(a::trampoline_at(Bytes(c.code.data(), c.code.size())), c.kind);
+    BufferMemory memory(Bytes(c.code.data(), c.code.size()), kCodeBase);
+    EXPECT_TRUE(m().is_signal_trampoline(memory, kCodeBase));
+    EXPECT_TRUE(m().is_signal_trampoline(memory, kCodeBase + 1));  // a Thumb address
+  }
+  for (const std::vector<uint8_t>& not_one :
+       {arm_code({0xe3a07078, 0xef000000}),    // mov r7,#120 (clone)
+        arm_code({0xe3a07077, 0xef900078}),    // the svc's number disagrees
+        arm_code({0xe3a07077, 0xe1a00000}),    // mov r7,#119; nop
+        thumb({0x2777, 0xbf00, 0, 0}),         // movs r7,#119; nop
+        thumb({0xf04f, 0x0777, 0xbf00, 0}),    // mov.w r7,#119; nop
+        thumb({0xf04f, 0x0777})}) {            // cut off before the svc
+    EXPECT_EQ(a::trampoline_at(Bytes(not_one.data(), not_one.size())), a::Trampoline::kNone);
+  }
+}
+
+TEST(ArmMachine, SignalRowsReadTheUcontextOfEachFrameKind) {
+  UnwindRow row;
+  const std::vector<uint8_t> rt = thumb({0xf04f, 0x07ad, 0xdf00, 0});
+  BufferMemory rt_memory(Bytes(rt.data(), rt.size()), kCodeBase);
+  ASSERT_TRUE(m().signal_frame_row(rt_memory, kCodeBase, &row));
+  EXPECT_TRUE(row.signal_frame);
+  EXPECT_EQ(row.return_address_register, a::kPc);
+  EXPECT_EQ(row.cfa.reg, a::kSp);
+  EXPECT_EQ(row.cfa.offset, 0);
+  // rt_sigframe: siginfo (128), then the ucontext: arm_r0 at +32, arm_pc at +92, arm_cpsr at +96.
+  EXPECT_EQ(row.find(0)->value, 128 + 32);
+  EXPECT_EQ(row.find(a::kSp)->value, 128 + 32 + 4 * 13);
+  EXPECT_EQ(row.find(a::kPc)->value, 128 + 92);
+  EXPECT_EQ(row.find(a::kCpsr)->value, 128 + 96);
+  const std::vector<uint8_t> plain = thumb({0xf04f, 0x0777, 0xdf00, 0});
+  BufferMemory plain_memory(Bytes(plain.data(), plain.size()), kCodeBase);
+  ASSERT_TRUE(m().signal_frame_row(plain_memory, kCodeBase, &row));
+  EXPECT_EQ(row.find(a::kPc)->value, 92);
+  EXPECT_EQ(row.find(a::kLr)->value, 32 + 4 * 14);
+  EXPECT_EQ(row.rule_count, 17);
+}
+
+TEST(ArmMachine, RegistersFromTheGregsetKeepTheCpsr) {
+  std::vector<uint32_t> words;
+  for (uint32_t i = 0; i < 16; ++i) words.push_back(0x1000 + i);
+  words.push_back(0x60070030);  // cpsr: Thumb
+  words.push_back(0xdead);      // orig_r0
+  const std::vector<uint8_t> gregset = arm_code(words);
+  ASSERT_EQ(m().gregset_size(), gregset.size());
+  const RegisterFile r = m().registers_from_gregset(Bytes(gregset.data(), gregset.size()));
+  EXPECT_EQ(r.get(0), 0x1000u);
+  EXPECT_EQ(r.get(a::kSp), 0x100du);
+  EXPECT_EQ(r.get(a::kPc), 0x100fu);
+  EXPECT_EQ(r.get(a::kCpsr), 0x60070030u);
+  EXPECT_EQ(r.known_mask(), (uint64_t{1} << 17) - 1);
+  const RegisterFile cut = m().registers_from_gregset(Bytes(gregset.data(), 4 * 16));
+  EXPECT_TRUE(cut.known(a::kPc));
+  EXPECT_FALSE(cut.known(a::kCpsr));
+}
+
+TEST(ArmMachine, RegistersFromAUcontext) {
+  std::vector<uint32_t> words(8, 0xeeeeeeee);  // uc_flags .. sigcontext.oldmask
+  for (uint32_t i = 0; i < 16; ++i) words.push_back(0x2000 + i);
+  words.push_back(0x10);  // cpsr: ARM, user mode
+  const std::vector<uint8_t> uc = arm_code(words);
+  const RegisterFile r = m().registers_from_ucontext(Bytes(uc.data(), uc.size()));
+  EXPECT_EQ(r.get(0), 0x2000u);
+  EXPECT_EQ(r.get(a::kPc), 0x200fu);
+  EXPECT_EQ(r.get(a::kCpsr), 0x10u);
+}
+
+RegisterFile registers(uint64_t sp, uint64_t fp, uint32_t cpsr) {
+  RegisterFile r;
+  r.set(a::kSp, sp);
+  r.set(a::kR11, fp);
+  r.set(a::kR7, fp);
+  r.set(a::kCpsr, cpsr);
+  r.set(a::kPc, 0x10000);
+  return r;
+}
+
+void expect_saved(const UnwindRow& row, uint16_t reg, int64_t offset) {
+  const RegisterRule* r = row.find(reg);
+  ASSERT_NE(r, nullptr) << reg;
+  EXPECT_EQ(r->kind, RuleKind::kOffset);
+  EXPECT_EQ(r->value, offset) << reg;
+}
+
+// push {r4, r7, lr}; sub sp, #12; add r7, sp, #0; (body) movs r0, #1; ...
+const std::vector<uint8_t> kThumbFramed = thumb({0xb590, 0xb083, 0xaf00, 0x2001, 0x4770});
+// push {fp, lr}; add fp, sp, #4; sub sp, sp, #8; (body) mov r0, #1
+const std::vector<uint8_t> kArmFramed = arm_code({0xe92d4800, 0xe28db004, 0xe24dd008, 0xe3a00001});
+
+TEST(ArmMachine, ThumbR7FrameFromThePrologue) {
+  const RegisterFile regs = registers(0x7000, 0x7100, 0x30);
+  FallbackInput in;
+  in.registers = &regs;
+  in.function_known = true;
+  in.function_code = Bytes(kThumbFramed.data(), kThumbFramed.size());
+  UnwindRow row;
+  // A return-address frame: r7 = entry sp - 12 - 12, so CFA = r7 + 24.
+  ASSERT_EQ(m().fallback_row(in, &row), FallbackKind::kFramePointer);
+  EXPECT_EQ(row.cfa.reg, a::kR7);
+  EXPECT_EQ(row.cfa.offset, 24);
+  EXPECT_EQ(row.return_address_register, a::kLr);
+  expect_saved(row, 4, -12);
+  expect_saved(row, a::kR7, -8);
+  expect_saved(row, a::kLr, -4);
+  // An activation after the push and the sub only: CFA = sp + 24, from sp.
+  in.activation = true;
+  in.pc_offset = 4;
+  in.function_code = Bytes(kThumbFramed.data(), 4);
+  in.code_at_pc = Bytes(kThumbFramed.data() + 4, kThumbFramed.size() - 4);
+  ASSERT_EQ(m().fallback_row(in, &row), FallbackKind::kPrologue);
+  EXPECT_EQ(row.cfa.reg, a::kSp);
+  EXPECT_EQ(row.cfa.offset, 24);
+  // At the first instruction: nothing pushed, the return address is in lr.
+  in.pc_offset = 0;
+  in.function_code = Bytes();
+  in.code_at_pc = Bytes(kThumbFramed.data(), kThumbFramed.size());
+  ASSERT_EQ(m().fallback_row(in, &row), FallbackKind::kPrologue);
+  EXPECT_EQ(row.cfa.offset, 0);
+  EXPECT_EQ(row.find(a::kLr), nullptr);
+}
+
+TEST(ArmMachine, ArmR11FrameFromThePrologue) {
+  const RegisterFile regs = registers(0x7000, 0x7100, 0x10);
+  FallbackInput in;
+  in.registers = &regs;
+  in.function_known = true;
+  in.function_code = Bytes(kArmFramed.data(), kArmFramed.size());
+  UnwindRow row;
+  // fp = entry sp - 8 + 4: CFA = fp + 4, lr at CFA-4, fp at CFA-8.
+  ASSERT_EQ(m().fallback_row(in, &row), FallbackKind::kFramePointer);
+  EXPECT_EQ(row.cfa.reg, a::kR11);
+  EXPECT_EQ(row.cfa.offset, 4);
+  expect_saved(row, a::kR11, -8);
+  expect_saved(row, a::kLr, -4);
+  // An ARM activation (CPSR T clear) right after the push.
+  in.activation = true;
+  in.pc_offset = 4;
+  in.function_code = Bytes(kArmFramed.data(), 4);
+  in.code_at_pc = Bytes(kArmFramed.data() + 4, kArmFramed.size() - 4);
+  ASSERT_EQ(m().fallback_row(in, &row), FallbackKind::kPrologue);
+  EXPECT_EQ(row.cfa.reg, a::kSp);
+  EXPECT_EQ(row.cfa.offset, 8);
+}
+
+TEST(ArmMachine, ALeafActivationAndOneAtItsReturn) {
+  const RegisterFile regs = registers(0x7000, 0x7100, 0x30);
+  FallbackInput in;
+  in.registers = &regs;
+  in.function_known = true;
+  in.activation = true;
+  // movs r0, #1; bx lr — stopped at the bx.
+  const std::vector<uint8_t> leaf = thumb({0x2001, 0x4770});
+  in.pc_offset = 2;
+  in.function_code = Bytes(leaf.data(), 2);
+  in.code_at_pc = Bytes(leaf.data() + 2, 2);
+  UnwindRow row;
+  ASSERT_EQ(m().fallback_row(in, &row), FallbackKind::kPrologue);
+  EXPECT_EQ(row.cfa.offset, 0);
+  EXPECT_EQ(row.rule_count, 0);
+  // The framed function at its final `bx lr` (after the pops): a leaf again.
+  in.pc_offset = 8;
+  in.function_code = Bytes(kThumbFramed.data(), 8);
+  in.code_at_pc = Bytes(kThumbFramed.data() + 8, 2);
+  ASSERT_EQ(m().fallback_row(in, &row), FallbackKind::kPrologue);
+  EXPECT_EQ(row.cfa.offset, 0);
+  // In the kuser helpers page, without a symbol.
+  RegisterFile in_vectors = regs;
+  in_vectors.set(a::kPc, 0xffff0fe0);
+  FallbackInput v;
+  v.registers = &in_vectors;
+  v.activation = true;
+  ASSERT_EQ(m().fallback_row(v, &row), FallbackKind::kPrologue);
+  EXPECT_EQ(row.cfa.offset, 0);
+}
+
+TEST(ArmMachine, AReturnAddressFrameMustHaveSavedLr) {
+  const RegisterFile regs = registers(0x7000, 0x6000, 0x30);  // fp below sp: no guess either
+  FallbackInput in;
+  in.registers = &regs;
+  in.function_known = true;
+  const std::vector<uint8_t> no_lr = thumb({0xb490, 0x2001});  // push {r4, r7}; movs r0, #1
+  in.function_code = Bytes(no_lr.data(), no_lr.size());
+  UnwindRow row;
+  EXPECT_EQ(m().fallback_row(in, &row), std::nullopt);
+  // Nothing of a prologue at all.
+  const std::vector<uint8_t> none = thumb({0x2001, 0x4770});
+  in.function_code = Bytes(none.data(), none.size());
+  EXPECT_EQ(m().fallback_row(in, &row), std::nullopt);
+}
+
+TEST(ArmMachine, ArmFramePointerGuessOnlyWhereFpLooksLikeOne) {
+  UnwindRow row;
+  FallbackInput in;
+  const RegisterFile good = registers(0x7000, 0x7104, 0x10);
+  in.registers = &good;
+  ASSERT_EQ(m().fallback_row(in, &row), FallbackKind::kFramePointer);
+  EXPECT_EQ(row.cfa.reg, a::kR11);
+  in.activation = true;
+  EXPECT_EQ(m().fallback_row(in, &row), std::nullopt);
+  in.activation = false;
+  for (const RegisterFile& bad : {registers(0x7000, 0x6ffc, 0x10), registers(0x7000, 0x7102, 0x10),
+                                  registers(0x7000, 0x7000 + (1u << 27), 0x10), RegisterFile{}}) {
+    in.registers = &bad;
+    EXPECT_EQ(m().fallback_row(in, &row), std::nullopt);
+  }
+}
+
+TEST(ArmInstruction, ThumbInstructionsScheduledAmongThePushes) {
+  auto op = [](std::vector<uint16_t> h) {
+    const auto bytes = thumb(h);
+    return a::decode_thumb_prologue(Bytes(bytes.data(), bytes.size()))->op;
+  };
+  using a::PrologueOp;
+  EXPECT_EQ(op({0x4a4e}), PrologueOp::kNeutral);          // ldr r2, [pc, #312]
+  EXPECT_EQ(op({0xee1d, 0x4f70}), PrologueOp::kNeutral);  // mrc 15, 0, r4, cr13, cr0, {3}
+  EXPECT_EQ(op({0xf5a4, 0x64a0}), PrologueOp::kNeutral);  // sub.w r4, r4, #1280
+  EXPECT_EQ(op({0x447a}), PrologueOp::kNeutral);          // add r2, pc
+  EXPECT_EQ(op({0xf04f, 0x0300}), PrologueOp::kNeutral);  // mov.w r3, #0
+  EXPECT_EQ(op({0x9323}), PrologueOp::kNeutral);          // str r3, [sp, #140]
+  EXPECT_EQ(op({0xf8d0, 0x3008}), PrologueOp::kNeutral);  // ldr.w r3, [r0, #8]
+  EXPECT_EQ(op({0xbf00}), PrologueOp::kNeutral);          // nop
+  // What may not be stepped over: writes of r7, sp or pc, branches, IT.
+  EXPECT_EQ(op({0x9f00}), PrologueOp::kOther);            // ldr r7, [sp]
+  EXPECT_EQ(op({0x469d}), PrologueOp::kOther);            // mov sp, r3
+  EXPECT_EQ(op({0x4487}), PrologueOp::kOther);            // add pc, r0
+  EXPECT_EQ(op({0xb002}), PrologueOp::kOther);            // add sp, #8
+  EXPECT_EQ(op({0xbd80}), PrologueOp::kOther);            // pop {r7, pc}
+  EXPECT_EQ(op({0xbf18}), PrologueOp::kOther);            // it ne
+  EXPECT_EQ(op({0xd010}), PrologueOp::kOther);            // beq
+  EXPECT_EQ(op({0xb110}), PrologueOp::kOther);            // cbz r0
+  EXPECT_EQ(op({0x4718}), PrologueOp::kOther);            // bx r3
+  EXPECT_EQ(op({0xf000, 0xf800}), PrologueOp::kOther);    // bl
+  EXPECT_EQ(op({0xf8df, 0xf004}), PrologueOp::kOther);    // ldr.w pc, [pc, #4]
+  EXPECT_EQ(op({0xf85d, 0x7b04}), PrologueOp::kOther);    // ldr.w r7, [sp], #4
+  EXPECT_EQ(op({0xf1ad, 0x0d08}), PrologueOp::kOther);    // sub.w sp, sp, #8
+  EXPECT_EQ(op({0xe8bd, 0x8080}), PrologueOp::kOther);    // pop.w {r7, pc}
+  EXPECT_EQ(op({0xed2d, 0x8b10}), PrologueOp::kOther);    // vpush {d8-d15}
+}
+
+TEST(ArmMachine, GlibcAbortsPrologueWithScheduledInstructions) {
+  // The start of Debian armhf libc's abort(): loads, mrc and arithmetic
+  // around `push {r7, lr}` and `sub sp, #144`, up to the first branch.
+  const std::vector<uint8_t> code = thumb({0x4a4e, 0xee1d, 0x4f70, 0x4b4e, 0xf5a4, 0x64a0, 0x447a, 0x484d, 0xb580,
+                                           0x4478, 0x58d3, 0xb0a4, 0x681b, 0x9323, 0xf04f, 0x0300, 0x6883, 0x42a3,
+                                           0xd010, 0x2301});
+  EXPECT_EQ(a::starts_as_thumb(Bytes(code.data(), code.size())), true);
+  RegisterFile regs = registers(0x7000, 0x6000, 0x10);
+  regs.set(a::kPc, 0x100a4);  // word-aligned: the first instructions say Thumb
+  FallbackInput in;
+  in.registers = &regs;
+  in.function_known = true;
+  in.function_code = Bytes(code.data(), code.size());
+  UnwindRow row;
+  ASSERT_EQ(m().fallback_row(in, &row), FallbackKind::kPrologue);
+  EXPECT_EQ(row.cfa.reg, a::kSp);
+  EXPECT_EQ(row.cfa.offset, 8 + 144);
+  expect_saved(row, a::kR7, -8);
+  expect_saved(row, a::kLr, -4);
+  // An activation stopped among the scheduled instructions before the push: a leaf.
+  in.activation = true;
+  in.pc_offset = 14;
+  in.function_code = Bytes(code.data(), 14);
+  in.code_at_pc = Bytes(code.data() + 14, code.size() - 14);
+  regs.set(a::kCpsr, 0x30);
+  ASSERT_EQ(m().fallback_row(in, &row), FallbackKind::kPrologue);
+  EXPECT_EQ(row.cfa.offset, 0);
+  EXPECT_EQ(row.rule_count, 0);
+}
+
+TEST(ArmInstruction, ArmInstructionsScheduledAmongThePushes) {
+  auto op = [](uint32_t word) {
+    const auto bytes = arm_code({word});
+    return a::decode_arm_prologue(Bytes(bytes.data(), bytes.size()))->op;
+  };
+  using a::PrologueOp;
+  EXPECT_EQ(op(0xe3a00003), PrologueOp::kNeutral);  // mov r0, #3
+  EXPECT_EQ(op(0xe2800005), PrologueOp::kNeutral);  // add r0, r0, #5
+  EXPECT_EQ(op(0xeeb70b00), PrologueOp::kNeutral);  // vmov.f64 d0, #1.0
+  EXPECT_EQ(op(0xe59f3010), PrologueOp::kNeutral);  // ldr r3, [pc, #16]
+  EXPECT_EQ(op(0xe1530002), PrologueOp::kNeutral);  // cmp r3, r2
+  EXPECT_EQ(op(0xe3a0b000), PrologueOp::kOther);    // mov fp, #0
+  EXPECT_EQ(op(0xe1a0d003), PrologueOp::kOther);    // mov sp, r3
+  EXPECT_EQ(op(0xe49df004), PrologueOp::kOther);    // pop {pc} (ldr pc, [sp], #4)
+  EXPECT_EQ(op(0x03a00003), PrologueOp::kOther);    // moveq r0, #3
+  EXPECT_EQ(op(0xe12fff1e), PrologueOp::kOther);    // bx lr
+  EXPECT_EQ(op(0xebfffff9), PrologueOp::kOther);    // bl
+  EXPECT_EQ(op(0xe0000291), PrologueOp::kOther);    // mul (not followed)
+}
+
+TEST(ArmMachine, ArmPrologueAfterAScheduledMove) {
+  // g++ -O2 -marm: mov r0, #3; push {r4, lr}; bl (a noreturn call).
+  const std::vector<uint8_t> code = arm_code({0xe3a00003, 0xe92d4010, 0xebfffff9});
+  EXPECT_EQ(a::starts_as_thumb(Bytes(code.data(), code.size())), false);
+  RegisterFile regs = registers(0x7000, 0x6000, 0x10);
+  regs.set(a::kPc, 0x10a74);
+  FallbackInput in;
+  in.registers = &regs;
+  in.function_known = true;
+  in.function_code = Bytes(code.data(), code.size());
+  UnwindRow row;
+  ASSERT_EQ(m().fallback_row(in, &row), FallbackKind::kPrologue);
+  EXPECT_EQ(row.cfa.offset, 8);
+  expect_saved(row, 4, -8);
+  expect_saved(row, a::kLr, -4);
+}
+
+TEST(ArmMachine, AReturnAddressOffAWordIsThumb) {
+  // push {r4, lr} as Thumb; the same bytes mean nothing in ARM.
+  const std::vector<uint8_t> code = thumb({0x2001, 0xb510, 0x2002, 0xd000});
+  RegisterFile regs = registers(0x7000, 0x6000, 0x10);
+  regs.set(a::kPc, 0x100a6);
+  FallbackInput in;
+  in.registers = &regs;
+  in.function_known = true;
+  in.function_code = Bytes(code.data(), code.size());
+  UnwindRow row;
+  ASSERT_EQ(m().fallback_row(in, &row), FallbackKind::kPrologue);
+  EXPECT_EQ(row.cfa.offset, 8);
+}
+
+TEST(ArmFrames, EpilogueReturns) {
+  auto epilogue = [](const std::vector<uint8_t>& code, bool in_thumb, UnwindRow* row) {
+    return a::epilogue_row(Bytes(code.data(), code.size()), in_thumb, row);
+  };
+  UnwindRow row;
+  ASSERT_TRUE(epilogue(thumb({0xbd90}), true, &row));  // pop {r4, r7, pc}
+  EXPECT_EQ(row.cfa.offset, 12);
+  EXPECT_EQ(row.return_address_register, a::kPc);
+  expect_saved(row, 4, -12);
+  expect_saved(row, a::kR7, -8);
+  expect_saved(row, a::kPc, -4);
+  ASSERT_TRUE(epilogue(thumb({0xb002, 0xbd80}), true, &row));  // add sp, #8; pop {r7, pc}
+  EXPECT_EQ(row.cfa.offset, 16);
+  expect_saved(row, a::kPc, -4);
+  ASSERT_TRUE(epilogue(thumb({0xe8bd, 0x8ff0}), true, &row));  // pop.w {r4-r11, pc}
+  EXPECT_EQ(row.cfa.offset, 36);
+  expect_saved(row, 11, -8);
+  ASSERT_TRUE(epilogue(thumb({0xf85d, 0xfb04}), true, &row));  // ldr.w pc, [sp], #4
+  EXPECT_EQ(row.cfa.offset, 4);
+  ASSERT_TRUE(epilogue(thumb({0x4770}), true, &row));  // bx lr
+  EXPECT_EQ(row.rule_count, 0);
+  EXPECT_EQ(row.return_address_register, a::kLr);
+  ASSERT_TRUE(epilogue(arm_code({0xe8bd8810}), false, &row));  // pop {r4, fp, pc}
+  EXPECT_EQ(row.cfa.offset, 12);
+  expect_saved(row, a::kR11, -8);
+  ASSERT_TRUE(epilogue(arm_code({0xe28dd008, 0xe8bd8800}), false, &row));  // add sp, sp, #8; pop {fp, pc}
+  EXPECT_EQ(row.cfa.offset, 16);
+  ASSERT_TRUE(epilogue(arm_code({0xe49df004}), false, &row));  // pop {pc}
+  EXPECT_EQ(row.cfa.offset, 4);
+  ASSERT_TRUE(epilogue(arm_code({0xe12fff1e}), false, &row));  // bx lr
+  EXPECT_EQ(row.cfa.offset, 0);
+  EXPECT_FALSE(epilogue(thumb({0xbc10, 0x4770}), true, &row));  // pop {r4}: not the return yet
+  EXPECT_FALSE(epilogue(thumb({0xb002, 0x4770}), true, &row));  // add sp before bx lr: unknown
+  EXPECT_FALSE(epilogue(arm_code({0xe8bd4010}), false, &row));  // pop {r4, lr}
+  EXPECT_FALSE(epilogue(thumb({0x4770}), false, &row));        // Thumb bytes read as ARM
+}
+
+TEST(ArmMachine, ActivationsOutsideTheBodyForTablesOfTheBody) {
+  // push {r7, lr}; sub sp, #8; add r7, sp, #0; movs r0, #1; bl; movs r0, #2; add sp, #8; pop {r7, pc}
+  const std::vector<uint8_t> code =
+      thumb({0xb580, 0xb082, 0xaf00, 0x2001, 0xf000, 0xf800, 0x2002, 0xb002, 0xbd80});
+  RegisterFile pc_and_sp;  // what the step loop passes: no CPSR
+  pc_and_sp.set(a::kPc, 0x10002);
+  pc_and_sp.set(a::kSp, 0x7000);
+  FallbackInput in;
+  in.registers = &pc_and_sp;
+  in.function_known = true;
+  in.activation = true;
+  auto at = [&](size_t offset) {
+    in.pc_offset = offset;
+    in.function_code = Bytes(code.data(), offset);
+    in.code_at_pc = Bytes(code.data() + offset, code.size() - offset);
+  };
+  UnwindRow row;
+  at(2);  // after the push
+  ASSERT_TRUE(m().activation_row_outside_body(in, &row));
+  EXPECT_EQ(row.cfa.reg, a::kSp);
+  EXPECT_EQ(row.cfa.offset, 8);
+  at(6);  // the frame pointer set
+  ASSERT_TRUE(m().activation_row_outside_body(in, &row));
+  EXPECT_EQ(row.cfa.reg, a::kR7);
+  at(12);  // after the bl: the body, the table holds
+  EXPECT_FALSE(m().activation_row_outside_body(in, &row));
+  at(14);  // at the add sp before the pop
+  ASSERT_TRUE(m().activation_row_outside_body(in, &row));
+  EXPECT_EQ(row.cfa.offset, 16);
+  at(16);  // at the pop
+  ASSERT_TRUE(m().activation_row_outside_body(in, &row));
+  EXPECT_EQ(row.cfa.reg, a::kSp);
+  EXPECT_EQ(row.cfa.offset, 8);
+  expect_saved(row, a::kPc, -4);
+  at(12);
+  in.activation = false;
+  EXPECT_FALSE(m().activation_row_outside_body(in, &row));
+  // The x86-64 machine's CFI holds everywhere.
+  EXPECT_FALSE(machine_for(62)->activation_row_outside_body(in, &row));
+}
+
+TEST(ArmInstruction, PrologueForms) {
+  auto t = [](std::vector<uint16_t> h) {
+    const auto bytes = thumb(h);
+    return *a::decode_thumb_prologue(Bytes(bytes.data(), bytes.size()));
+  };
+  auto w = [](uint32_t word) {
+    const auto bytes = arm_code({word});
+    return *a::decode_arm_prologue(Bytes(bytes.data(), bytes.size()));
+  };
+  EXPECT_EQ(t({0xb580}).registers, (1u << 7) | (1u << 14));      // push {r7, lr}
+  EXPECT_EQ(t({0xe92d, 0x4ff0}).registers, 0x4ff0u);             // push.w {r4-r11, lr}
+  EXPECT_EQ(t({0xe92d, 0x4ff0}).size, 4);
+  EXPECT_EQ(t({0xf84d, 0xed04}).registers, 1u << 14);            // str.w lr, [sp, #-4]!
+  EXPECT_EQ(t({0xb082}).amount, 8u);                             // sub sp, #8
+  EXPECT_EQ(t({0xaf02}).amount, 8u);                             // add r7, sp, #8
+  EXPECT_EQ(t({0x466f}).op, a::PrologueOp::kSetFramePointer);    // mov r7, sp
+  EXPECT_EQ(t({0xf000, 0xb800}).op, a::PrologueOp::kOther);      // b.w
+  EXPECT_EQ(t({0xf000, 0xb800}).size, 4);
+  EXPECT_FALSE(a::decode_thumb_prologue(Bytes(thumb({0xe92d}).data(), 2)).has_value());  // cut off
+  EXPECT_EQ(w(0xe92d4ff0).registers, 0x4ff0u);                    // push {r4-r11, lr}
+  EXPECT_EQ(w(0xe52de004).registers, 1u << 14);                  // str lr, [sp, #-4]!
+  EXPECT_EQ(w(0xe24ddf41).amount, 0x104u);                       // sub sp, sp, #260 (rotated)
+  EXPECT_EQ(w(0xe28db004).amount, 4u);                           // add fp, sp, #4
+  EXPECT_EQ(w(0xe1a0b00d).op, a::PrologueOp::kSetFramePointer);  // mov fp, sp
+  EXPECT_EQ(w(0xea000000).op, a::PrologueOp::kOther);                // b
+}
+
+}  // namespace
+}  // namespace framewalk::arch
