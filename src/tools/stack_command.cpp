@@ -66,15 +66,22 @@ std::string stop_text(const WalkResult& w) {
     case StopReason::kCfaDidNotAdvance: s += " (sp " + hex(w.address) + ")"; break;
     case StopReason::kBadUnwindInfo: s += " for " + hex(w.address) + ": " + to_string(w.error); break;
     case StopReason::kUnsupportedMachine: s += " (e_machine " + std::to_string(w.address) + ")"; break;
+    case StopReason::kCannotUnwind: s += " at " + hex(w.address) + " (EXIDX_CANTUNWIND)"; break;
     default: break;
   }
   return s;
 }
 
-bool natural_end(const ThreadResult& t) { return t.error.empty() && t.walk.reason == StopReason::kOutermost; }
+// An undefined return address, or a function the tables declare cannot be
+// unwound (a thread's start on ARM): the stack's end as its code declares it.
+bool natural_end(const ThreadResult& t) {
+  return t.error.empty() &&
+         (t.walk.reason == StopReason::kOutermost || t.walk.reason == StopReason::kCannotUnwind);
+}
 
+// `pc_digits`: the hex digits of an address of the target's machine (8 on 32-bit ones).
 void print_text(dump::TextWriter& w, pid_t pid, const std::string& process_name,
-                const std::vector<ThreadResult>& threads, const StackCommandOptions& options) {
+                const std::vector<ThreadResult>& threads, const StackCommandOptions& options, unsigned pc_digits) {
   w.str("PID ").dec(pid).str(" - ").str(process_name.empty() ? "process" : process_name).ch('\n');
   for (const ThreadResult& t : threads) {
     w.str("TID ").dec(t.tid);
@@ -87,7 +94,7 @@ void print_text(dump::TextWriter& w, pid_t pid, const std::string& process_name,
     for (size_t i = 0; i < t.frames.size(); ++i) {
       const Frame& f = t.frames[i];
       const size_t number = w.mark();
-      w.ch('#').udec(i).pad_from(number, 3).str(" 0x").hex(f.pc, 16);
+      w.ch('#').udec(i).pad_from(number, 3).str(" 0x").hex(f.pc, pc_digits);
       const FrameSymbol s = symbolize(f);
       if (s.found) {
         w.ch(' ').str(s.function);
@@ -148,10 +155,10 @@ std::string attach_error_text(const ThreadStop& s) {
 }
 
 int finish(const StackCommandOptions& options, pid_t pid, const std::string& name,
-           const std::vector<ThreadResult>& threads, uint64_t pause_ns) {
+           const std::vector<ThreadResult>& threads, uint64_t pause_ns, unsigned pc_digits = 16) {
   dump::TextWriter w(stdout);
   if (options.format == "json") print_json(w, pid, threads, pause_ns);
-  else print_text(w, pid, name, threads, options);
+  else print_text(w, pid, name, threads, options, pc_digits);
   if (options.verbose && pause_ns && options.format != "json")
     w.str("process stopped for ").udec(pause_ns / 1000).str(" us in total\n");
   w.flush();
@@ -378,7 +385,9 @@ int run_core(const StackCommandOptions& options) {
     walk_thread(unwinder, t.registers, options.max_frames, r);
     results.push_back(std::move(r));
   }
-  return finish(options, (*core)->pid(), (*core)->process_name(), results, 0);
+  const arch::Machine* machine = arch::machine_for((*core)->machine());
+  return finish(options, (*core)->pid(), (*core)->process_name(), results, 0,
+                machine ? 2u * machine->address_size() : 16u);
 }
 
 }  // namespace

@@ -48,6 +48,7 @@ const char* to_string(StopReason reason) {
     case StopReason::kNoRegisters: return "no-registers";
     case StopReason::kCallback: return "stopped";
     case StopReason::kUnsupportedMachine: return "unsupported-machine";
+    case StopReason::kCannotUnwind: return "cannot-unwind";
   }
   return "?";
 }
@@ -182,6 +183,7 @@ bool Unwinder::find_row(const Frame& frame, const UnwindOptions& options, Step* 
   if (const RowCache::Entry* e = options.row_cache->find(frame.module, link_pc, variant)) {
     step->sframe_miss = e->sframe_miss;
     step->lookup_error = e->lookup_error;
+    step->cannot_unwind = e->cannot_unwind;
     if (!e->found) return false;
     step->row = e->row;
     step->source = e->source;
@@ -191,6 +193,7 @@ bool Unwinder::find_row(const Frame& frame, const UnwindOptions& options, Step* 
   entry.found = find_row_uncached(frame, options, step);
   entry.sframe_miss = step->sframe_miss;
   entry.lookup_error = step->lookup_error;
+  entry.cannot_unwind = step->cannot_unwind;
   if (entry.found) {
     entry.row = step->row;
     entry.source = step->source;
@@ -247,7 +250,9 @@ bool Unwinder::find_row_uncached(const Frame& frame, const UnwindOptions& option
       // (C built without -funwind-tables) and merges neighbours, so the
       // fallbacks may still know the frame, as gdb's prologue analysis does.
       if (found && *found == ehabi::EntryRow::kCannotUnwind && !in_entry_function(*m->data, link_pc)) {
-        // no row from the index: the sources and fallbacks below
+        // No row from the index: the sources and fallbacks below; if none
+        // has one, the walk ends as the tables say (cannot-unwind).
+        step->cannot_unwind = true;
       } else if (found) {
         step->source = FrameSource::kExidx;
         // The entry describes the function's body. An activation may still
@@ -401,6 +406,11 @@ WalkResult Unwinder::walk(const arch::RegisterFile& registers, FunctionRef<bool(
     if (!have_row && step.lookup_error) {
       result.reason = StopReason::kBadUnwindInfo;
       result.error = step.lookup_error->code;
+      result.address = frame.pc;
+      return result;
+    }
+    if (!have_row && step.cannot_unwind) {
+      result.reason = StopReason::kCannotUnwind;
       result.address = frame.pc;
       return result;
     }

@@ -53,6 +53,11 @@ enum class StopReason : uint8_t {
   kNoRegisters,       // the initial registers lacked the PC or SP
   kCallback,          // the frame callback asked to stop
   kUnsupportedMachine,  // the Unwinder was made for a machine it cannot unwind (no frames)
+  // The unwind tables mark the function as one that cannot be unwound
+  // (EXIDX_CANTUNWIND) and no fallback knows its caller: on ARM the start
+  // of a thread (glibc's __clone) or of the program. A declared end, as an
+  // undefined return address is (see address: the PC).
+  kCannotUnwind,
 };
 const char* to_string(StopReason reason);
 
@@ -106,6 +111,7 @@ class RowCache {
     FrameSource source = FrameSource::kContext;
     SframeMiss sframe_miss = SframeMiss::kNone;
     std::optional<Error> lookup_error;
+    bool cannot_unwind = false;
   };
   const Entry* find(const Module* module, uint64_t link_pc, unsigned variant) const;
   void add(const Module* module, uint64_t link_pc, unsigned variant, const Entry& entry);
@@ -182,6 +188,9 @@ class Unwinder {
     // Unwind information covers the PC but could not be read: the walk stops
     // with it (bad-unwind-info) unless another source had a row.
     std::optional<Error> lookup_error;
+    // The tables say the function cannot be unwound (EXIDX_CANTUNWIND);
+    // only a fallback may still give a row.
+    bool cannot_unwind = false;
   };
   SframeMiss find_sframe_row(const Frame& frame, Step* step) const;
   bool find_row(const Frame& frame, const UnwindOptions& options, Step* step) const;

@@ -451,6 +451,19 @@ TEST(ArmUnwinder, CantunwindOutsideTheEntryFunctionFallsBackToThePrologue) {
   EXPECT_EQ(w.result.reason, StopReason::kOutermost);
 }
 
+// The same CANTUNWIND region with nothing for the fallbacks (no code to read,
+// no frame pointer): the walk ends there as the tables say, and says so.
+TEST(ArmUnwinder, CantunwindWithoutAFallbackIsADeclaredEnd) {
+  const ModuleMap modules = modules_of(program());
+  FakeMemory mem;
+  const Walk w = walk(modules, mem, regs_at(0x10410, 0x7000, 0x10c11, 0));
+  ASSERT_EQ(w.frames.size(), 2u) << to_string(w.result.reason);
+  EXPECT_EQ(w.frames[1].pc, 0x10c10u);
+  EXPECT_EQ(w.result.reason, StopReason::kCannotUnwind);
+  EXPECT_EQ(w.result.address, 0x10c10u);
+  EXPECT_STREQ(to_string(w.result.reason), "cannot-unwind");
+}
+
 TEST(ArmUnwinder, SframeOnlyDoesNotReadExidx) {
   const ModuleMap modules = modules_of(program());
   FakeMemory mem;
