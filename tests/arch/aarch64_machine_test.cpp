@@ -12,6 +12,7 @@
 #include "arch/aarch64/machine.hpp"
 #include "arch/machine.hpp"
 #include "base/memory.hpp"
+#include "support/sparse_memory.hpp"
 #include "unwind/unwinder.hpp"
 
 namespace framewalk {
@@ -226,21 +227,9 @@ TEST(Aarch64Machine, FallbackAtRetAndFrameRecordGuess) {
 
 // The step loop on a link-register machine: a leaf activation without a
 // rule for x30 returns to x30; a caller frame without one is an error.
-class SparseMemory final : public Memory {
+class SparseMemory final : public test::SparseMemory {
  public:
-  void word(uint64_t address, uint64_t value) { words_.push_back({address, value}); }
-  size_t read(uint64_t address, void* out, size_t size) override {
-    for (auto& [a, v] : words_) {
-      if (address >= a && address + size <= a + 8) {
-        std::memcpy(out, reinterpret_cast<const uint8_t*>(&v) + (address - a), size);
-        return size;
-      }
-    }
-    return 0;
-  }
-
- private:
-  std::vector<std::pair<uint64_t, uint64_t>> words_;
+  void word(uint64_t address, uint64_t value) { put(address, value, 8); }
 };
 
 TEST(Aarch64Unwind, LeafActivationReturnsThroughTheLinkRegister) {

@@ -13,6 +13,7 @@
 #include "elf/elf_writer.hpp"
 #include "support/section_builder.hpp"
 #include "support/tiny_elf.hpp"
+#include "support/sparse_memory.hpp"
 #include "unwind/unwinder.hpp"
 
 namespace framewalk {
@@ -21,29 +22,10 @@ namespace {
 namespace a = arch::arm;
 constexpr uint16_t kEmArm = 40;
 
-class FakeMemory final : public Memory {
+// Sparse memory with 4-byte words.
+class FakeMemory final : public test::SparseMemory {
  public:
-  void word(uint64_t address, uint32_t value) {
-    for (unsigned i = 0; i < 4; ++i) cells_[address + i] = static_cast<uint8_t>(value >> (8 * i));
-  }
-  void halfwords(uint64_t address, std::vector<uint16_t> hs) {
-    for (uint16_t h : hs) {
-      cells_[address++] = static_cast<uint8_t>(h);
-      cells_[address++] = static_cast<uint8_t>(h >> 8);
-    }
-  }
-  size_t read(uint64_t address, void* out, size_t size) override {
-    auto* dst = static_cast<uint8_t*>(out);
-    for (size_t i = 0; i < size; ++i) {
-      auto it = cells_.find(address + i);
-      if (it == cells_.end()) return i;
-      dst[i] = it->second;
-    }
-    return size;
-  }
-
- private:
-  std::map<uint64_t, uint8_t> cells_;
+  void word(uint64_t address, uint32_t value) { put(address, value, 4); }
 };
 
 std::vector<uint8_t> words_le(const std::vector<uint32_t>& words) {

@@ -13,6 +13,7 @@
 #include "elf/elf_writer.hpp"
 #include "sframe/sframe_builder.hpp"
 #include "support/section_builder.hpp"
+#include "support/sparse_memory.hpp"
 #include "support/tiny_elf.hpp"
 #include "unwind/unwinder.hpp"
 
@@ -21,28 +22,10 @@ namespace {
 
 namespace x = arch::x86_64;
 
-// Sparse memory: 8-byte words and byte strings at chosen addresses.
-class FakeMemory final : public Memory {
+// Sparse memory with 8-byte words.
+class FakeMemory final : public test::SparseMemory {
  public:
-  void word(uint64_t address, uint64_t value) { fill(address, 8, value); }
-  void code(uint64_t address, const uint8_t* data, size_t n) {
-    for (size_t i = 0; i < n; ++i) cells_[address + i] = data[i];
-  }
-  size_t read(uint64_t address, void* out, size_t size) override {
-    auto* dst = static_cast<uint8_t*>(out);
-    for (size_t i = 0; i < size; ++i) {
-      auto it = cells_.find(address + i);
-      if (it == cells_.end()) return i;
-      dst[i] = it->second;
-    }
-    return size;
-  }
-
- private:
-  void fill(uint64_t address, size_t n, uint64_t value) {
-    for (size_t i = 0; i < n; ++i) cells_[address + i] = static_cast<uint8_t>(value >> (8 * i));
-  }
-  std::map<uint64_t, uint8_t> cells_;
+  void word(uint64_t address, uint64_t value) { put(address, value, 8); }
 };
 
 struct Walk {
