@@ -15,6 +15,7 @@ targets=("$@")
 diffdir=${FRAMEWALK_DIFF_DIR:-$(mktemp -d)}
 mkdir -p "$diffdir"
 export framewalk diffdir
+. "$(dirname "${BASH_SOURCE[0]}")/compare_lib.sh"
 
 # One line per file: same|diff ENTRIES FILE.
 compare_one() {
@@ -34,10 +35,7 @@ compare_one() {
   verdict=same
   cmp -s "$exp" "$got" || verdict=diff
   [ "$exp_status" != "$got_status" ] && verdict=diff
-  if [ $verdict = diff ]; then
-    name=$(echo "$f" | tr '/' '_')
-    { echo "exit status: readelf $exp_status, framewalk $got_status"; diff "$exp" "$got" | head -50; } >"$diffdir/$name.diff"
-  fi
+  [ $verdict = diff ] && keep_diff "$f" "$exp" "$got" "$exp_status" "$got_status"
   echo "$verdict $entries $f"
   rm -f "$exp" "$got"
 }
@@ -51,9 +49,4 @@ files=$(echo "$results" | grep -c '^\(same\|diff\) ' || true)
 entries=$(echo "$results" | awk 'NF {s+=$2} END {print s+0}')
 differ=$(echo "$results" | grep -c '^diff ' || true)
 echo "readelf -u conformance: compared $files ARM files, $entries index entries; $differ differ"
-if [ "$differ" -gt 0 ]; then
-  echo "$results" | grep '^diff ' | head -20
-  echo "diffs in $diffdir"
-  exit 1
-fi
-exit 0
+finish_comparison "$results"

@@ -17,6 +17,7 @@ targets=("$@")
 diffdir=${FRAMEWALK_DIFF_DIR:-$(mktemp -d)}
 mkdir -p "$diffdir"
 export framewalk diffdir
+. "$(dirname "${BASH_SOURCE[0]}")/compare_lib.sh"
 
 # One line per file: same|diff elf|archive FDES ROWS MEMBERS FILE.
 compare_one() {
@@ -40,10 +41,7 @@ compare_one() {
   verdict=same
   cmp -s "$exp" "$got" || verdict=diff
   [ $kind = archive ] && [ $exp_status != $got_status ] && verdict=diff
-  if [ $verdict = diff ]; then
-    name=$(echo "$f" | tr '/' '_')
-    { echo "exit status: readelf $exp_status, framewalk $got_status"; diff "$exp" "$got" | head -50; } >"$diffdir/$name.diff"
-  fi
+  [ $verdict = diff ] && keep_diff "$f" "$exp" "$got" "$exp_status" "$got_status"
   echo "$verdict $kind $fdes $rows $members $f"
   rm -f "$exp" "$got"
 }
@@ -64,9 +62,4 @@ differ=$(echo "$results" | grep -c '^diff ' || true)
 fdes=$(echo "$results" | awk '{s+=$3} END {print s+0}')
 rows=$(echo "$results" | awk '{s+=$4} END {print s+0}')
 echo "readelf conformance: compared $files ELF files and $archives archives ($members members), $fdes FDEs, $rows rows; $differ differ"
-if [ "$differ" -gt 0 ]; then
-  echo "$results" | grep '^diff ' | head -20
-  echo "diffs in $diffdir"
-  exit 1
-fi
-exit 0
+finish_comparison "$results"
