@@ -252,7 +252,10 @@ Result<std::unique_ptr<CoreFile>> CoreFile::parse(std::shared_ptr<const FileImag
   FW_TRY(core->core_, elf::ElfFile::parse(std::move(image), name));
   if (core->core_->type() != elf::kEtCore) return Error{ErrorCode::kUnsupportedElf, 16};
   core->machine_ = arch::machine_for(core->core_->machine());
-  if (!core->machine_ || core->machine_->address_size() != core->core_->address_size())
+  // A descriptor reads its machine's registers in one word size and byte
+  // order: an x32, armeb or aarch64_be core is another machine to it.
+  if (!core->machine_ || core->machine_->address_size() != core->core_->address_size() ||
+      core->machine_->endian() != core->core_->endian())
     return Error{ErrorCode::kUnsupportedMachine, core->core_->machine()};
   FW_CHECK(core->parse_notes());
   const uint64_t size = core->core_->image().size();

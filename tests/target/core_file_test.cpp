@@ -31,6 +31,8 @@ constexpr ForeignCore kForeignCores[] = {
     {"s390x", elf::kEmS390, true, true},       {"ppc64le", elf::kEmPpc64, true, false},
     {"ppc64", elf::kEmPpc64, true, true},      {"mipsel", elf::kEmMips, false, false},
     {"riscv64", elf::kEmRiscv, true, false},   {"x32", elf::kEmX86_64, false, false},
+    // Machines framewalk unwinds, in the byte order it does not.
+    {"AArch64 (big-endian)", elf::kEmAarch64, true, true}, {"ARM (big-endian)", elf::kEmArm, false, true},
 };
 
 // An ELF header of type ET_CORE and nothing else (no segments, no notes).
