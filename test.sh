@@ -2,7 +2,7 @@
 # The whole test suite: unit tests, conformance against readelf on every
 # library of the machine and on fixtures, CLI bad-input tests, cores of
 # other machines made by qemu-user, the unit tests cross-built for AArch64
-# and run under qemu-aarch64, and a
+# and 32-bit ARM and run under qemu-user, and a
 # deterministic libFuzzer run of every parser under ASan+UBSan (fixed seed and
 # run counts, fuzz/run.sh; FUZZ=0 skips it).
 set -euo pipefail
@@ -11,9 +11,10 @@ scripts/install-deps.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build
 ctest --test-dir build --output-on-failure -j "$(nproc)"
-# The in-process unwinders cross-built for AArch64, run under qemu-aarch64
-# (status 77: skipped, the cross tools are missing).
-tests/cross/inprocess.sh build-aarch64 || [ $? = 77 ]
+# The in-process unwinders cross-built for AArch64 and 32-bit ARM, run under
+# qemu-user (status 77: skipped, the cross tools are missing).
+tests/cross/inprocess.sh aarch64 build-aarch64 || [ $? = 77 ]
+tests/cross/inprocess.sh arm build-arm || [ $? = 77 ]
 if [ "${FUZZ:-1}" != 0 ]; then
   fuzz/run.sh
 fi

@@ -5,6 +5,7 @@
 #include "arch/aarch64/frames.hpp"
 #include "arch/aarch64/machine.hpp"
 #include "arch/arm/machine.hpp"
+#include "arch/arm/frames.hpp"
 #include "arch/capture.hpp"
 #include "arch/x86_64/frames.hpp"
 #include "arch/x86_64/machine.hpp"
@@ -38,6 +39,8 @@ const Machine& host_machine() {
   return x86_64::machine();
 #elif defined(__aarch64__)
   return aarch64::machine();
+#elif defined(__arm__)
+  return arm::machine();
 #else
 #error "framewalk has no machine descriptor for this host (src/arch/<machine>/machine.cpp)"
 #endif
@@ -48,6 +51,8 @@ RegisterFile from_host_capture(const uint64_t* words) {
   return x86_64::from_capture(words);
 #elif defined(__aarch64__)
   return aarch64::from_capture(words);
+#elif defined(__arm__)
+  return arm::from_capture(words);
 #endif
 }
 

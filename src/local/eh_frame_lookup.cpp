@@ -6,6 +6,7 @@
 #include "arch/machine.hpp"
 #include "dwarf/cfa_program.hpp"
 #include "dwarf/eh_frame_hdr.hpp"
+#include "ehabi/exidx_rows.hpp"
 
 namespace framewalk::local {
 
@@ -42,5 +43,33 @@ bool find_own_eh_frame_row(uint64_t lookup_pc, UnwindRow* row) {
   dwarf::RememberRoom<kRememberDepth> room;
   return dwarf::row_for_pc(section, cie, *fde, lookup_pc, *row, room.space()).ok();
 }
+
+#if defined(DLFO_STRUCT_HAS_EH_COUNT) && DLFO_STRUCT_HAS_EH_COUNT
+// 32-bit ARM: dlfo_eh_frame is the object's PT_ARM_EXIDX index, of
+// dlfo_eh_count 8-byte entries; table entries lie in the object's mapping.
+bool OwnUnwindTables::find(uint64_t lookup_pc, bool activation, UnwindRow* row) const {
+  dl_find_object dlfo;
+  if (_dl_find_object(reinterpret_cast<void*>(static_cast<uintptr_t>(lookup_pc)), &dlfo) != 0 || !dlfo.dlfo_eh_frame ||
+      dlfo.dlfo_eh_count <= 0)
+    return false;
+  const auto index = reinterpret_cast<uintptr_t>(dlfo.dlfo_eh_frame);
+  const auto map_start = reinterpret_cast<uintptr_t>(dlfo.dlfo_map_start);
+  const auto map_end = reinterpret_cast<uintptr_t>(dlfo.dlfo_map_end);
+  const uint64_t index_size = uint64_t{static_cast<uint32_t>(dlfo.dlfo_eh_count)} * 8;
+  if (index < map_start || index >= map_end || index_size > map_end - index) return false;
+  ehabi::ExidxTables tables;
+  tables.index = {Bytes(reinterpret_cast<const uint8_t*>(index), index_size), index, Endian::kLittle};
+  tables.extab = {Bytes(reinterpret_cast<const uint8_t*>(map_start), map_end - map_start), map_start, Endian::kLittle};
+  auto found = ehabi::row_for_pc(tables, lookup_pc, activation, row);
+  // EXIDX_CANTUNWIND: no row (the walk ends there, as at a thread's start).
+  return found && *found == ehabi::EntryRow::kUnwinds;
+}
+FrameSource OwnUnwindTables::source() const { return FrameSource::kExidx; }
+#else
+bool OwnUnwindTables::find(uint64_t lookup_pc, bool, UnwindRow* row) const {
+  return find_own_eh_frame_row(lookup_pc, row);
+}
+FrameSource OwnUnwindTables::source() const { return FrameSource::kEhFrame; }
+#endif
 
 }  // namespace framewalk::local

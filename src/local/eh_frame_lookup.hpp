@@ -1,8 +1,10 @@
 // Rows of this process's own code, found without a module map: the
 // dynamic linker's _dl_find_object (lock-free, async-signal-safe) gives the
-// object's .eh_frame_hdr, whose table gives the FDE, which the CFI executor
-// runs up to the PC. Allocates nothing, takes no lock: usable from a
-// signal handler, by the fast path's misses and by the portable path.
+// object's unwind table, .eh_frame_hdr (whose table gives the FDE, which
+// the CFI executor runs up to the PC) or, on 32-bit ARM, the PT_ARM_EXIDX
+// index (whose entry the EHABI executor runs). Allocates nothing, takes no
+// lock: usable from a signal handler, by the fast path's misses and by the
+// portable path.
 #pragma once
 
 #include <cstdint>
@@ -14,10 +16,11 @@ namespace framewalk::local {
 
 bool find_own_eh_frame_row(uint64_t lookup_pc, UnwindRow* row);
 
-// The same as a RowFinder for Unwinder::walk.
-class OwnEhFrameRows final : public RowFinder {
+// The host's own unwind tables as a RowFinder for Unwinder::walk.
+class OwnUnwindTables final : public RowFinder {
  public:
-  bool find(uint64_t lookup_pc, UnwindRow* row) const override { return find_own_eh_frame_row(lookup_pc, row); }
+  bool find(uint64_t lookup_pc, bool activation, UnwindRow* row) const override;
+  FrameSource source() const override;
 };
 
 }  // namespace framewalk::local

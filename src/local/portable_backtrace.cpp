@@ -1,7 +1,7 @@
 // The in-process path on host machines without a compact-rule fast path
 // (every one but x86-64 today): each frame goes through the one step loop,
-// Unwinder::walk, with its rows from the dynamic linker's .eh_frame_hdr
-// (local/eh_frame_lookup) and its memory read without faulting
+// Unwinder::walk, with its rows from the tables the dynamic linker finds
+// (.eh_frame_hdr, or .ARM.exidx on 32-bit ARM: local/eh_frame_lookup) and its memory read without faulting
 // (base/own_memory). The same step checks, signal frames and fallbacks as
 // every other walk; nothing cached, nothing allocated, no lock: usable from
 // a signal handler. Implements local/fast_unwinder.hpp and
@@ -64,7 +64,7 @@ int fast_walk(const arch::RegisterFile& regs, bool first_is_return_address, int 
               FastWalkStats* stats) {
   if (size <= 0) return 0;
   WalkMemory memory;
-  const OwnEhFrameRows rows;
+  const OwnUnwindTables rows;
   const Unwinder unwinder(g_no_modules, memory, arch::host_machine().elf_machine());
   UnwindOptions o;
   o.first_is_return_address = first_is_return_address;

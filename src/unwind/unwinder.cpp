@@ -169,8 +169,8 @@ void RowCache::add(const Module* module, uint64_t link_pc, unsigned variant, con
 
 bool Unwinder::find_row(const Frame& frame, const UnwindOptions& options, Step* step) const {
   if (options.row_finder) {
-    if (!options.row_finder->find(frame.lookup_pc, &step->row)) return false;
-    step->source = FrameSource::kEhFrame;
+    if (!options.row_finder->find(frame.lookup_pc, frame.activation, &step->row)) return false;
+    step->source = options.row_finder->source();
     return true;
   }
   if (!options.row_cache || !frame.module) return find_row_uncached(frame, options, step);

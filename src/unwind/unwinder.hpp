@@ -138,8 +138,11 @@ class RowCache {
 // that does not.
 class RowFinder {
  public:
-  // The row for `lookup_pc` (kEhFrame), or false when there is none.
-  virtual bool find(uint64_t lookup_pc, UnwindRow* row) const = 0;
+  // The row for `lookup_pc` (`activation`: the PC is exact), or false when
+  // there is none.
+  virtual bool find(uint64_t lookup_pc, bool activation, UnwindRow* row) const = 0;
+  // What the rows are made from (the frames' provenance).
+  virtual FrameSource source() const = 0;
 
  protected:
   ~RowFinder() = default;

@@ -1,46 +1,58 @@
 #!/usr/bin/env bash
-# The in-process unwinders on AArch64: cross-builds the library and its unit
-# tests with Debian's cross compiler (g++-aarch64-linux-gnu; GoogleTest from
-# Debian's sources in /usr/src/googletest; without zlib/zstd/xz, which have
-# no AArch64 build here) and runs them under qemu-aarch64. There the
-# in-process path is the portable one (src/local/portable_backtrace.cpp:
-# every frame through the step loop, rows through _dl_find_object), and
-# framewalk_backtrace must give the frames the full local unwinder gives,
-# allocate nothing, and work in signal handlers on small stacks and in a
-# SIGPROF storm with dlopen/dlclose.
+# The in-process unwinders on AArch64 and 32-bit ARM: cross-builds the
+# library and its unit tests with Debian's cross compiler (g++-aarch64-linux-gnu
+# or g++-arm-linux-gnueabihf; GoogleTest from Debian's sources in
+# /usr/src/googletest; without zlib/zstd/xz, which have no build for those
+# machines here) and runs them under qemu-user. There the in-process path is
+# the portable one (src/local/portable_backtrace.cpp: every frame through the
+# step loop, rows through _dl_find_object: .eh_frame_hdr on AArch64,
+# PT_ARM_EXIDX on ARM), and framewalk_backtrace must give the frames the full
+# local unwinder gives, allocate nothing, and work in signal handlers on
+# small stacks and in a SIGPROF storm with dlopen/dlclose.
 #
-#   tests/cross/inprocess.sh [BUILD_DIR]      (default build-aarch64)
+#   tests/cross/inprocess.sh [aarch64|arm] [BUILD_DIR]   (default aarch64, build-MACHINE)
 #
 # Left out, each for its reason:
 #  - tests that run the framewalk command (the cross build has none: it
-#    would be an AArch64 program) or host tools (objdump, as): ArchiveCli,
-#    BadInput, ExidxCli*, GenerateCli, CheckGas, SframeObjdumpTest,
+#    would be a program of the other machine) or host tools (objdump, as):
+#    ArchiveCli, BadInput, ExidxCli*, GenerateCli, CheckGas, SframeObjdumpTest,
 #    SframeVectors.Command*, CoreFile.StackCommand*,
 #    Build.CommandLineToolIsBuilt, LocalBacktrace.NeverAllocates* (its
 #    library gets SFrame from the command);
 #  - ptrace (qemu-user implements none): Ptrace*;
 #  - the seccomp probes (qemu-user does not apply a guest's seccomp filter
-#    to its system calls).
-# Then bench/backtrace_per_frame prints framewalk_backtrace's cost per frame
-# beside a frame-pointer walk and glibc's backtrace() (it fails if one of
-# them did not walk the whole recursion).
-# Exit 77 (skipped) without the cross compiler, qemu-aarch64 or the sources.
+#    to its system calls);
+#  - on ARM, GenerateElf (SFrame has no ABI for 32-bit ARM).
+# Then, on AArch64, bench/backtrace_per_frame prints framewalk_backtrace's
+# cost per frame beside a frame-pointer walk and glibc's backtrace() (it fails
+# if one of them did not walk the whole recursion; on ARM gcc's Thumb frames
+# are no frame-pointer chain, so there is nothing to compare with).
+# Exit 77 (skipped) without the cross compiler, qemu or the sources.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
-build=${1:-$src/build-aarch64}
-for tool in aarch64-linux-gnu-g++ qemu-aarch64 cmake ninja; do
+machine=${1:-aarch64}
+build=${2:-$src/build-$machine}
+case $machine in
+  aarch64) triplet=aarch64-linux-gnu qemu=qemu-aarch64 ;;
+  arm) triplet=arm-linux-gnueabihf qemu=qemu-arm ;;
+  *) echo "usage: inprocess.sh [aarch64|arm] [BUILD_DIR]" >&2; exit 2 ;;
+esac
+for tool in "$triplet-g++" "$qemu" cmake ninja; do
   command -v "$tool" > /dev/null || { echo "skip: no $tool"; exit 77; }
 done
 [ -d /usr/src/googletest ] || { echo "skip: no /usr/src/googletest (googletest)"; exit 77; }
 cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_TOOLCHAIN_FILE="$src/cmake/toolchains/aarch64-linux-gnu.cmake" \
+  -DCMAKE_TOOLCHAIN_FILE="$src/cmake/toolchains/$triplet.cmake" \
   -DFRAMEWALK_COMPRESSION=OFF -DFRAMEWALK_CLI=OFF -DFRAMEWALK_BENCH=ON > /dev/null
 ninja -C "$build" framewalk_tests fw_dlopen_target backtrace_per_frame
 left_out='ArchiveCli.*:BadInput.*:ExidxCli.*:ExidxCliArm.*:GenerateCli.*:CheckGas.*:SframeObjdumpTest.*'
 left_out+=':SframeVectors.Command*:CoreFile.StackCommand*:Build.CommandLineToolIsBuilt'
 left_out+=':LocalBacktrace.NeverAllocates*:*Ptrace*:FastBacktrace.StacksAreProbedWhereSeccomp*'
+[ "$machine" = arm ] && left_out+=':GenerateElf.*'
 cd "$build"
-qemu-aarch64 -L /usr/aarch64-linux-gnu tests/framewalk_tests --gtest_filter="-$left_out" --gtest_brief=1
-# framewalk_backtrace's cost per frame beside a frame-pointer walk, under
-# qemu (ratios only: qemu distorts absolute times).
-qemu-aarch64 -L /usr/aarch64-linux-gnu bench/backtrace_per_frame
+"$qemu" -L "/usr/$triplet" tests/framewalk_tests --gtest_filter="-$left_out" --gtest_brief=1
+if [ "$machine" = aarch64 ]; then
+  # framewalk_backtrace's cost per frame beside a frame-pointer walk, under
+  # qemu (ratios only: qemu distorts absolute times).
+  "$qemu" -L "/usr/$triplet" bench/backtrace_per_frame
+fi

@@ -85,6 +85,8 @@ TEST(LocalBacktrace, NeverAllocatesFromTheFirstCallAfterRefresh) {
   uc.uc_mcontext.gregs[REG_RIP] = static_cast<greg_t>(lib.start);
 #elif defined(__aarch64__)
   uc.uc_mcontext.pc = lib.start;
+#elif defined(__arm__)
+  uc.uc_mcontext.arm_pc = static_cast<unsigned long>(lib.start);
 #endif
   EXPECT_GE(counted_backtrace_from_context(&uc), 1);
   EXPECT_EQ(g_allocations_while_unwinding.load(), 0) << "first call, from a context";

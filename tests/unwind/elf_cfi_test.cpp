@@ -14,6 +14,9 @@ namespace {
 // Without .eh_frame_hdr the index is built by parsing every FDE (this test
 // binary has thousands), which takes long enough for the builds to overlap.
 TEST(ElfCfi, IndexBuiltByManyThreadsAtOnceIsTheSameForAll) {
+#if defined(__arm__)
+  GTEST_SKIP() << "32-bit ARM code unwinds through .ARM.exidx: this program's .eh_frame has no FDEs to index";
+#endif
   auto file = elf::ElfFile::open("/proc/self/exe");
   ASSERT_TRUE(file);
   constexpr int kThreads = 4;

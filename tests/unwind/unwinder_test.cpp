@@ -278,6 +278,17 @@ TEST(Unwinder, CapturedContextKnowsOnlyTheRegistersCaptured) {
   for (uint16_t reg = 0; reg < 19; ++reg) EXPECT_FALSE(captured.known(reg)) << "register " << reg;
   EXPECT_EQ(raw[30], raw[32]) << "the PC is the return address";
 }
+#elif defined(__arm__)
+// framewalk_capture on 32-bit ARM knows r4-r11, sp, lr, pc and the T bit.
+TEST(Unwinder, CapturedContextKnowsOnlyTheRegistersCaptured) {
+  uint64_t raw[arch::kCaptureWords];
+  arch::framewalk_capture(raw);
+  const arch::RegisterFile captured = arch::from_host_capture(raw);
+  for (uint16_t reg = 4; reg <= 11; ++reg) EXPECT_EQ(captured.get(reg), raw[reg]) << "register " << reg;
+  for (uint16_t reg : {0, 1, 2, 3, 12}) EXPECT_FALSE(captured.known(reg)) << "register " << reg;
+  EXPECT_EQ(raw[15], raw[14] & ~uint64_t{1}) << "the PC is the return address, without the Thumb bit";
+  EXPECT_EQ(raw[16], (raw[14] & 1) << 5) << "the T bit";
+}
 #endif
 
 TEST(Unwinder, CfaFromUnknownRegisterIsAnError) {

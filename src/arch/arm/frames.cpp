@@ -26,6 +26,12 @@ UnwindRow row_at(uint16_t cfa_reg, int64_t cfa_offset) {
 
 }  // namespace
 
+RegisterFile from_capture(const uint64_t* captured) {
+  RegisterFile r;
+  for (uint16_t reg : kCapturedKnown) r.set(reg, captured[reg]);
+  return r;
+}
+
 RegisterFile from_gregset_bytes(Bytes bytes) {
   RegisterFile r;
   for (uint16_t reg = 0; reg < 16; ++reg)

@@ -20,6 +20,11 @@ inline constexpr unsigned kGregsetSize = kGregsetWords * 4;
 // set). Registers past the end of `bytes` are unknown; orig_r0 is dropped.
 RegisterFile from_gregset_bytes(Bytes bytes);
 
+// framewalk_capture (capture_context.S, on an ARM host) stores r0..r15 and
+// the CPSR slot as 64-bit words; only these are real.
+inline constexpr uint16_t kCapturedKnown[] = {4, 5, 6, 7, 8, 9, 10, 11, kSp, kLr, kPc, kCpsr};
+RegisterFile from_capture(const uint64_t* captured);
+
 // struct ucontext (arch/arm/include/asm/ucontext.h): uc_flags, uc_link,
 // uc_stack (12), then uc_mcontext, a struct sigcontext: trap_no,
 // error_code, oldmask, arm_r0..arm_r15, arm_cpsr, fault_address.
