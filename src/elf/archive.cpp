@@ -120,6 +120,7 @@ Result<std::optional<ArchiveMember>> ArchiveReader::next() {
       continue;
     ArchiveMember member;
     member.name = std::move(name);
+    member.name_field = std::string(name_field);
     member.header_offset = header_offset;
     member.size = *size;
     if (contents_inside) {

@@ -27,6 +27,9 @@ struct ArchiveMember {
   // members, whose contents are the file `name` relative to the archive's directory.
   Bytes data;
   uint64_t data_offset = 0;   // of `data` in the archive (0 for thin members)
+  // The header's name field as stored: readelf prints a short name that
+  // has no GNU '/' (Go's archives, BSD's) with the field's space padding.
+  std::string name_field;
 };
 
 // True when `image` starts with the magic of a regular or thin archive.

@@ -100,8 +100,12 @@ void CfiDumper::dump_archive(const std::string& path, std::shared_ptr<const File
     }
     if (!*member) return;
     const elf::ArchiveMember& m = **member;
-    // readelf's names: archive(member), and archive[member] for a thin archive's.
-    const std::string name = path + (thin ? "[" : "(") + m.name + (thin ? "]" : ")");
+    // readelf's names: archive(member), and archive[member] for a thin
+    // archive's; a short name without GNU's '/' as its field holds it,
+    // padding and all.
+    const bool padded = readelf_ && m.name_field.find('/') == std::string::npos && m.name_field.size() >= m.name.size() &&
+                        m.name_field.compare(0, m.name.size(), m.name) == 0;
+    const std::string name = path + (thin ? "[" : "(") + (padded ? m.name_field : m.name) + (thin ? "]" : ")");
     Result<std::shared_ptr<elf::ElfFile>> file = Error{ErrorCode::kBadElf, 0};
     std::string where;
     if (thin) {

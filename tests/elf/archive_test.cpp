@@ -97,6 +97,8 @@ TEST(Archive, SpacePaddedShortNameWithoutSlash) {
   ASSERT_FALSE(r.error);
   ASSERT_EQ(r.members.size(), 1u);
   EXPECT_EQ(r.members[0].name, "plain.o");
+  // The field as stored, for readelf's way of printing such names (Go's archives).
+  EXPECT_EQ(r.members[0].name_field, "plain.o         ");
 }
 
 TEST(Archive, GnuLongNames) {
