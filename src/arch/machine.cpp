@@ -56,4 +56,16 @@ RegisterFile from_host_capture(const uint64_t* words) {
 #endif
 }
 
+RegisterFile Machine::registers_from_perf_sample(uint64_t mask, std::span<const uint64_t> values) const {
+  RegisterFile r;
+  const std::span<const int16_t> numbers = perf_register_numbers();
+  size_t next = 0;
+  for (unsigned bit = 0; bit < 64 && next < values.size(); ++bit) {
+    if (!((mask >> bit) & 1)) continue;
+    const uint64_t value = values[next++];
+    if (bit < numbers.size() && numbers[bit] >= 0) r.set(static_cast<unsigned>(numbers[bit]), address(value));
+  }
+  return r;
+}
+
 }  // namespace framewalk::arch

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "arch/arch.hpp"
@@ -95,6 +96,9 @@ class Machine {
   // when the target does not say (a core without NT_ARM_PAC_MASK): derived
   // from the usual user address-space size. 0 where there is no PAC.
   virtual uint64_t default_pointer_auth_mask() const { return 0; }
+  // The core note and ptrace regset that tell the mask (NT_ARM_PAC_MASK:
+  // struct user_pac_mask, data_mask then insn_mask); 0 where there is none.
+  virtual uint32_t pointer_auth_regset() const { return 0; }
   // A stack word or register value as an address of this machine (32-bit
   // machines wrap).
   uint64_t address(uint64_t value) const {
@@ -138,6 +142,25 @@ class Machine {
   virtual RegisterFile registers_from_gregset(Bytes gregset) const = 0;
   // Registers from the bytes of a ucontext_t (a signal handler's context).
   virtual RegisterFile registers_from_ucontext(Bytes ucontext) const = 0;
+
+  // The size of a register's value as saved on the stack: the word size,
+  // but for registers wider than a word (ARM's VFP d0-d31 on 32-bit ARM).
+  virtual uint8_t register_size(uint16_t reg) const {
+    (void)reg;
+    return address_size_;
+  }
+
+  // perf_event_open's PERF_SAMPLE_REGS_USER, in the kernel's perf_regs
+  // numbering of this machine (asm/perf_regs.h): which DWARF register each
+  // perf register index is (-1: none the unwinder uses), ...
+  virtual std::span<const int16_t> perf_register_numbers() const = 0;
+  // ... the sample_regs_user mask a profiler asks for: every register the
+  // table names that the kernel accepts, ...
+  virtual uint64_t perf_sample_register_mask() const = 0;
+  // ... and a sample's registers: one value per bit set in `mask`, lowest
+  // bit first, as the kernel writes them after the ABI word. Values beyond
+  // `values` and bits the table does not name are left unknown.
+  RegisterFile registers_from_perf_sample(uint64_t mask, std::span<const uint64_t> values) const;
 
  protected:
   ~Machine() = default;  // instances are static: never destroyed through this type

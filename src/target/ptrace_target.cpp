@@ -252,6 +252,16 @@ bool PtraceSession::registers(pid_t tid, arch::RegisterFile* out, int* error_num
   return true;
 }
 
+std::optional<uint64_t> PtraceSession::pointer_auth_mask(pid_t tid) {
+  const uint32_t regset = arch::host_machine().pointer_auth_regset();
+  if (regset == 0) return std::nullopt;
+  uint64_t masks[2] = {};  // data_mask, insn_mask
+  iovec io{masks, sizeof masks};
+  if (ptrace(PTRACE_GETREGSET, tid, reinterpret_cast<void*>(uintptr_t{regset}), &io) != 0 || io.iov_len < sizeof masks)
+    return std::nullopt;
+  return masks[1];
+}
+
 void PtraceSession::detach(pid_t tid) {
   auto it = std::find_if(held_.begin(), held_.end(), [&](const ThreadStop& s) { return s.tid == tid; });
   if (it == held_.end()) return;

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <optional>
 #include <vector>
 
 #include "arch/registers.hpp"
@@ -60,6 +61,10 @@ class PtraceSession {
   void interrupt_all(std::vector<ThreadStop>& stops);
   // The general registers of a stopped thread.
   bool registers(pid_t tid, arch::RegisterFile* out, int* error_number);
+  // The bits pointer authentication codes occupy in a stopped thread's code
+  // addresses (AArch64's NT_ARM_PAC_MASK regset, its insn_mask); nullopt
+  // where the machine has none or the kernel does not say.
+  std::optional<uint64_t> pointer_auth_mask(pid_t tid);
   // Lets one thread run again as it was.
   void detach(pid_t tid);
   void detach_all();

@@ -200,6 +200,14 @@ int run_live(const StackCommandOptions& options) {
     results[i].tid = tids[i];
     results[i].name = thread_name(options.pid, tids[i]);
   }
+  // A process's pointer authentication mask, from the first thread whose
+  // registers are read (AArch64; the machine's default otherwise).
+  std::optional<uint64_t> pointer_auth_mask;
+  auto live_unwinder = [&](Memory& from) {
+    Unwinder unwinder(modules, from, arch::host_machine().elf_machine());
+    if (pointer_auth_mask) unwinder.set_pointer_auth_mask(*pointer_auth_mask);
+    return unwinder;
+  };
   auto read_registers = [&](size_t i, const ThreadStop& s) {
     if (s.error != AttachError::kNone) {
       results[i].error = attach_error_text(s);
@@ -211,6 +219,7 @@ int run_live(const StackCommandOptions& options) {
       return;
     }
     have[i] = true;
+    if (!pointer_auth_mask) pointer_auth_mask = session.pointer_auth_mask(tids[i]);
   };
   // The mappings are read before anything is stopped: they rarely change, and
   // reading them costs more than anything else in the pause.
@@ -228,13 +237,12 @@ int run_live(const StackCommandOptions& options) {
   if (options.freeze == "thread") {
     // Least disturbance: each thread is stopped only while it is unwound.
     modules = modules_from_maps(options.pid, maps, cache, memory);
-    const Unwinder unwinder(modules, memory, arch::host_machine().elf_machine());
     for (size_t i = 0; i < tids.size(); ++i) {
       const uint64_t t0 = monotonic_ns();
       read_registers(i, session.stop(tids[i]));
       if (have[i]) {
         memory.invalidate();
-        walk_thread(unwinder, regs[i], options.max_frames, results[i]);
+        walk_thread(live_unwinder(memory), regs[i], options.max_frames, results[i]);
       }
       session.detach(tids[i]);
       pause_ns += monotonic_ns() - t0;
@@ -266,14 +274,14 @@ int run_live(const StackCommandOptions& options) {
     modules = modules_from_maps(options.pid, maps, cache, *snapshot_cached);
     phase("modules");
     {
-      const Unwinder unwinder(modules, *snapshot_cached, arch::host_machine().elf_machine());
+      const Unwinder unwinder = live_unwinder(*snapshot_cached);
       for (size_t i = 0; i < tids.size(); ++i)
         if (have[i]) walk_thread(unwinder, regs[i], options.max_frames, results[i]);
     }
     // Threads started meanwhile were not in the snapshot: each is stopped and
     // unwound on its own.
     if (!options.tid) {
-      const Unwinder unwinder(modules, memory, arch::host_machine().elf_machine());
+      const Unwinder unwinder = live_unwinder(memory);
       for (pid_t t : session.threads()) {
         if (std::find(tids.begin(), tids.end(), t) != tids.end()) continue;
         tids.push_back(t);
@@ -318,7 +326,7 @@ int run_live(const StackCommandOptions& options) {
     phase("stop");
     modules = modules_from_maps(options.pid, maps, cache, memory);
     phase("modules");
-    const Unwinder unwinder(modules, memory, arch::host_machine().elf_machine());
+    const Unwinder unwinder = live_unwinder(memory);
     for (size_t i = 0; i < tids.size(); ++i)
       if (have[i]) walk_thread(unwinder, regs[i], options.max_frames, results[i]);
     phase("unwind");

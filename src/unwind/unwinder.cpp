@@ -120,8 +120,8 @@ Result<arch::RegisterFile> Unwinder::apply_row(const UnwindRow& row, const arch:
         if (auto v = callee.get(r.reg)) caller.set(r.reg, *v); else caller.forget(r.reg);
         break;
       case RuleKind::kOffset: {
-        FW_TRY(uint64_t v,
-               memory_.read_word(m.address(cfa + static_cast<uint64_t>(r.value)), m.address_size(), m.endian()));
+        FW_TRY(uint64_t v, memory_.read_word(m.address(cfa + static_cast<uint64_t>(r.value)),
+                                             m.register_size(r.reg), m.endian()));
         caller.set(r.reg, v);
         break;
       }
@@ -169,7 +169,7 @@ void RowCache::add(const Module* module, uint64_t link_pc, unsigned variant, con
 
 bool Unwinder::find_row(const Frame& frame, const UnwindOptions& options, Step* step) const {
   if (options.row_finder) {
-    if (!options.row_finder->find(frame.lookup_pc, frame.activation, &step->row)) return false;
+    if (!options.row_finder->find(frame, &step->row)) return false;
     step->source = options.row_finder->source();
     return true;
   }

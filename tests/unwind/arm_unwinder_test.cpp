@@ -481,3 +481,35 @@ TEST(ArmUnwinder, ARowCacheGivesTheSameWalk) {
 
 }  // namespace
 }  // namespace framewalk
+
+namespace framewalk {
+namespace {
+
+// A row that restores VFP d8 (DWARF 264, vpush'd: 8 bytes on a 32-bit
+// stack) and lr: the caller's d8 is the whole 64-bit value, kept in the
+// register file beyond its 64 slots.
+TEST(ArmApplyRow, VfpRegistersAreRestoredWhole) {
+  test::SparseMemory memory;
+  memory.put(0x8000, 0x1122334455667788ull, 8);  // d8 at CFA - 16
+  memory.put(0x800c, 0x10401, 4);                // lr at CFA - 4
+  const ModuleMap modules;
+  const Unwinder unwinder(modules, memory, 40);
+  UnwindRow row;
+  row.return_address_register = 14;
+  row.cfa = CfaRule{CfaKind::kRegisterOffset, 13, 16, {}, 0};
+  ASSERT_TRUE(row.set(RegisterRule{14, RuleKind::kOffset, -4, {}, 0}).ok());
+  ASSERT_TRUE(row.set(RegisterRule{264, RuleKind::kOffset, -16, {}, 0}).ok());
+  arch::RegisterFile callee;
+  callee.set(13, 0x8000);
+  callee.set(15, 0x10100);
+  callee.set(265, 0x99);  // d9: unchanged by the row, kept
+  auto caller = unwinder.apply_row(row, callee);
+  ASSERT_TRUE(caller.ok());
+  EXPECT_EQ(caller->value_or(264, 0), 0x1122334455667788ull);
+  EXPECT_EQ(caller->value_or(265, 0), 0x99u);
+  EXPECT_EQ(caller->value_or(13, 0), 0x8010u);
+  EXPECT_EQ(caller->value_or(15, 0), 0x10400u);  // the Thumb bit cleared
+}
+
+}  // namespace
+}  // namespace framewalk

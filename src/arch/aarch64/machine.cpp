@@ -1,5 +1,7 @@
 #include "arch/aarch64/machine.hpp"
 
+#include <array>
+
 #include "arch/aarch64/frames.hpp"
 
 namespace framewalk::arch::aarch64 {
@@ -25,6 +27,7 @@ class Aarch64Machine final : public Machine {
     return address & ~pointer_auth_mask;
   }
   uint64_t default_pointer_auth_mask() const override { return kDefaultPacMask; }
+  uint32_t pointer_auth_regset() const override { return 0x406; }  // NT_ARM_PAC_MASK
 
   // A return address follows its 4-byte call: the call itself is the lookup address.
   uint64_t lookup_pc(uint64_t pc, bool activation) const override { return activation ? pc : pc - 4; }
@@ -76,6 +79,17 @@ class Aarch64Machine final : public Machine {
   RegisterFile registers_from_ucontext(Bytes ucontext) const override {
     return from_ucontext_bytes(ucontext, Endian::kLittle);
   }
+
+  // asm/perf_regs.h: X0..X30, SP, PC, the DWARF numbers themselves.
+  std::span<const int16_t> perf_register_numbers() const override {
+    static constexpr auto kNumbers = [] {
+      std::array<int16_t, 33> n{};
+      for (int16_t i = 0; i < 33; ++i) n[i] = i;
+      return n;
+    }();
+    return kNumbers;
+  }
+  uint64_t perf_sample_register_mask() const override { return (uint64_t{1} << 33) - 1; }
 };
 
 constinit const Aarch64Machine kMachine;

@@ -112,6 +112,16 @@ class ArmMachine final : public Machine {
   size_t gregset_size() const override { return kGregsetSize; }
   RegisterFile registers_from_gregset(Bytes gregset) const override { return from_gregset_bytes(gregset); }
   RegisterFile registers_from_ucontext(Bytes ucontext) const override { return from_ucontext_bytes(ucontext); }
+
+  // VFP d0-d31 (DWARF 256-287) are 8 bytes on the stack (vpush).
+  uint8_t register_size(uint16_t reg) const override { return reg >= 256 && reg < 288 ? 8 : 4; }
+
+  // asm/perf_regs.h: R0..R10, FP (r11), IP, SP, LR, PC: r0-r15 in order.
+  std::span<const int16_t> perf_register_numbers() const override {
+    static constexpr int16_t kNumbers[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    return kNumbers;
+  }
+  uint64_t perf_sample_register_mask() const override { return (uint64_t{1} << 16) - 1; }
 };
 
 constinit const ArmMachine kMachine;

@@ -61,6 +61,17 @@ class X86_64Machine final : public Machine {
   size_t gregset_size() const override { return kUserRegsSize; }
   RegisterFile registers_from_gregset(Bytes gregset) const override { return from_user_regs_bytes(gregset); }
   RegisterFile registers_from_ucontext(Bytes ucontext) const override { return from_ucontext_bytes(ucontext); }
+
+  // asm/perf_regs.h: AX BX CX DX SI DI BP SP IP FLAGS CS SS DS ES FS GS R8..R15.
+  std::span<const int16_t> perf_register_numbers() const override {
+    static constexpr int16_t kNumbers[] = {kRax, kRbx, kRcx, kRdx, kRsi, kRdi, kRbp, kRsp, kRip,
+                                           49 /* rFLAGS */, 51 /* cs */, 52 /* ss */, 53 /* ds */,
+                                           50 /* es */, 54 /* fs */, 55 /* gs */,
+                                           kR8, kR9, kR10, kR11, kR12, kR13, kR14, kR15};
+    return kNumbers;
+  }
+  // The kernel refuses DS, ES, FS and GS (bits 12-15) for a 64-bit task.
+  uint64_t perf_sample_register_mask() const override { return ((uint64_t{1} << 24) - 1) & ~uint64_t{0xf000}; }
 };
 
 constinit const X86_64Machine kMachine;
