@@ -18,6 +18,18 @@ inline constexpr unsigned kCaptureWords = 34;
 extern "C" void framewalk_capture(uint64_t out[kCaptureWords]);
 
 // What framewalk_capture stored, as the host machine's register file.
+// Its words are indexed by DWARF register number.
 RegisterFile from_host_capture(const uint64_t* words);
+
+// What of a return address read from this process's own stack is the
+// address, for the in-process hot loop (which cannot afford a virtual
+// call): AArch64 code signed with pointer authentication keeps the
+// signature in the bits above a 48-bit user address, which the host
+// descriptor's clean_return_address strips with its default mask too.
+#if defined(__aarch64__)
+inline constexpr uint64_t kHostCodeAddressMask = (uint64_t{1} << 48) - 1;
+#else
+inline constexpr uint64_t kHostCodeAddressMask = ~uint64_t{0};
+#endif
 
 }  // namespace framewalk::arch

@@ -47,7 +47,8 @@ bool find_own_eh_frame_row(uint64_t lookup_pc, UnwindRow* row) {
 #if defined(DLFO_STRUCT_HAS_EH_COUNT) && DLFO_STRUCT_HAS_EH_COUNT
 // 32-bit ARM: dlfo_eh_frame is the object's PT_ARM_EXIDX index, of
 // dlfo_eh_count 8-byte entries; table entries lie in the object's mapping.
-bool OwnUnwindTables::find(uint64_t lookup_pc, bool activation, UnwindRow* row) const {
+bool OwnUnwindTables::find(const Frame& frame, UnwindRow* row) const {
+  const uint64_t lookup_pc = frame.lookup_pc;
   dl_find_object dlfo;
   if (_dl_find_object(reinterpret_cast<void*>(static_cast<uintptr_t>(lookup_pc)), &dlfo) != 0 || !dlfo.dlfo_eh_frame ||
       dlfo.dlfo_eh_count <= 0)
@@ -60,14 +61,14 @@ bool OwnUnwindTables::find(uint64_t lookup_pc, bool activation, UnwindRow* row) 
   ehabi::ExidxTables tables;
   tables.index = {Bytes(reinterpret_cast<const uint8_t*>(index), index_size), index, Endian::kLittle};
   tables.extab = {Bytes(reinterpret_cast<const uint8_t*>(map_start), map_end - map_start), map_start, Endian::kLittle};
-  auto found = ehabi::row_for_pc(tables, lookup_pc, activation, row);
+  auto found = ehabi::row_for_pc(tables, lookup_pc, frame.activation, row);
   // EXIDX_CANTUNWIND: no row (the walk ends there, as at a thread's start).
   return found && *found == ehabi::EntryRow::kUnwinds;
 }
 FrameSource OwnUnwindTables::source() const { return FrameSource::kExidx; }
 #else
-bool OwnUnwindTables::find(uint64_t lookup_pc, bool, UnwindRow* row) const {
-  return find_own_eh_frame_row(lookup_pc, row);
+bool OwnUnwindTables::find(const Frame& frame, UnwindRow* row) const {
+  return find_own_eh_frame_row(frame.lookup_pc, row);
 }
 FrameSource OwnUnwindTables::source() const { return FrameSource::kEhFrame; }
 #endif

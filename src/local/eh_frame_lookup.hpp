@@ -19,7 +19,7 @@ bool find_own_eh_frame_row(uint64_t lookup_pc, UnwindRow* row);
 // The host's own unwind tables as a RowFinder for Unwinder::walk.
 class OwnUnwindTables final : public RowFinder {
  public:
-  bool find(uint64_t lookup_pc, bool activation, UnwindRow* row) const override;
+  bool find(const Frame& frame, UnwindRow* row) const override;
   FrameSource source() const override;
 };
 

@@ -1,12 +1,14 @@
-// The in-process fast path. Each step looks the PC up in a process-wide,
-// direct-mapped cache of compact x86-64 rules ("CFA = rsp|rbp + n, RA at
-// CFA-8, rbp saved at CFA-8k or unchanged"), packed with the PC in one 64-bit
-// word so that threads can share it without locks. A miss finds the FDE
-// through _dl_find_object (lock-free, async-signal-safe) and the module's
-// .eh_frame_hdr, runs the full CFI executor, and caches the row if it fits;
-// rows that do not fit (signal frames, expressions, PLT rules) are applied by
-// the full executor every time. Stack reads are checked against a per-thread
-// range of pages known to be readable, extended by probing pages
+// The in-process fast path. Each step looks the return address up in the
+// process's rule cache (unwind/rule_cache: compact, machine-neutral rules
+// such as "CFA = sp|fp + n, RA at CFA - a words, fp at CFA - k words or
+// unchanged", shared by threads without locks) and applies the rule in a hot
+// loop. Everything else (a miss, an exact PC, a row the cache cannot hold, a
+// signal frame, code without unwind information) goes through the one step
+// loop, Unwinder::walk, with its checks and fallbacks, whose rows come from
+// _dl_find_object and .eh_frame_hdr (local/eh_frame_lookup: lock-free,
+// async-signal-safe) and are cached where compact; the hot loop resumes at
+// the first return address the cache holds. Stack reads are checked against
+// a per-thread range of pages known to be readable, extended by probing pages
 // (base/own_memory.hpp), so a bad pointer ends the walk instead of faulting.
 #pragma once
 
@@ -16,10 +18,12 @@
 
 namespace framewalk::local {
 
-// Whether the host has the compact-rule cache (fast_unwinder.cpp, x86-64);
-// elsewhere the in-process path is portable_backtrace.cpp, which walks every
-// frame through Unwinder::walk and caches nothing.
-#if defined(__x86_64__)
+// Whether the host has the compact-rule fast path (fast_unwinder.cpp: hosts
+// with 8-byte stack words, x86-64 and AArch64); elsewhere (32-bit ARM, whose
+// Thumb and ARM code keep their frame pointers in different registers) the
+// in-process path is portable_backtrace.cpp, which walks every frame through
+// Unwinder::walk and caches nothing.
+#if defined(__x86_64__) || defined(__aarch64__)
 inline constexpr bool kHasRuleCache = true;
 #else
 inline constexpr bool kHasRuleCache = false;
@@ -31,16 +35,17 @@ struct FastWalkStats {
   uint64_t general_rows = 0;  // rows applied by the full executor
 };
 
-// Walks from `regs` (which must know rip and rsp; rbp if the code uses it).
+// Walks from `regs` (which must know the PC and the SP; the frame pointer if
+// the code uses it).
 // `first_is_return_address`: the first PC is looked up at pc - 1.
 // `skip`: frames walked but not stored. Returns the number stored.
 int fast_walk(const arch::RegisterFile& regs, bool first_is_return_address, int skip, void** buffer, int size,
               FastWalkStats* stats = nullptr);
 
 // framewalk_backtrace (<framewalk/backtrace.h>) is defined in
-// fast_unwinder.cpp too: it starts from the registers framewalk_x86_64_capture
-// stores, and builds no register file unless the first frame needs the full
-// executor.
+// fast_unwinder.cpp too: it starts from the registers framewalk_capture
+// stores, and builds no register file unless the first frame needs the step
+// loop.
 
 void flush_rule_cache();
 // Drops the rules cached for return addresses in (start, end]: the range of
@@ -53,7 +58,7 @@ void keep_dlclose_hook();
 void prefault_rule_cache();
 unsigned long rule_cache_bytes();
 // Thread-local state each unwinding thread keeps (the known-readable stack
-// range, its view of the cache's written pages).
+// range).
 unsigned long per_thread_bytes();
 // How many rows were looked up the slow way (cache misses and rows the cache
 // cannot hold), in every thread since the process started.

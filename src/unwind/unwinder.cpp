@@ -385,6 +385,7 @@ WalkResult Unwinder::walk(const arch::RegisterFile& registers, FunctionRef<bool(
     frame.source = source;
     frame.sframe_miss = sframe_miss;
     frame.lookup_pc = machine_->lookup_pc(frame.pc, activation);
+    frame.registers = &regs;
     frame.symbol_pc = frame.lookup_pc;
     frame.module = modules_.find(frame.lookup_pc);
     ++result.frames;

@@ -76,6 +76,9 @@ struct Frame {
   // Where to look up the function name: lookup_pc, except for a signal
   // trampoline, entered by a return address that points at its first instruction.
   uint64_t symbol_pc = 0;
+  // The frame's registers as the walk recovered them; valid only during the
+  // frame callback.
+  const arch::RegisterFile* registers = nullptr;
 };
 
 struct WalkResult {
@@ -138,9 +141,9 @@ class RowCache {
 // that does not.
 class RowFinder {
  public:
-  // The row for `lookup_pc` (`activation`: the PC is exact), or false when
-  // there is none.
-  virtual bool find(uint64_t lookup_pc, bool activation, UnwindRow* row) const = 0;
+  // The row for `frame` (at frame.lookup_pc; frame.activation: the PC is
+  // exact), or false when there is none.
+  virtual bool find(const Frame& frame, UnwindRow* row) const = 0;
   // What the rows are made from (the frames' provenance).
   virtual FrameSource source() const = 0;
 

@@ -28,6 +28,7 @@
 #include "framewalk/backtrace.h"
 #include "elf/elf_file.hpp"
 #include "local/fast_unwinder.hpp"
+#include "unwind/compact_rule.hpp"
 #include "support/allocation_counter.hpp"
 #include "support/recursion.hpp"
 #include "target/local_target.hpp"
@@ -69,8 +70,8 @@ TEST(FastBacktrace, IdenticalToTheFullExecutor) {
   }
 }
 
-// Frames of 16 KiB (the cache holds CFA offsets up to 32 KiB) and of 48 KiB
-// (it does not: the full executor steps that frame on every walk).
+// Frames of 16 KiB and 48 KiB (the cache holds CFA offsets up to 1 MiB) and
+// of 2 MiB (it does not: the step loop steps that frame on every walk).
 template <size_t kBytes>
 __attribute__((noinline)) int big_frame_then(int (*fn)(void*), void* arg) {
   volatile char pad[kBytes];
@@ -82,15 +83,18 @@ __attribute__((noinline)) int big_frame_then(int (*fn)(void*), void* arg) {
 
 TEST(FastBacktrace, FramesLargerThanTheCacheHolds) {
   if (!framewalk::local::kHasRuleCache) GTEST_SKIP() << "no rule cache on this host machine";
+  static_assert(48 * 1024 < framewalk::kMaxCompactCfaOffset && 2 * 1024 * 1024 > framewalk::kMaxCompactCfaOffset);
   framewalk_backtrace_flush_cache();
   for (int round = 0; round < 3; ++round) {
-    Compare small{}, large{};
+    Compare small{}, medium{}, large{};
     const uint64_t before_small = framewalk::local::slow_lookup_count();
     big_frame_then<16 * 1024>(compare_at_bottom, &small);
+    const uint64_t before_medium = framewalk::local::slow_lookup_count();
+    big_frame_then<48 * 1024>(compare_at_bottom, &medium);
     const uint64_t before_large = framewalk::local::slow_lookup_count();
-    big_frame_then<48 * 1024>(compare_at_bottom, &large);
+    big_frame_then<2 * 1024 * 1024>(compare_at_bottom, &large);
     const uint64_t after = framewalk::local::slow_lookup_count();
-    for (const Compare* c : {&small, &large}) {
+    for (const Compare* c : {&small, &medium, &large}) {
       ASSERT_GT(c->fast_n, 5) << "round " << round;
       ASSERT_EQ(c->fast_n, c->slow_n) << "round " << round;
       for (int i = 0; i < c->fast_n; ++i) ASSERT_EQ(c->fast[i], c->slow[i]) << "frame " << i << " round " << round;
@@ -98,7 +102,8 @@ TEST(FastBacktrace, FramesLargerThanTheCacheHolds) {
     // Warm, a ucontext walk looks up its first frame (an exact PC, never
     // cached) and, of the rest, only the frame the cache cannot hold.
     if (round > 0) {
-      EXPECT_EQ(before_large - before_small, 1u) << "round " << round;
+      EXPECT_EQ(before_medium - before_small, 1u) << "round " << round;
+      EXPECT_EQ(before_large - before_medium, 1u) << "round " << round;
       EXPECT_EQ(after - before_large, 2u) << "round " << round;
     }
   }

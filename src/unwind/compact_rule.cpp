@@ -1,0 +1,83 @@
+#include "unwind/compact_rule.hpp"
+
+namespace framewalk {
+
+uint64_t encode(const CompactRule& r) {
+  const unsigned deepest = r.ra_slot > r.fp_slot ? r.ra_slot : r.fp_slot;
+  return uint64_t{r.cfa_offset} | uint64_t{r.ra_slot} << 32 | uint64_t{r.fp_slot} << 40 |
+         (r.fp_based ? compact::kFpBased : 0) | (r.outermost ? compact::kOutermost : 0) | uint64_t{deepest} << 56;
+}
+
+CompactRule decode(uint64_t word) {
+  CompactRule r;
+  r.cfa_offset = compact::cfa_offset(word);
+  r.ra_slot = static_cast<uint8_t>(compact::ra_slot(word));
+  r.fp_slot = static_cast<uint8_t>(compact::fp_slot(word));
+  r.fp_based = (word & compact::kFpBased) != 0;
+  r.outermost = (word & compact::kOutermost) != 0;
+  return r;
+}
+
+namespace {
+// A rule "saved at CFA - k words" for k in 1..255, as k.
+bool slot_of(const RegisterRule& rule, unsigned word, uint8_t* slot) {
+  if (rule.kind != RuleKind::kOffset || rule.value >= 0 || (-rule.value) % word != 0) return false;
+  const int64_t k = -rule.value / word;
+  if (k > 255) return false;
+  *slot = static_cast<uint8_t>(k);
+  return true;
+}
+}  // namespace
+
+bool compact_rule_from_row(const arch::Machine& machine, const UnwindRow& row, CompactRule* out) {
+  if (row.signal_frame) return false;
+  const uint16_t ra_column = row.return_address_register;
+  const RegisterRule* ra = row.find(ra_column);
+  if (ra && ra->kind == RuleKind::kUndefined) {
+    *out = CompactRule{};
+    out->outermost = true;
+    return true;
+  }
+  if (ra_column != machine.return_address_column() || !ra) return false;
+  const unsigned word = machine.address_size();
+  const uint16_t sp = machine.stack_pointer(), fp = machine.frame_pointer();
+  if (row.cfa.kind != CfaKind::kRegisterOffset || (row.cfa.reg != sp && row.cfa.reg != fp)) return false;
+  if (row.cfa.offset < static_cast<int64_t>(word) || row.cfa.offset % word != 0 ||
+      row.cfa.offset > static_cast<int64_t>(kMaxCompactCfaOffset))
+    return false;
+  CompactRule r;
+  r.cfa_offset = static_cast<uint32_t>(row.cfa.offset);
+  r.fp_based = row.cfa.reg == fp;
+  if (!slot_of(*ra, word, &r.ra_slot)) return false;
+  // The caller's PC is kept apart from the return-address column where a
+  // link register holds it: a rule for the PC itself is not compact.
+  if (machine.program_counter() != ra_column && row.find(machine.program_counter())) return false;
+  if (row.find(sp)) return false;  // the caller's SP is the CFA
+  if (const RegisterRule* saved_fp = row.find(fp)) {
+    if (saved_fp->kind != RuleKind::kSameValue && !slot_of(*saved_fp, word, &r.fp_slot)) return false;
+  }
+  // A stack-pointer-based frame holds the words the step reads: the hot
+  // loops rely on it instead of checking every step.
+  const unsigned deepest = r.ra_slot > r.fp_slot ? r.ra_slot : r.fp_slot;
+  if (!r.fp_based && uint64_t{deepest} * word > r.cfa_offset) return false;
+  *out = r;
+  return true;
+}
+
+void row_from_compact_rule(const arch::Machine& machine, const CompactRule& rule, UnwindRow* row) {
+  *row = UnwindRow{};
+  row->return_address_register = machine.return_address_column();
+  const int64_t word = machine.address_size();
+  if (rule.outermost) {
+    (void)row->set(RegisterRule{machine.return_address_column(), RuleKind::kUndefined, 0, {}, 0});
+    return;
+  }
+  row->cfa.kind = CfaKind::kRegisterOffset;
+  row->cfa.reg = rule.fp_based ? machine.frame_pointer() : machine.stack_pointer();
+  row->cfa.offset = rule.cfa_offset;
+  (void)row->set(RegisterRule{machine.return_address_column(), RuleKind::kOffset, -word * rule.ra_slot, {}, 0});
+  if (rule.fp_slot)
+    (void)row->set(RegisterRule{machine.frame_pointer(), RuleKind::kOffset, -word * rule.fp_slot, {}, 0});
+}
+
+}  // namespace framewalk

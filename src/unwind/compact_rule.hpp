@@ -1,0 +1,70 @@
+// The rows most frames of compiled code have, in one word: the CFA is the
+// stack pointer or the frame pointer plus an offset, the return address is
+// saved a few words below the CFA, and the frame pointer is saved below it
+// too or left alone. Machine-neutral: the codec reads the row through the
+// machine's register roles (arch::Machine), so that x86-64's "CFA = rsp + 8,
+// RA at CFA - 8" and AArch64's "CFA = x29 + 32, x29 at CFA - 32, x30 at
+// CFA - 24" are the same kind of rule. The rule caches (unwind/rule_cache)
+// hold these words; the hot loops that apply them read the fields directly.
+#pragma once
+
+#include <cstdint>
+
+#include "arch/machine.hpp"
+#include "model/unwind_row.hpp"
+
+namespace framewalk {
+
+struct CompactRule {
+  uint32_t cfa_offset = 0;  // bytes above the base register
+  uint8_t ra_slot = 0;      // the return address is at CFA - ra_slot words (1 or more)
+  uint8_t fp_slot = 0;      // the frame pointer is at CFA - fp_slot words, 0: unchanged
+  bool fp_based = false;    // the CFA is the frame pointer plus the offset (else the stack pointer)
+  bool outermost = false;   // the return address is undefined: the stack ends here
+  bool operator==(const CompactRule&) const = default;
+};
+
+// The encoded word, never 0 (a valid rule has a return-address slot or is
+// the outermost one):
+//   bits 0-31   cfa_offset
+//   bits 32-39  ra_slot
+//   bits 40-47  fp_slot
+//   bit  48     fp_based
+//   bit  49     outermost
+//   bits 56-63  the deepest slot read, max(ra_slot, fp_slot)
+// `word >> 32 == 1` is the common case the hot loops test first: CFA =
+// sp + n, the return address just below it, the frame pointer unchanged.
+namespace compact {
+inline constexpr uint64_t kFpBased = uint64_t{1} << 48;
+inline constexpr uint64_t kOutermost = uint64_t{1} << 49;
+// word >> 32 for "CFA = sp + n, RA at CFA - 1 word" (ra_slot 1, deepest slot 1).
+inline constexpr uint64_t kSimple = 1 | uint64_t{1} << 24;
+inline uint32_t cfa_offset(uint64_t word) { return static_cast<uint32_t>(word); }
+inline unsigned ra_slot(uint64_t word) { return static_cast<unsigned>(word >> 32) & 0xff; }
+inline unsigned fp_slot(uint64_t word) { return static_cast<unsigned>(word >> 40) & 0xff; }
+inline unsigned deepest_slot(uint64_t word) { return static_cast<unsigned>(word >> 56); }
+}  // namespace compact
+
+uint64_t encode(const CompactRule& rule);
+CompactRule decode(uint64_t word);
+
+// The largest CFA offset a compact rule holds (1 MiB): a larger frame is
+// rare, its step reads pages the walk has to probe anyway, and a CFA that
+// far up is more often a corrupt frame pointer than a frame; the step loop
+// takes it, with its checks.
+inline constexpr uint32_t kMaxCompactCfaOffset = uint32_t{1} << 20;
+
+// Whether `row` is one a compact rule expresses for a frame stepped through
+// its return address (never an activation: its row may differ at the same
+// address, and a link-register leaf has no saved return address); fills
+// `out` if so. Signal frames, expressions, registers other than the stack
+// pointer and frame pointer as the CFA's base, and rules that restore the
+// stack pointer are not.
+bool compact_rule_from_row(const arch::Machine& machine, const UnwindRow& row, CompactRule* out);
+
+// The row a compact rule stands for (compact_rule_from_row's inverse, up to
+// the rules for registers the compact form does not track), so that a walk
+// through the full step loop can use a cached rule too.
+void row_from_compact_rule(const arch::Machine& machine, const CompactRule& rule, UnwindRow* row);
+
+}  // namespace framewalk

@@ -1,0 +1,191 @@
+// The compact-rule codec on hand-made rows of each machine, and the rule
+// cache's contract: a key maps to its rule, keys beyond 48 bits and rows the
+// form cannot hold are refused, unloaded ranges are forgotten, rules are
+// interned once however many keys share them.
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "arch/machine.hpp"
+#include "elf/elf_file.hpp"
+#include "unwind/compact_rule.hpp"
+#include "unwind/rule_cache.hpp"
+
+namespace framewalk {
+namespace {
+
+const arch::Machine& machine(uint16_t e_machine) { return *arch::machine_for(e_machine); }
+
+RegisterRule offset_rule(uint16_t reg, int64_t offset) { return RegisterRule{reg, RuleKind::kOffset, offset, {}, 0}; }
+
+UnwindRow row_with(uint16_t ra_column, uint16_t cfa_reg, int64_t cfa_offset) {
+  UnwindRow row;
+  row.return_address_register = ra_column;
+  row.cfa.kind = CfaKind::kRegisterOffset;
+  row.cfa.reg = cfa_reg;
+  row.cfa.offset = cfa_offset;
+  return row;
+}
+
+// x86-64: rsp 7, rbp 6, rip 16.
+TEST(CompactRule, X86_64FramesAfterPushAndAfterTheFramePointerIsSet) {
+  const arch::Machine& m = machine(elf::kEmX86_64);
+  UnwindRow entry = row_with(16, 7, 8);
+  ASSERT_TRUE(entry.set(offset_rule(16, -8)).ok());
+  CompactRule r;
+  ASSERT_TRUE(compact_rule_from_row(m, entry, &r));
+  EXPECT_EQ(r, (CompactRule{8, 1, 0, false, false}));
+  EXPECT_EQ(encode(r) >> 32, compact::kSimple);  // the hot loops' first case
+
+  UnwindRow body = row_with(16, 6, 16);
+  ASSERT_TRUE(body.set(offset_rule(16, -8)).ok());
+  ASSERT_TRUE(body.set(offset_rule(6, -16)).ok());
+  ASSERT_TRUE(body.set(offset_rule(3, -24)).ok());  // rbx: not tracked, does not matter
+  ASSERT_TRUE(compact_rule_from_row(m, body, &r));
+  EXPECT_EQ(r, (CompactRule{16, 1, 2, true, false}));
+  EXPECT_NE(encode(r) >> 32, compact::kSimple);
+  EXPECT_EQ(decode(encode(r)), r);
+  EXPECT_EQ(compact::deepest_slot(encode(r)), 2u);
+}
+
+// AArch64: x29 29, x30 30, sp 31, pc 32; the frame record pair below the CFA.
+TEST(CompactRule, AArch64FrameRecordAndSignedReturnAddress) {
+  const arch::Machine& m = machine(elf::kEmAarch64);
+  UnwindRow row = row_with(30, 29, 96);
+  ASSERT_TRUE(row.set(offset_rule(29, -96)).ok());
+  ASSERT_TRUE(row.set(offset_rule(30, -88)).ok());
+  ASSERT_TRUE(row.set(offset_rule(19, -80)).ok());
+  row.negate_ra_state = true;  // signed: stripped whatever the rule
+  CompactRule r;
+  ASSERT_TRUE(compact_rule_from_row(m, row, &r));
+  EXPECT_EQ(r, (CompactRule{96, 11, 12, true, false}));
+
+  UnwindRow back;
+  row_from_compact_rule(m, r, &back);
+  EXPECT_EQ(back.cfa, row.cfa);
+  ASSERT_NE(back.find(30), nullptr);
+  EXPECT_EQ(*back.find(30), offset_rule(30, -88));
+  ASSERT_NE(back.find(29), nullptr);
+  EXPECT_EQ(*back.find(29), offset_rule(29, -96));
+  EXPECT_EQ(back.find(19), nullptr);
+  EXPECT_EQ(back.return_address_register, 30);
+}
+
+TEST(CompactRule, RowsTheFormCannotHold) {
+  const arch::Machine& a64 = machine(elf::kEmAarch64);
+  const arch::Machine& x64 = machine(elf::kEmX86_64);
+  CompactRule r;
+  // A leaf whose return address is still in x30: only an activation's row.
+  EXPECT_FALSE(compact_rule_from_row(a64, row_with(30, 31, 0), &r));
+  UnwindRow misaligned = row_with(16, 7, 12);
+  ASSERT_TRUE(misaligned.set(offset_rule(16, -8)).ok());
+  EXPECT_FALSE(compact_rule_from_row(x64, misaligned, &r));
+  UnwindRow other_base = row_with(16, 3, 16);  // CFA = rbx + 16
+  ASSERT_TRUE(other_base.set(offset_rule(16, -8)).ok());
+  EXPECT_FALSE(compact_rule_from_row(x64, other_base, &r));
+  UnwindRow signal = row_with(16, 7, 8);
+  ASSERT_TRUE(signal.set(offset_rule(16, -8)).ok());
+  signal.signal_frame = true;
+  EXPECT_FALSE(compact_rule_from_row(x64, signal, &r));
+  UnwindRow sp_restored = row_with(16, 7, 16);
+  ASSERT_TRUE(sp_restored.set(offset_rule(16, -8)).ok());
+  ASSERT_TRUE(sp_restored.set(offset_rule(7, -16)).ok());
+  EXPECT_FALSE(compact_rule_from_row(x64, sp_restored, &r));
+  UnwindRow ra_in_register = row_with(16, 7, 8);
+  ASSERT_TRUE(ra_in_register.set(RegisterRule{16, RuleKind::kRegister, 3, {}, 0}).ok());
+  EXPECT_FALSE(compact_rule_from_row(x64, ra_in_register, &r));
+  // An sp-based frame must hold the slots it reads.
+  UnwindRow outside = row_with(16, 7, 8);
+  ASSERT_TRUE(outside.set(offset_rule(16, -8)).ok());
+  ASSERT_TRUE(outside.set(offset_rule(6, -16)).ok());
+  EXPECT_FALSE(compact_rule_from_row(x64, outside, &r));
+  UnwindRow huge = row_with(16, 7, int64_t{kMaxCompactCfaOffset} + 8);
+  ASSERT_TRUE(huge.set(offset_rule(16, -8)).ok());
+  EXPECT_FALSE(compact_rule_from_row(x64, huge, &r));
+  // The outermost frame: the return address undefined.
+  UnwindRow outermost = row_with(16, 7, 8);
+  ASSERT_TRUE(outermost.set(RegisterRule{16, RuleKind::kUndefined, 0, {}, 0}).ok());
+  ASSERT_TRUE(compact_rule_from_row(x64, outermost, &r));
+  EXPECT_TRUE(r.outermost);
+}
+
+// A cache of its own, in zeroed page-aligned memory, as a profiler would make one.
+struct MappedCache {
+  MappedCache() {
+    void* p = mmap(nullptr, sizeof(RuleCache), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    EXPECT_NE(p, MAP_FAILED);
+    cache = static_cast<RuleCache*>(p);
+  }
+  ~MappedCache() { munmap(cache, sizeof(RuleCache)); }
+  RuleCache* cache;
+};
+
+TEST(RuleCache, KeysMapToTheirRulesAndRulesAreInternedOnce) {
+  MappedCache mapped;
+  RuleCache& cache = *mapped.cache;
+  const CompactRule a{16, 1, 2, true, false}, b{48, 1, 0, false, false};
+  uint64_t encoded = 0;
+  EXPECT_EQ(cache.find(0x401000, &encoded), RuleCache::kNoSlot);
+  ASSERT_TRUE(cache.remember(0x401000, a, cache.generation()));
+  ASSERT_TRUE(cache.remember(0x7f0000402000, a, cache.generation()));
+  ASSERT_TRUE(cache.remember(0x403001, b, cache.generation()));
+  ASSERT_NE(cache.find(0x401000, &encoded), RuleCache::kNoSlot);
+  EXPECT_EQ(decode(encoded), a);
+  ASSERT_NE(cache.find(0x7f0000402000, &encoded), RuleCache::kNoSlot);
+  EXPECT_EQ(decode(encoded), a);
+  ASSERT_NE(cache.find(0x403001, &encoded), RuleCache::kNoSlot);
+  EXPECT_EQ(decode(encoded), b);
+  EXPECT_EQ(cache.rules_held(), 2u);
+  // Keys sharing their low 12 bits (one set) both stay: two ways.
+  ASSERT_TRUE(cache.remember(0x501000, b, cache.generation()));
+  EXPECT_TRUE(cache.contains(0x401000));
+  EXPECT_TRUE(cache.contains(0x501000));
+  // A key beyond 48 bits is never cached (the step loop takes it).
+  EXPECT_FALSE(cache.remember(uint64_t{1} << 48, a, cache.generation()));
+  EXPECT_FALSE(cache.contains(uint64_t{1} << 48));
+}
+
+TEST(RuleCache, AnUnloadedRangeIsForgottenAndALookupThatRacedItIsDropped) {
+  MappedCache mapped;
+  RuleCache& cache = *mapped.cache;
+  const CompactRule r{32, 1, 0, false, false};
+  const uint64_t before = cache.generation();
+  ASSERT_TRUE(cache.remember(0x10010, r, before));
+  ASSERT_TRUE(cache.remember(0x20010, r, before));
+  cache.forget_between(0x10000, 0x1ffff);
+  EXPECT_FALSE(cache.contains(0x10010));
+  EXPECT_TRUE(cache.contains(0x20010));
+  // A row looked up before the unload must not be cached after it.
+  EXPECT_FALSE(cache.remember(0x10010, r, before));
+  EXPECT_FALSE(cache.contains(0x10010));
+  cache.flush();
+  EXPECT_FALSE(cache.contains(0x20010));
+  EXPECT_EQ(cache.rules_held(), 1u);  // rules outlive flushes: they name no address
+}
+
+TEST(RuleCache, ThreadsFillAndReadItTogether) {
+  MappedCache mapped;
+  RuleCache& cache = *mapped.cache;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&cache, t] {
+      for (uint64_t i = 0; i < 2000; ++i) {
+        const uint64_t key = 0x400000 + 16 * (i * 4 + static_cast<uint64_t>(t));
+        const CompactRule rule{static_cast<uint32_t>(8 * (1 + i % 50)), 1, 0, false, false};
+        cache.remember(key, rule, cache.generation());
+        uint64_t encoded = 0;
+        // Whatever a slot holds, it is a rule that was stored for its key.
+        if (cache.find(key, &encoded) != RuleCache::kNoSlot) {
+          EXPECT_EQ(decode(encoded), rule);
+        }
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(cache.rules_held(), 50u);
+}
+
+}  // namespace
+}  // namespace framewalk
