@@ -31,7 +31,6 @@
 // gmon.out, which the last process to exit writes, as with glibc.
 #include <cerrno>
 #include <csignal>
-#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <pthread.h>
@@ -44,6 +43,10 @@
 #include "mcount/histogram.hpp"
 #include "mcount/page_memory.hpp"
 #include "mcount_context.hpp"  // src/arch/<host machine>/
+
+// getenv without <stdlib.h>: on 32-bit ARM (hard-float) its inline atof and
+// libstdc++'s abs(double) cannot be compiled with -mgeneral-regs-only.
+extern "C" char* getenv(const char* name) noexcept;
 
 namespace framewalk::mcount {
 

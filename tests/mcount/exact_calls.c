@@ -80,7 +80,9 @@ __attribute__((no_instrument_function)) static void collect(uintptr_t from_pc, u
                                                             void* context) {
   struct arc_list* list = context;
   const char* caller = name_of(from_pc);
-  const char* callee = name_of(self_pc);
+  // self_pc + 1: with -finstrument-functions self_pc is the function's
+  // address, which in Thumb code is one below its symbol's (odd) value.
+  const char* callee = name_of(self_pc + 1);
   for (int i = 0; i < list->n; ++i) {
     if (strcmp(list->arcs[i].caller, caller) == 0 && strcmp(list->arcs[i].callee, callee) == 0) {
       list->arcs[i].count += count;
