@@ -86,6 +86,7 @@ int g_init_state;              // 0 not yet, 1 being initialised, 2 done
 int g_counting = 1;            // moncontrol
 int g_dump_busy;               // one dump or arc walk at a time
 int g_final_dump_done;
+int g_monstartup_called;       // gcrt1.o set the program up for profiling
 uint64_t g_lost_unattached;    // calls of a thread that could not get a state
 bool g_have_text;
 TextRange g_text;
@@ -431,10 +432,22 @@ int write_profile(const char* path) {
   return ok ? 0 : -1;
 }
 
+bool any_arc() {
+  for (ThreadState* s = __atomic_load_n(&g_states, __ATOMIC_ACQUIRE); s != nullptr; s = s->next) {
+    if (__atomic_load_n(&s->table, __ATOMIC_ACQUIRE)->used != 0) return true;
+  }
+  return false;
+}
+
 void final_dump() {
   int not_yet = 0;
   if (!__atomic_compare_exchange_n(&g_final_dump_done, &not_yet, 1, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) return;
   if (__atomic_load_n(&g_init_state, __ATOMIC_ACQUIRE) != 2) return;
+  // A process that neither was set up for profiling (gcrt1.o's
+  // __monstartup) nor called a hook writes nothing: under LD_PRELOAD, the
+  // programs a profiled program runs (a shell, sort) would otherwise
+  // overwrite its gmon.out with an empty one.
+  if (!__atomic_load_n(&g_monstartup_called, __ATOMIC_RELAXED) && !any_arc() && lost_calls() == 0) return;
   write_profile(nullptr);
   uint64_t lost = lost_calls();
   if (lost != 0) {
@@ -493,8 +506,11 @@ __attribute__((visibility("default"), no_instrument_function)) void __cyg_profil
 // gmon. The range glibc would cover comes from the program's headers
 // instead; the file is written by the destructor above, after the program's
 // atexit handlers, so _mcleanup has nothing left to do.
-__attribute__((visibility("default"))) void __monstartup(unsigned long, unsigned long) { attach_thread(); }
-__attribute__((visibility("default"))) void monstartup(unsigned long, unsigned long) { attach_thread(); }
+__attribute__((visibility("default"))) void __monstartup(unsigned long, unsigned long) {
+  __atomic_store_n(&g_monstartup_called, 1, __ATOMIC_RELAXED);
+  attach_thread();
+}
+__attribute__((visibility("default"))) void monstartup(unsigned long low, unsigned long high) { __monstartup(low, high); }
 __attribute__((visibility("default"))) void _mcleanup(void) {}
 __attribute__((visibility("default"))) void moncontrol(int mode) {
   __atomic_store_n(&g_counting, mode != 0 ? 1 : 0, __ATOMIC_RELAXED);
