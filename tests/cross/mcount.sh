@@ -15,17 +15,12 @@ src=$(cd "$(dirname "$0")/../.." && pwd)
 machine=${1:-aarch64}
 build=${2:-$src/build-$machine}
 case $machine in
-  aarch64) triplet=aarch64-linux-gnu qemu=qemu-aarch64 variants="pg cyg linked static" registers="native" ;;
-  arm) triplet=arm-linux-gnueabihf qemu=qemu-arm variants="pg arm cyg linked static" registers="thumb arm" ;;
-  *) echo "usage: mcount.sh [aarch64|arm] [BUILD_DIR]" >&2; exit 2 ;;
+  aarch64) variants="pg cyg linked static" registers="native" ;;
+  arm) variants="pg arm cyg linked static" registers="thumb arm" ;;
 esac
-for tool in "$triplet-g++" "$triplet-gprof" "$qemu" cmake ninja python3; do
-  command -v "$tool" > /dev/null || { echo "skip: no $tool"; exit 77; }
-done
-[ -d /usr/src/googletest ] || { echo "skip: no /usr/src/googletest (googletest)"; exit 77; }
-cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_TOOLCHAIN_FILE="$src/cmake/toolchains/$triplet.cmake" \
-  -DFRAMEWALK_COMPRESSION=OFF -DFRAMEWALK_CLI=OFF -DFRAMEWALK_BENCH=ON > /dev/null
+. "$src/tests/cross/cross_build.sh"
+cross_configure "$machine" gprof nm
+command -v python3 > /dev/null || { echo "skip: no python3"; exit 77; }
 ninja -C "$build" -j1 mcount_tests
 bin=$build/tests/mcount
 check=$src/tests/mcount/check_gmon.py
