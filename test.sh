@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: unit tests, conformance against readelf on every
 # library of the machine and on fixtures, CLI bad-input tests, cores of
-# other machines made by qemu-user, the unit tests cross-built for AArch64
-# and 32-bit ARM and run under qemu-user, and a
+# other machines made by qemu-user, the unit tests and the mcount runtime's
+# tests cross-built for AArch64 and 32-bit ARM and run under qemu-user, and a
 # deterministic libFuzzer run of every parser under ASan+UBSan (fixed seed and
 # run counts, fuzz/run.sh; FUZZ=0 skips it).
 set -euo pipefail
@@ -15,6 +15,10 @@ ctest --test-dir build --output-on-failure -j "$(nproc)"
 # qemu-user (status 77: skipped, the cross tools are missing).
 tests/cross/inprocess.sh aarch64 build-aarch64 || [ $? = 77 ]
 tests/cross/inprocess.sh arm build-arm || [ $? = 77 ]
+# The mcount runtime cross-built in the same directories: exact call counts,
+# fork, registers around the hook, under qemu-user (77: skipped).
+tests/cross/mcount.sh aarch64 build-aarch64 || [ $? = 77 ]
+tests/cross/mcount.sh arm build-arm || [ $? = 77 ]
 if [ "${FUZZ:-1}" != 0 ]; then
   fuzz/run.sh
 fi

@@ -17,6 +17,7 @@ packages=(
   gcc-arm-linux-gnueabihf g++-arm-linux-gnueabihf qemu-user gdb-multiarch
   libc6-dev-i386-cross libc6-dev-arm64-cross libc6-dev-armhf-cross
   libllvm16            # the largest library of the machine: conformance and benchmarks
+  uftrace              # bench/mcount_vs_peers.sh: the mcount runtime beside uftrace's
 )
 missing=()
 for p in "${packages[@]}"; do

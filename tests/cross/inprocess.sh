@@ -32,18 +32,8 @@ set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
 machine=${1:-aarch64}
 build=${2:-$src/build-$machine}
-case $machine in
-  aarch64) triplet=aarch64-linux-gnu qemu=qemu-aarch64 ;;
-  arm) triplet=arm-linux-gnueabihf qemu=qemu-arm ;;
-  *) echo "usage: inprocess.sh [aarch64|arm] [BUILD_DIR]" >&2; exit 2 ;;
-esac
-for tool in "$triplet-g++" "$qemu" cmake ninja; do
-  command -v "$tool" > /dev/null || { echo "skip: no $tool"; exit 77; }
-done
-[ -d /usr/src/googletest ] || { echo "skip: no /usr/src/googletest (googletest)"; exit 77; }
-cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_TOOLCHAIN_FILE="$src/cmake/toolchains/$triplet.cmake" \
-  -DFRAMEWALK_COMPRESSION=OFF -DFRAMEWALK_CLI=OFF -DFRAMEWALK_BENCH=ON > /dev/null
+. "$src/tests/cross/cross_build.sh"
+cross_configure "$machine"
 ninja -C "$build" framewalk_tests fw_dlopen_target backtrace_per_frame
 left_out='ArchiveCli.*:BadInput.*:ExidxCli.*:ExidxCliArm.*:GenerateCli.*:CheckGas.*:SframeObjdumpTest.*'
 left_out+=':SframeVectors.Command*:CoreFile.StackCommand*:Build.CommandLineToolIsBuilt'

@@ -1,0 +1,21 @@
+// What the mcount runtime (src/mcount/) needs to know of this machine beyond
+// its entry stubs (mcount_entry.S): the PC a profiling signal interrupted,
+// and a code address as the arc tables keep it.
+#pragma once
+
+#include <cstdint>
+#include <ucontext.h>
+
+namespace framewalk::mcount::host {
+
+// The interrupted PC, from the ucontext_t a SA_SIGINFO handler receives.
+inline uintptr_t interrupted_pc(const void* context) {
+  const auto* uc = static_cast<const ucontext_t*>(context);
+  return static_cast<uintptr_t>(uc->uc_mcontext.gregs[REG_RIP]);
+}
+
+// A function address or return address from -finstrument-functions' hooks
+// as an arc keeps it.
+inline uintptr_t code_address(uintptr_t address) { return address; }
+
+}  // namespace framewalk::mcount::host

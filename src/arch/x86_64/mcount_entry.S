@@ -1,0 +1,111 @@
+// The mcount runtime's entry points on x86-64 (src/mcount/runtime.cpp).
+//
+// gcc -pg calls mcount after the prologue `push %rbp; mov %rsp,%rbp`
+// (`call *mcount@GOTPCREL(%rip)` in PIE code, `call mcount` otherwise); -pg
+// forces the frame pointer, so the instrumented function's return address
+// (from_pc, in its caller) is 8(%rbp) and mcount's own return address is
+// self_pc. gcc -pg -mfentry calls __fentry__ as the function's first
+// instruction: self_pc at 0(%rsp), from_pc at 8(%rsp). Either way the
+// function's arguments are live: rdi rsi rdx rcx r8 r9, rax (the vector
+// register count of a varargs call), r10 (a nested function's static chain)
+// and xmm0-7. The stub saves the general ones and r11; the C side is built
+// with -mgeneral-regs-only and calls nothing on the hot path, so it leaves
+// the vector registers alone, and the stub saves xmm0-7 itself only around
+// framewalk_mcount_slow (a thread's first call), which calls into the C
+// library. The stack is aligned to 16 bytes before C is called: gcc gives
+// no alignment at the call (a leaf at -O0 calls mcount with rsp % 16 == 0).
+        .text
+
+// A frame of our own at rbp (its return address at 8(%rbp)), the stack
+// aligned, the argument registers and r11 saved at 0..64(%rsp).
+.macro MCOUNT_SAVE
+        pushq   %rbp
+        .cfi_def_cfa_offset 16
+        .cfi_offset %rbp, -16
+        movq    %rsp, %rbp
+        .cfi_def_cfa_register %rbp
+        andq    $-16, %rsp
+        subq    $80, %rsp
+        movq    %rax, 0(%rsp)
+        movq    %rcx, 8(%rsp)
+        movq    %rdx, 16(%rsp)
+        movq    %rsi, 24(%rsp)
+        movq    %rdi, 32(%rsp)
+        movq    %r8, 40(%rsp)
+        movq    %r9, 48(%rsp)
+        movq    %r10, 56(%rsp)
+        movq    %r11, 64(%rsp)
+.endm
+
+        .globl  mcount
+        .type   mcount, @function
+        .globl  _mcount
+        .type   _mcount, @function
+        .p2align 4
+mcount:
+_mcount:
+        .cfi_startproc
+        MCOUNT_SAVE
+        movq    0(%rbp), %rdi    // the instrumented function's frame pointer
+        movq    8(%rdi), %rdi    // from_pc: its return address
+        movq    8(%rbp), %rsi    // self_pc: our return address
+        jmp     .Lmcount_common
+        .cfi_endproc
+        .size   mcount, .-mcount
+        .size   _mcount, .-_mcount
+
+        .globl  __fentry__
+        .type   __fentry__, @function
+        .p2align 4
+__fentry__:
+        .cfi_startproc
+        MCOUNT_SAVE
+        movq    16(%rbp), %rdi   // from_pc: the instrumented function's return address
+        movq    8(%rbp), %rsi    // self_pc: our return address, its first instruction's end
+.Lmcount_common:
+        movq    %rdi, 72(%rsp)   // kept for the slow path (80 bytes: 9 registers and these)
+        call    framewalk_mcount_fast
+        testl   %eax, %eax
+        jnz     .Lmcount_slow
+.Lmcount_restore:
+        movq    0(%rsp), %rax
+        movq    8(%rsp), %rcx
+        movq    16(%rsp), %rdx
+        movq    24(%rsp), %rsi
+        movq    32(%rsp), %rdi
+        movq    40(%rsp), %r8
+        movq    48(%rsp), %r9
+        movq    56(%rsp), %r10
+        movq    64(%rsp), %r11
+        leave
+        .cfi_def_cfa %rsp, 8
+        ret
+        .cfi_def_cfa %rbp, 16
+.Lmcount_slow:
+        // A thread's first call: the C library may touch the vector registers.
+        subq    $128, %rsp
+        movdqa  %xmm0, 0(%rsp)
+        movdqa  %xmm1, 16(%rsp)
+        movdqa  %xmm2, 32(%rsp)
+        movdqa  %xmm3, 48(%rsp)
+        movdqa  %xmm4, 64(%rsp)
+        movdqa  %xmm5, 80(%rsp)
+        movdqa  %xmm6, 96(%rsp)
+        movdqa  %xmm7, 112(%rsp)
+        movq    200(%rsp), %rdi  // from_pc (72 + 128)
+        movq    8(%rbp), %rsi    // self_pc
+        call    framewalk_mcount_slow
+        movdqa  0(%rsp), %xmm0
+        movdqa  16(%rsp), %xmm1
+        movdqa  32(%rsp), %xmm2
+        movdqa  48(%rsp), %xmm3
+        movdqa  64(%rsp), %xmm4
+        movdqa  80(%rsp), %xmm5
+        movdqa  96(%rsp), %xmm6
+        movdqa  112(%rsp), %xmm7
+        addq    $128, %rsp
+        jmp     .Lmcount_restore
+        .cfi_endproc
+        .size   __fentry__, .-__fentry__
+
+        .section .note.GNU-stack,"",@progbits

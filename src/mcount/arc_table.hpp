@@ -1,0 +1,88 @@
+// The arc table: an open-addressed hash (linear probing) from an arc
+// (from_pc, self_pc) to its call count, in one anonymous mapping.
+//
+// Each thread counts into a table of its own, so the hot path takes no lock
+// and writes no cache line another thread writes. A table that would pass
+// half full is replaced by one twice as large (arc_table_grown): an arc is
+// never refused for lack of room while the kernel gives memory.
+//
+// A slot is empty while its self_pc is 0 (a PC inside an instrumented
+// function is never 0). A new slot is published by storing self_pc last,
+// with release order, so that a dump reading another thread's live table
+// (acquire) never sees half an arc; a count it reads may be a few calls
+// behind, which only a dump of threads that are still running can see.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace framewalk::mcount {
+
+struct ArcSlot {
+  uintptr_t self_pc;  // 0: empty
+  uintptr_t from_pc;
+  uint64_t count;
+};
+
+struct ArcTable {
+  std::size_t capacity;   // slots, a power of two
+  std::size_t used;       // occupied slots
+  std::size_t limit;      // capacity / 2: the table is replaced before it fills further
+  std::size_t map_bytes;  // the size of the mapping (header and slots)
+  unsigned shift;         // word bits - log2(capacity): the hash's top bits index the table
+  ArcSlot slots[1];       // `capacity` of them
+};
+
+inline constexpr std::size_t kInitialArcCapacity = 1024;
+
+// A zeroed table of `capacity` slots (a power of two, at least 2), or nullptr.
+ArcTable* arc_table_create(std::size_t capacity);
+void arc_table_destroy(ArcTable* table);
+// A table twice as large holding the same arcs, or nullptr.
+ArcTable* arc_table_grown(const ArcTable& table);
+
+inline std::size_t arc_hash(const ArcTable& table, uintptr_t from_pc, uintptr_t self_pc) {
+  // Fibonacci hashing: the top bits of the product mix every bit of both
+  // PCs (the callee's rotated, so that arcs whose PCs differ by the same
+  // amount do not meet), in one multiplication on the hot path.
+  constexpr unsigned bits = sizeof(uintptr_t) * 8;
+  uintptr_t mixed = from_pc ^ ((self_pc << (bits / 2 - 3)) | (self_pc >> (bits / 2 + 3)));
+  if constexpr (sizeof(uintptr_t) == 8) {
+    return static_cast<std::size_t>((static_cast<uint64_t>(mixed) * 0x9E3779B97F4A7C15ull) >> table.shift);
+  } else {
+    return static_cast<std::size_t>((static_cast<uint32_t>(mixed) * 0x9E3779B1u) >> table.shift);
+  }
+}
+
+// Adds `count` calls to the arc. False, and nothing changed, when the arc is
+// new and the table has reached its limit: the caller grows it and adds again.
+inline bool arc_table_add(ArcTable& table, uintptr_t from_pc, uintptr_t self_pc, uint64_t count) {
+  std::size_t mask = table.capacity - 1;
+  for (std::size_t i = arc_hash(table, from_pc, self_pc);; i = (i + 1) & mask) {
+    ArcSlot& slot = table.slots[i];
+    if (slot.self_pc == self_pc && slot.from_pc == from_pc) {
+      slot.count += count;
+      return true;
+    }
+    if (slot.self_pc == 0) {
+      if (table.used >= table.limit) return false;
+      slot.from_pc = from_pc;
+      slot.count = count;
+      __atomic_store_n(&slot.self_pc, self_pc, __ATOMIC_RELEASE);
+      ++table.used;
+      return true;
+    }
+  }
+}
+
+// Calls fn(from_pc, self_pc, count) for every arc published so far.
+template <typename Fn>
+void arc_table_for_each(const ArcTable& table, Fn&& fn) {
+  for (std::size_t i = 0; i < table.capacity; ++i) {
+    const ArcSlot& slot = table.slots[i];
+    uintptr_t self_pc = __atomic_load_n(&slot.self_pc, __ATOMIC_ACQUIRE);
+    if (self_pc != 0) fn(slot.from_pc, self_pc, slot.count);
+  }
+}
+
+}  // namespace framewalk::mcount

@@ -1,0 +1,544 @@
+// The mcount runtime: per-thread arc tables, the hooks' C side, gmon.out at
+// exit and on request. The entry stubs (src/arch/<machine>/mcount_entry.S)
+// find the two PCs of a call the way gcc's call sequence of the machine
+// leaves them and call framewalk_mcount_fast(from_pc, self_pc); it returns
+// nonzero only for a thread's first call (no table yet), and then the stub
+// saves the vector argument registers too and calls framewalk_mcount_slow,
+// which may call into the C library.
+//
+// Hot path (framewalk_mcount_fast): a thread-local pointer (initial-exec
+// TLS: no call), the thread's recursion guard, one probe of the thread's own
+// table. No lock, no atomic read-modify-write, no allocation, no store to a
+// cache line another thread writes. It is async-signal-safe: a signal
+// handler that calls instrumented code while its thread is inside the
+// runtime finds the guard taken and leaves its arc in a small per-thread
+// queue (an atomic increment claims a slot), which the interrupted call
+// adds to the table before it lets the guard go. So the guard is per thread
+// and loses nothing, where glibc's one global busy flag drops every call
+// that meets another thread's.
+//
+// Threads: each thread's state (guard, queue, table) is mapped at its first
+// call and linked into a registry that is only ever pushed to. When a thread
+// ends (pthread key destructor) its state is released, counts and all, and
+// the next new thread takes it over: counts of ended threads are kept, and
+// the memory is bounded by the most threads alive at once. A dump merges the
+// tables of every state.
+//
+// fork: the child keeps a copy of every count (as with glibc), releases the
+// states of the parent's other threads (they do not exist in the child),
+// starts a CPU timer for its thread (timers are not inherited), and writes
+// its own file at its exit: with GMON_OUT_PREFIX, PREFIX.<pid>; without it,
+// gmon.out, which the last process to exit writes, as with glibc.
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+#include "framewalk/mcount.h"
+#include "mcount/arc_table.hpp"
+#include "mcount/gmon_writer.hpp"
+#include "mcount/histogram.hpp"
+#include "mcount/page_memory.hpp"
+#include "mcount_context.hpp"  // src/arch/<host machine>/
+
+// getenv without <stdlib.h>: on 32-bit ARM (hard-float) its inline atof and
+// libstdc++'s abs(double) cannot be compiled with -mgeneral-regs-only.
+extern "C" char* getenv(const char* name) noexcept;
+
+namespace framewalk::mcount {
+
+namespace {
+
+// Arcs a thread's signal handlers may leave while the thread is inside the
+// runtime: one per handler nested at one moment.
+constexpr unsigned kQueuedArcs = 64;
+
+struct QueuedArc {
+  uintptr_t from_pc;
+  uintptr_t self_pc;
+  unsigned ready;  // set last: a handler left by longjmp may leave a slot unwritten
+};
+
+struct ThreadState {
+  ThreadState* next;  // the registry; set before the state is published, then never changed
+  ArcTable* table;    // replaced only by the owning thread (release), read by dumps (acquire)
+  int claimed;        // a thread owns the state
+  int busy;           // the recursion guard: the owner is inside the runtime
+  unsigned queued;    // arcs left in `queue` by nested handlers (may pass kQueuedArcs: those are lost)
+  QueuedArc queue[kQueuedArcs];
+  uint64_t lost;      // calls not counted: no memory for a bigger table, queue full
+  timer_t timer;
+  int has_timer;
+};
+
+struct Settings {
+  unsigned rate = kDefaultSampleRate;
+  bool verbose = false;
+  bool dump_on_sigusr2 = false;
+  const char* prefix = nullptr;  // GMON_OUT_PREFIX, unless the program is AT_SECURE
+};
+
+ThreadState* g_states;         // the registry's head
+int g_init_state;              // 0 not yet, 1 being initialised, 2 done
+int g_counting = 1;            // moncontrol
+int g_dump_busy;               // one dump or arc walk at a time
+int g_final_dump_done;
+int g_monstartup_called;       // gcrt1.o set the program up for profiling
+uint64_t g_lost_unattached;    // calls of a thread that could not get a state
+bool g_have_text;
+TextRange g_text;
+Settings g_settings;
+pthread_key_t g_thread_key;
+
+__thread ThreadState* tls_state __attribute__((tls_model("initial-exec")));
+__thread int tls_attaching __attribute__((tls_model("initial-exec")));
+
+void count_lost(uint64_t* counter, uint64_t n) { __atomic_fetch_add(counter, n, __ATOMIC_RELAXED); }
+
+// Out of line: the hot path only reaches it when a thread's table is full.
+__attribute__((noinline, cold)) void grow_and_add(ThreadState* t, uintptr_t from_pc, uintptr_t self_pc,
+                                                  uint64_t count) {
+  ArcTable* old = t->table;
+  ArcTable* bigger = arc_table_grown(*old);
+  if (bigger == nullptr) {
+    count_lost(&t->lost, count);
+    return;
+  }
+  arc_table_add(*bigger, from_pc, self_pc, count);
+  __atomic_store_n(&t->table, bigger, __ATOMIC_RELEASE);
+  // The old table stays mapped: a dump in another thread may still be
+  // reading it. The tables left behind add up to less than the live one.
+  (void)old;
+}
+
+inline void add(ThreadState* t, uintptr_t from_pc, uintptr_t self_pc, uint64_t count) {
+  if (__builtin_expect(arc_table_add(*t->table, from_pc, self_pc, count), 1)) return;
+  grow_and_add(t, from_pc, self_pc, count);
+}
+
+// A handler nested in the runtime on this thread: queue the arc for the
+// guard's holder. The slot is claimed with an atomic increment, which a
+// further nested handler cannot split.
+void enqueue(ThreadState* t, uintptr_t from_pc, uintptr_t self_pc) {
+  unsigned i = __atomic_fetch_add(&t->queued, 1u, __ATOMIC_RELAXED);
+  if (i >= kQueuedArcs) {
+    count_lost(&t->lost, 1);
+    return;
+  }
+  t->queue[i].from_pc = from_pc;
+  t->queue[i].self_pc = self_pc;
+  __atomic_store_n(&t->queue[i].ready, 1u, __ATOMIC_RELEASE);
+}
+
+// The guard's holder adds what nested handlers queued. Handlers run to
+// completion before the interrupted code resumes, so every slot below
+// `queued` is written (or its handler left by longjmp: lost).
+__attribute__((noinline)) void drain(ThreadState* t) {
+  unsigned done = 0;
+  for (;;) {
+    unsigned n = __atomic_load_n(&t->queued, __ATOMIC_RELAXED);
+    unsigned upto = n < kQueuedArcs ? n : kQueuedArcs;
+    for (; done < upto; ++done) {
+      QueuedArc& q = t->queue[done];
+      if (__atomic_load_n(&q.ready, __ATOMIC_ACQUIRE) != 0) {
+        add(t, q.from_pc, q.self_pc, 1);
+      } else {
+        count_lost(&t->lost, 1);
+      }
+      q.ready = 0;
+    }
+    if (__atomic_compare_exchange_n(&t->queued, &n, 0u, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) return;
+  }
+}
+
+inline void record(ThreadState* t, uintptr_t from_pc, uintptr_t self_pc) {
+  if (__builtin_expect(t->busy, 0)) {
+    enqueue(t, from_pc, self_pc);
+    return;
+  }
+  t->busy = 1;
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  add(t, from_pc, self_pc, 1);
+  for (;;) {
+    if (__builtin_expect(__atomic_load_n(&t->queued, __ATOMIC_RELAXED) != 0, 0)) drain(t);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    t->busy = 0;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    // A handler that came between the drain and the release queued its arc
+    // while the guard was still taken: take the guard again for it.
+    if (__builtin_expect(__atomic_load_n(&t->queued, __ATOMIC_RELAXED) == 0, 1)) return;
+    t->busy = 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  }
+}
+
+ThreadState* new_state() {
+  auto* s = static_cast<ThreadState*>(map_zeroed(sizeof(ThreadState)));
+  if (s == nullptr) return nullptr;
+  s->table = arc_table_create(kInitialArcCapacity);
+  if (s->table == nullptr) {
+    unmap(s, sizeof(ThreadState));
+    return nullptr;
+  }
+  s->claimed = 1;
+  ThreadState* head = __atomic_load_n(&g_states, __ATOMIC_RELAXED);
+  do {
+    s->next = head;
+  } while (!__atomic_compare_exchange_n(&g_states, &head, s, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+  return s;
+}
+
+// A released state (its thread ended) if there is one, else a new one.
+ThreadState* claim_state() {
+  for (ThreadState* s = __atomic_load_n(&g_states, __ATOMIC_ACQUIRE); s != nullptr; s = s->next) {
+    int free_state = 0;
+    if (__atomic_load_n(&s->claimed, __ATOMIC_RELAXED) == 0 &&
+        __atomic_compare_exchange_n(&s->claimed, &free_state, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+      return s;
+    }
+  }
+  return new_state();
+}
+
+void on_thread_exit(void* data) {
+  auto* t = static_cast<ThreadState*>(data);
+  if (tls_state == t) tls_state = nullptr;
+  if (t->has_timer) {
+    stop_thread_timer(t->timer);
+    t->has_timer = 0;
+  }
+  // Calls this thread still makes (later destructors) attach it again.
+  __atomic_store_n(&t->claimed, 0, __ATOMIC_RELEASE);
+}
+
+void on_fork_child() {
+  ThreadState* me = tls_state;
+  for (ThreadState* s = __atomic_load_n(&g_states, __ATOMIC_ACQUIRE); s != nullptr; s = s->next) {
+    s->has_timer = 0;  // timers are not inherited
+    if (s == me) continue;
+    // A thread of the parent: its counts stay, its state is free for the
+    // child's threads; an arc it had half-queued at the fork is dropped.
+    s->busy = 0;
+    s->queued = 0;
+    for (QueuedArc& q : s->queue) q.ready = 0;
+    __atomic_store_n(&s->claimed, 0, __ATOMIC_RELEASE);
+  }
+  g_dump_busy = 0;
+  g_final_dump_done = 0;
+  if (me != nullptr) me->has_timer = start_thread_timer(me->timer) ? 1 : 0;
+}
+
+int write_profile(const char* path);
+
+void on_dump_signal(int) {
+  int saved = errno;
+  write_profile(nullptr);
+  errno = saved;
+}
+
+unsigned parse_unsigned(const char* text, unsigned fallback, unsigned most) {
+  if (text == nullptr || *text == '\0') return fallback;
+  unsigned long v = 0;
+  for (const char* p = text; *p != '\0'; ++p) {
+    if (*p < '0' || *p > '9') return fallback;
+    v = v * 10 + static_cast<unsigned long>(*p - '0');
+    if (v > most) return most;
+  }
+  return static_cast<unsigned>(v);
+}
+
+void initialize() {
+  g_settings.rate = parse_unsigned(getenv("FRAMEWALK_MCOUNT_HZ"), kDefaultSampleRate, 100000);
+  const char* verbose = getenv("FRAMEWALK_MCOUNT_VERBOSE");
+  g_settings.verbose = verbose != nullptr && *verbose != '\0' && *verbose != '0';
+  const char* on_signal = getenv("FRAMEWALK_MCOUNT_SIGUSR2");
+  g_settings.dump_on_sigusr2 = on_signal != nullptr && *on_signal != '\0' && *on_signal != '0';
+  const char* prefix = getenv("GMON_OUT_PREFIX");
+  if (prefix != nullptr && *prefix != '\0' && getauxval(AT_SECURE) == 0) g_settings.prefix = prefix;
+  g_have_text = find_executable_text(g_text);
+  if (!g_have_text || !histogram_start(g_text, g_settings.rate)) g_settings.rate = 0;
+  pthread_key_create(&g_thread_key, on_thread_exit);
+  pthread_atfork(nullptr, nullptr, on_fork_child);
+  if (g_settings.dump_on_sigusr2) {
+    struct sigaction action = {};
+    action.sa_handler = on_dump_signal;
+    action.sa_flags = SA_RESTART;
+    sigaction(SIGUSR2, &action, nullptr);
+  }
+}
+
+// True once the runtime is set up. A call that meets the set-up in progress
+// (a signal handler, or a thread started by a constructor that runs before
+// the runtime's) is not counted, and is counted as lost.
+bool ensure_initialized() {
+  if (__atomic_load_n(&g_init_state, __ATOMIC_ACQUIRE) == 2) return true;
+  int not_yet = 0;
+  if (!__atomic_compare_exchange_n(&g_init_state, &not_yet, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+    return __atomic_load_n(&g_init_state, __ATOMIC_ACQUIRE) == 2;
+  }
+  initialize();
+  __atomic_store_n(&g_init_state, 2, __ATOMIC_RELEASE);
+  return true;
+}
+
+ThreadState* attach_thread() {
+  if (tls_state != nullptr) return tls_state;
+  if (tls_attaching || !ensure_initialized()) return nullptr;
+  tls_attaching = 1;
+  ThreadState* t = claim_state();
+  if (t != nullptr) {
+    t->busy = 0;
+    tls_state = t;
+    pthread_setspecific(g_thread_key, t);
+    t->has_timer = start_thread_timer(t->timer) ? 1 : 0;
+  }
+  tls_attaching = 0;
+  return t;
+}
+
+// Every arc of every thread, summed by (from_pc, self_pc), in a table of its
+// own; nullptr when no memory could be mapped for it.
+ArcTable* merge_all() {
+  std::size_t total = 0;
+  for (ThreadState* s = __atomic_load_n(&g_states, __ATOMIC_ACQUIRE); s != nullptr; s = s->next) {
+    total += __atomic_load_n(&s->table, __ATOMIC_ACQUIRE)->used;
+  }
+  std::size_t capacity = 16;
+  while (capacity < 2 * total + 2) capacity *= 2;
+  ArcTable* merged = arc_table_create(capacity);
+  for (ThreadState* s = __atomic_load_n(&g_states, __ATOMIC_ACQUIRE); s != nullptr && merged != nullptr;
+       s = s->next) {
+    arc_table_for_each(*__atomic_load_n(&s->table, __ATOMIC_ACQUIRE),
+                       [&](uintptr_t from_pc, uintptr_t self_pc, uint64_t count) {
+                         if (merged == nullptr || arc_table_add(*merged, from_pc, self_pc, count)) return;
+                         // Arcs other threads added since the sizing.
+                         ArcTable* bigger = arc_table_grown(*merged);
+                         arc_table_destroy(merged);
+                         merged = bigger;
+                         if (merged != nullptr) arc_table_add(*merged, from_pc, self_pc, count);
+                       });
+  }
+  return merged;
+}
+
+uint64_t lost_calls() {
+  uint64_t lost = __atomic_load_n(&g_lost_unattached, __ATOMIC_RELAXED);
+  for (ThreadState* s = __atomic_load_n(&g_states, __ATOMIC_ACQUIRE); s != nullptr; s = s->next) {
+    lost += __atomic_load_n(&s->lost, __ATOMIC_RELAXED);
+  }
+  return lost;
+}
+
+// A line for stderr built without stdio (a dump may be in a signal handler).
+class Line {
+ public:
+  Line& text(const char* s) {
+    while (*s != '\0' && used_ < sizeof buffer_ - 1) buffer_[used_++] = *s++;
+    return *this;
+  }
+  Line& number(uint64_t v) {
+    char digits[20];
+    unsigned n = 0;
+    do {
+      digits[n++] = static_cast<char>('0' + v % 10);
+      v /= 10;
+    } while (v != 0);
+    while (n > 0 && used_ < sizeof buffer_ - 1) buffer_[used_++] = digits[--n];
+    return *this;
+  }
+  void print() {
+    buffer_[used_++] = '\n';
+    ssize_t ignored = write(STDERR_FILENO, buffer_, used_);
+    (void)ignored;
+  }
+
+ private:
+  char buffer_[512];
+  std::size_t used_ = 0;
+};
+
+// gmon.out, $GMON_OUT_PREFIX.<pid>, or `path`.
+const char* output_path(const char* path, char (&buffer)[4096]) {
+  if (path != nullptr) return path;
+  if (g_settings.prefix == nullptr) return "gmon.out";
+  std::size_t n = std::strlen(g_settings.prefix);
+  if (n + 24 > sizeof buffer) return "gmon.out";
+  std::memcpy(buffer, g_settings.prefix, n);
+  buffer[n++] = '.';
+  char digits[20];
+  unsigned d = 0;
+  for (unsigned long pid = static_cast<unsigned long>(getpid()); d == 0 || pid != 0; pid /= 10) {
+    digits[d++] = static_cast<char>('0' + pid % 10);
+  }
+  while (d > 0) buffer[n++] = digits[--d];
+  buffer[n] = '\0';
+  return buffer;
+}
+
+int write_profile(const char* path) {
+  int idle = 0;
+  if (!__atomic_compare_exchange_n(&g_dump_busy, &idle, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) return -1;
+  ArcTable* merged = merge_all();
+  char buffer[4096];
+  const char* name = output_path(path, buffer);
+  int fd = open(name, O_CREAT | O_TRUNC | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0666);
+  uint64_t arcs = 0, calls = 0, outside = 0;
+  int open_errno = errno;
+  bool ok = fd >= 0 && merged != nullptr;
+  if (fd >= 0) {
+    GmonWriter writer(fd);
+    writer.header();
+    HistogramView h = histogram_view();
+    writer.histogram(h.low_pc, h.high_pc, h.bins, h.nbins, h.rate);
+    if (merged != nullptr) {
+      arc_table_for_each(*merged, [&](uintptr_t from_pc, uintptr_t self_pc, uint64_t count) {
+        // gprof reads one program: arcs with an end elsewhere (a shared
+        // library, a signal trampoline, the thread start in libc) have no
+        // address it could look up, as with glibc, which drops them too.
+        if (!g_have_text || !g_text.contains(from_pc) || !g_text.contains(self_pc)) {
+          ++outside;
+          return;
+        }
+        writer.arc(from_pc - g_text.bias, self_pc - g_text.bias, count);
+        ++arcs;
+        calls += count;
+      });
+    }
+    ok = writer.finish() && ok;
+    open_errno = errno;
+    close(fd);
+  }
+  if (g_settings.verbose || !ok) {
+    Line line;
+    line.text("framewalk mcount: ").text(name);
+    if (!ok) {
+      if (merged == nullptr) {
+        line.text(": no memory to merge the arcs");
+      } else {
+        line.text(fd < 0 ? ": cannot open it, errno " : ": cannot write it, errno ").number(static_cast<uint64_t>(open_errno));
+      }
+    } else {
+      line.text(": ").number(arcs).text(" arcs, ").number(calls).text(" calls; ").number(outside);
+      line.text(" arcs with an end outside the executable; ").number(histogram_samples()).text(" samples at ");
+      line.number(histogram_view().rate).text(" Hz; ").number(lost_calls()).text(" calls lost");
+    }
+    line.print();
+  }
+  arc_table_destroy(merged);
+  __atomic_store_n(&g_dump_busy, 0, __ATOMIC_RELEASE);
+  return ok ? 0 : -1;
+}
+
+bool any_arc() {
+  for (ThreadState* s = __atomic_load_n(&g_states, __ATOMIC_ACQUIRE); s != nullptr; s = s->next) {
+    if (__atomic_load_n(&s->table, __ATOMIC_ACQUIRE)->used != 0) return true;
+  }
+  return false;
+}
+
+void final_dump() {
+  int not_yet = 0;
+  if (!__atomic_compare_exchange_n(&g_final_dump_done, &not_yet, 1, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) return;
+  if (__atomic_load_n(&g_init_state, __ATOMIC_ACQUIRE) != 2) return;
+  // A process that neither was set up for profiling (gcrt1.o's
+  // __monstartup) nor called a hook writes nothing: under LD_PRELOAD, the
+  // programs a profiled program runs (a shell, sort) would otherwise
+  // overwrite its gmon.out with an empty one.
+  if (!__atomic_load_n(&g_monstartup_called, __ATOMIC_RELAXED) && !any_arc() && lost_calls() == 0) return;
+  write_profile(nullptr);
+  uint64_t lost = lost_calls();
+  if (lost != 0) {
+    Line()
+        .text("framewalk mcount: ")
+        .number(lost)
+        .text(" calls were not counted (no memory for a table, or more than 64 nested signal handlers at once)")
+        .print();
+  }
+}
+
+// Before main; glibc's gcrt1.o calls __monstartup (below) even earlier, from
+// the program's .init, which is why both only make sure of the set-up.
+__attribute__((constructor)) void on_load() { attach_thread(); }
+
+// After the program's own destructors (the library was loaded before the
+// program, or is linked after its objects), so their calls are counted too.
+__attribute__((destructor)) void on_unload() { final_dump(); }
+
+}  // namespace
+
+}  // namespace framewalk::mcount
+
+using namespace framewalk::mcount;
+
+extern "C" {
+
+__attribute__((visibility("hidden"))) int framewalk_mcount_fast(uintptr_t from_pc, uintptr_t self_pc) {
+  ThreadState* t = tls_state;
+  if (__builtin_expect(t == nullptr, 0)) return 1;
+  if (__builtin_expect(__atomic_load_n(&g_counting, __ATOMIC_RELAXED), 1)) record(t, from_pc, self_pc);
+  return 0;
+}
+
+__attribute__((visibility("hidden"))) void framewalk_mcount_slow(uintptr_t from_pc, uintptr_t self_pc) {
+  ThreadState* t = attach_thread();
+  if (t == nullptr) {
+    count_lost(&g_lost_unattached, 1);
+    return;
+  }
+  if (__atomic_load_n(&g_counting, __ATOMIC_RELAXED)) record(t, from_pc, self_pc);
+}
+
+// -finstrument-functions: ordinary C calls, so no stub.
+__attribute__((visibility("default"), no_instrument_function)) void __cyg_profile_func_enter(void* this_fn,
+                                                                                              void* call_site) {
+  uintptr_t self_pc = host::code_address(reinterpret_cast<uintptr_t>(this_fn));
+  uintptr_t from_pc = host::code_address(reinterpret_cast<uintptr_t>(call_site));
+  if (framewalk_mcount_fast(from_pc, self_pc) != 0) framewalk_mcount_slow(from_pc, self_pc);
+}
+
+__attribute__((visibility("default"), no_instrument_function)) void __cyg_profile_func_exit(void*, void*) {}
+
+// glibc's profiling entry points, so that neither its set-up (gcrt1.o calls
+// __monstartup and registers _mcleanup) nor a static link pulls in glibc's
+// gmon. The range glibc would cover comes from the program's headers
+// instead; the file is written by the destructor above, after the program's
+// atexit handlers, so _mcleanup has nothing left to do.
+__attribute__((visibility("default"))) void __monstartup(unsigned long, unsigned long) {
+  __atomic_store_n(&g_monstartup_called, 1, __ATOMIC_RELAXED);
+  attach_thread();
+}
+__attribute__((visibility("default"))) void monstartup(unsigned long low, unsigned long high) { __monstartup(low, high); }
+__attribute__((visibility("default"))) void _mcleanup(void) {}
+__attribute__((visibility("default"))) void moncontrol(int mode) {
+  __atomic_store_n(&g_counting, mode != 0 ? 1 : 0, __ATOMIC_RELAXED);
+  histogram_enable(mode != 0);
+}
+
+int framewalk_mcount_dump(const char* path) {
+  if (!ensure_initialized()) return -1;
+  return write_profile(path);
+}
+
+long framewalk_mcount_for_each_arc(framewalk_mcount_arc_fn fn, void* context) {
+  int idle = 0;
+  if (!__atomic_compare_exchange_n(&g_dump_busy, &idle, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) return -1;
+  ArcTable* merged = merge_all();
+  long n = -1;
+  if (merged != nullptr) {
+    n = 0;
+    arc_table_for_each(*merged, [&](uintptr_t from_pc, uintptr_t self_pc, uint64_t count) {
+      fn(from_pc, self_pc, count, context);
+      ++n;
+    });
+    arc_table_destroy(merged);
+  }
+  __atomic_store_n(&g_dump_busy, 0, __ATOMIC_RELEASE);
+  return n;
+}
+
+uint64_t framewalk_mcount_lost(void) { return lost_calls(); }
+
+}  // extern "C"

@@ -1,0 +1,22 @@
+# Sourced by tests/cross/inprocess.sh and tests/cross/mcount.sh: the cross
+# build both use (one build directory per machine, the same options), after
+# checking its tools. Needs $src and $build; sets $triplet and $qemu from the
+# machine; exits 77 (skipped) without a tool.
+#   cross_configure MACHINE TOOL...   (the tools beyond the compiler, qemu, cmake and ninja)
+cross_configure() {
+  local machine=$1
+  shift
+  case $machine in
+    aarch64) triplet=aarch64-linux-gnu qemu=qemu-aarch64 ;;
+    arm) triplet=arm-linux-gnueabihf qemu=qemu-arm ;;
+    *) echo "usage: $(basename "$0") [aarch64|arm] [BUILD_DIR]" >&2; exit 2 ;;
+  esac
+  local tool
+  for tool in "$triplet-g++" "$qemu" cmake ninja "${@/#/$triplet-}"; do
+    command -v "$tool" > /dev/null || { echo "skip: no $tool"; exit 77; }
+  done
+  [ -d /usr/src/googletest ] || { echo "skip: no /usr/src/googletest (googletest)"; exit 77; }
+  cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_TOOLCHAIN_FILE="$src/cmake/toolchains/$triplet.cmake" \
+    -DFRAMEWALK_COMPRESSION=OFF -DFRAMEWALK_CLI=OFF -DFRAMEWALK_BENCH=ON > /dev/null
+}

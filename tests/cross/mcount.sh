@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The mcount runtime (libframewalk_mcount) on AArch64 and 32-bit ARM:
+# cross-builds the runtime and the programs of tests/mcount/ (in the build
+# directory tests/cross/inprocess.sh uses, with its options) and runs them
+# under qemu-user: exact call counts in gmon.out, in gprof's call graph (the
+# cross binutils' gprof) and in the runtime's own arcs, with 8 threads
+# (ARM: Thumb-2 and ARM-state programs); a fork and a dump on request; the
+# registers around the hook (ARM: called from Thumb-2 and from ARM code).
+#
+#   tests/cross/mcount.sh [aarch64|arm] [BUILD_DIR]   (default aarch64, build-MACHINE)
+#
+# Exit 77 (skipped) without the cross compiler or qemu.
+set -euo pipefail
+src=$(cd "$(dirname "$0")/../.." && pwd)
+machine=${1:-aarch64}
+build=${2:-$src/build-$machine}
+case $machine in
+  aarch64) variants="pg cyg linked static" registers="native" ;;
+  arm) variants="pg arm cyg linked static" registers="thumb arm" ;;
+esac
+. "$src/tests/cross/cross_build.sh"
+cross_configure "$machine" gprof nm
+command -v python3 > /dev/null || { echo "skip: no python3"; exit 77; }
+ninja -C "$build" -j1 mcount_tests
+bin=$build/tests/mcount
+check=$src/tests/mcount/check_gmon.py
+run_qemu="$qemu -L /usr/$triplet"
+tools=(--nm "$triplet-nm" --gprof "$triplet-gprof" --qemu "$run_qemu")
+lib=$build/libframewalk_mcount.so
+for variant in $variants; do
+  echo "== $machine: mcount_exact_$variant"
+  if [ "$variant" = linked ]; then
+    python3 "$check" exact --exe "$bin/mcount_exact_$variant" --counted --work "$bin/work/$variant" "${tools[@]}"
+  elif [ "$variant" = static ]; then
+    python3 "$check" exact --exe "$bin/mcount_exact_$variant" --work "$bin/work/$variant" "${tools[@]}"
+  else
+    python3 "$check" exact --exe "$bin/mcount_exact_$variant" --preload "$lib" --work "$bin/work/$variant" "${tools[@]}"
+  fi
+done
+echo "== $machine: mcount_fork_calls"
+python3 "$check" fork --exe "$bin/mcount_fork_calls" --preload "$lib" --work "$bin/work/fork" "${tools[@]}"
+for variant in $registers; do
+  echo "== $machine: mcount_registers_$variant"
+  mkdir -p "$bin/work/registers"
+  (cd "$bin/work/registers" && $run_qemu "$bin/mcount_registers_$variant")
+done

@@ -1,0 +1,269 @@
+#!/usr/bin/env python3
+"""Checks of the mcount runtime (src/mcount/) against programs that know their call graph.
+
+  check_gmon.py exact --exe PROG [--preload LIB] [--threads N] --work DIR [--nm NM] [--gprof GPROF] [--qemu QEMU ...]
+      Runs PROG (tests/mcount/exact_calls.c) in DIR, reads the gmon.out it
+      leaves with a reader of its own and with gprof's call graph (`gprof -b
+      -q`), and requires both to hold exactly the arcs the program says it
+      made between functions of the executable, and nothing else between them;
+      the arcs framewalk's runtime counted (`counted` lines, from
+      framewalk_mcount_for_each_arc) must hold every arc the program made,
+      also into its shared library.
+  check_gmon.py glibc --exe PROG --preload LIB --work DIR
+      Runs the single-threaded PROG once with glibc's runtime and once with
+      LIB preloaded: gprof's call graphs of the two gmon.out files must give
+      the same calls, and only the preloaded run may have framewalk's
+      `counted` lines (the preload took over glibc's mcount).
+  check_gmon.py fork --exe PROG --preload LIB --work DIR
+      tests/mcount/fork_calls.c: each process writes its own file
+      (GMON_OUT_PREFIX), the child inherits the counts made before the fork,
+      and a dump on request holds the counts made so far.
+
+Exit status 0 when all holds; the differences are printed otherwise.
+"""
+import argparse
+import collections
+import os
+import re
+import shlex
+import shutil
+import struct
+import subprocess
+import sys
+
+
+def elf_class_and_order(path):
+    with open(path, "rb") as f:
+        ident = f.read(16)
+    if ident[:4] != b"\x7fELF":
+        raise SystemExit(f"{path}: not an ELF file")
+    return (8 if ident[4] == 2 else 4), ("<" if ident[5] == 1 else ">")
+
+
+def read_gmon(path, word, order):
+    """The arcs (from_pc, self_pc, count) and histogram records of a gmon.out."""
+    data = open(path, "rb").read()
+    if data[:4] != b"gmon" or struct.unpack(order + "I", data[4:8])[0] != 1:
+        raise SystemExit(f"{path}: not a version-1 gmon.out")
+    pos, arcs, hists = 20, [], []
+    addr = order + ("Q" if word == 8 else "I")
+    while pos < len(data):
+        tag = data[pos]
+        pos += 1
+        if tag == 0:
+            low, high = struct.unpack_from(order + ("QQ" if word == 8 else "II"), data, pos)
+            pos += 2 * word
+            size, rate = struct.unpack_from(order + "II", data, pos)
+            pos += 8
+            dimen = data[pos:pos + 15].rstrip(b"\0").decode()
+            pos += 16
+            bins = struct.unpack_from(order + f"{size}H", data, pos)
+            pos += 2 * size
+            hists.append((low, high, rate, dimen, bins))
+        elif tag == 1:
+            frm, = struct.unpack_from(addr, data, pos)
+            slf, = struct.unpack_from(addr, data, pos + word)
+            count, = struct.unpack_from(order + "I", data, pos + 2 * word)
+            pos += 2 * word + 4
+            arcs.append((frm, slf, count))
+        else:
+            raise SystemExit(f"{path}: bad tag {tag} at offset {pos - 1}")
+    return arcs, hists
+
+
+class Symbols:
+    """Function symbols of an executable, from nm: the function holding an address."""
+
+    def __init__(self, exe, nm):
+        out = subprocess.run([nm, "--defined-only", exe], capture_output=True, text=True, check=True).stdout
+        entries = []
+        for line in out.splitlines():
+            parts = line.split()
+            if len(parts) == 3 and parts[1] in "tTwW":
+                entries.append((int(parts[0], 16) & ~1, parts[2]))  # ~1: a Thumb function's symbol
+        entries.sort()
+        self.addresses = [a for a, _ in entries]
+        self.names = [n for _, n in entries]
+        self.known = set(self.names)
+
+    def name(self, address):
+        import bisect
+        i = bisect.bisect_right(self.addresses, address) - 1
+        return self.names[i] if i >= 0 else None
+
+
+def gmon_arcs_by_name(gmon, exe, nm):
+    word, order = elf_class_and_order(exe)
+    arcs, hists = read_gmon(gmon, word, order)
+    symbols = Symbols(exe, nm)
+    named = collections.Counter()
+    for frm, slf, count in arcs:
+        named[(symbols.name(frm), symbols.name(slf))] += count
+    return named, hists, symbols
+
+
+def gprof_arcs(exe, gmon, gprof):
+    """(caller, callee) -> calls from gprof's call graph: the parent lines of each
+    primary entry (every arc is a parent line of its callee's entry; a caller
+    like main that nobody calls has no entry of its own)."""
+    out = subprocess.run([gprof, "-b", "-q", exe, gmon], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise SystemExit(f"gprof failed: {out.stderr}")
+    arcs = collections.Counter()
+    parents = []
+    for line in out.stdout.splitlines():
+        if line.startswith("-----"):
+            parents = []
+            continue
+        if "as a whole>" in line or "<spontaneous>" in line:
+            continue
+        m = re.match(r"^(\[\d+\])?\s+(.*?)\s*(\S+)( <cycle \d+>)? \[\d+\]$", line)
+        if not m:
+            continue
+        fields, name = m.group(2).split(), m.group(3)
+        if m.group(1):
+            for parent, calls in parents:
+                arcs[(parent, name)] += calls
+            parents = None  # the children follow
+            continue
+        if parents is None or not fields:
+            continue
+        calls = fields[-1].split("/")[0]
+        if calls.isdigit():
+            parents.append((name, int(calls)))
+    return arcs
+
+
+def run(cmd, cwd, env_extra):
+    env = dict(os.environ)
+    env.update(env_extra)
+    out = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    if out.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)}: exit {out.returncode}\n{out.stdout}{out.stderr}")
+    return out
+
+
+def fresh(work):
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+
+
+def program_command(args, exe, extra):
+    return (args.qemu or []) + [exe] + extra
+
+
+def preload_env(args, lib):
+    if not lib:
+        return {}
+    if args.qemu:  # the guest's loader reads the guest's environment: qemu -E
+        return {"QEMU_SET_ENV": f"LD_PRELOAD={lib}"}
+    return {"LD_PRELOAD": lib}
+
+
+def parse_lines(stdout, kind):
+    found = collections.Counter()
+    for line in stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 4 and parts[0] == kind:
+            found[(parts[1], parts[2])] += int(parts[3])
+    return found
+
+
+def compare(what, expected, got, problems):
+    for key in sorted(set(expected) | set(got)):
+        if expected.get(key, 0) != got.get(key, 0):
+            problems.append(f"{what}: {key[0]} -> {key[1]}: expected {expected.get(key, 0)}, got {got.get(key, 0)}")
+
+
+def from_program(arcs):
+    """Without the arcs into main and thread_main: they come from the C library
+    (in a static program, from its functions in the executable)."""
+    return collections.Counter({k: v for k, v in arcs.items() if k[1] not in ("main", "thread_main")})
+
+
+def check_exact(args):
+    fresh(args.work)
+    exe = os.path.abspath(args.exe)
+    out = run(program_command(args, exe, [str(args.threads)]), args.work, preload_env(args, args.preload))
+    expected = parse_lines(out.stdout, "expect")
+    gmon = os.path.join(args.work, "gmon.out")
+    named, hists, symbols = gmon_arcs_by_name(gmon, exe, args.nm)
+    problems = []
+    in_exe = {k: v for k, v in expected.items() if k[0] in symbols.known and k[1] in symbols.known}
+    compare("gmon.out", in_exe, from_program(named), problems)
+    compare("gprof", in_exe, from_program(gprof_arcs(exe, gmon, args.gprof)), problems)
+    if not hists:
+        problems.append("gmon.out: no histogram record")
+    if args.preload or args.counted:
+        counted = from_program(parse_lines(out.stdout, "counted"))
+        compare("framewalk_mcount_for_each_arc", expected, counted, problems)
+    if "calls lost" in out.stderr or "not counted" in out.stderr:
+        problems.append(f"the runtime reports: {out.stderr.strip()}")
+    report(problems, f"{len(in_exe)} arcs in gmon.out and gprof, {sum(in_exe.values())} calls")
+
+
+def check_glibc(args):
+    counts = {}
+    for label, lib in (("glibc", None), ("framewalk", args.preload)):
+        work = os.path.join(args.work, label)
+        fresh(work)
+        out = run(program_command(args, os.path.abspath(args.exe), ["0"]), work, preload_env(args, lib))
+        has_counted = any(l.startswith("counted ") for l in out.stdout.splitlines())
+        if has_counted != (lib is not None):
+            raise SystemExit(f"{label} run: framewalk's runtime {'absent' if lib else 'present'}")
+        counts[label] = gprof_arcs(os.path.abspath(args.exe), os.path.join(work, "gmon.out"), args.gprof)
+    problems = []
+    compare("glibc against framewalk", counts["glibc"], counts["framewalk"], problems)
+    report(problems, f"{len(counts['glibc'])} arcs, {sum(counts['glibc'].values())} calls, the same from both")
+
+
+def check_fork(args):
+    fresh(args.work)
+    exe = os.path.abspath(args.exe)
+    env = preload_env(args, args.preload)
+    env["GMON_OUT_PREFIX"] = "prof"
+    out = run(program_command(args, exe, []), args.work, env)
+    pids = dict(line.split()[1:3] for line in out.stdout.splitlines() if line.startswith("pid "))
+    problems = []
+    want = {
+        "parent": {("main", "before_fork"): 10, ("main", "in_parent"): 7},
+        "child": {("main", "before_fork"): 10, ("main", "in_child"): 5},
+        "mid": {("main", "before_fork"): 10},
+    }
+    for who, arcs in want.items():
+        path = os.path.join(args.work, "mid.out" if who == "mid" else f"prof.{pids.get(who)}")
+        if not os.path.exists(path):
+            problems.append(f"{who}: no {os.path.basename(path)}")
+            continue
+        named, _, _ = gmon_arcs_by_name(path, exe, args.nm)
+        compare(f"{who} ({os.path.basename(path)})", arcs, named, problems)
+    report(problems, "parent, child and the dump on request each hold their own counts")
+
+
+def report(problems, summary):
+    if problems:
+        print("\n".join(problems))
+        sys.exit(1)
+    print(f"ok: {summary}")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("mode", choices=["exact", "glibc", "fork"])
+    parser.add_argument("--exe", required=True)
+    parser.add_argument("--preload")
+    parser.add_argument("--counted", action="store_true", help="framewalk's runtime is linked in: check its arcs")
+    parser.add_argument("--threads", type=int, default=8)
+    parser.add_argument("--work", required=True)
+    parser.add_argument("--nm", default="nm")
+    parser.add_argument("--gprof", default="gprof")
+    parser.add_argument("--qemu", help="the emulator and its options, one string: 'qemu-arm -L /usr/arm-linux-gnueabihf'")
+    args = parser.parse_args()
+    if args.preload:
+        args.preload = os.path.abspath(args.preload)
+    args.qemu = shlex.split(args.qemu) if args.qemu else None
+    {"exact": check_exact, "glibc": check_glibc, "fork": check_fork}[args.mode](args)
+
+
+if __name__ == "__main__":
+    main()
