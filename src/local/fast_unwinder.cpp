@@ -164,7 +164,7 @@ __attribute__((noinline)) HotExit hot_walk(char* const cache, HotState& state) {
       const uint64_t predicted_word = RuleCache::slot_at(cache, predicted_slot).word.load(std::memory_order_relaxed);
       const uint64_t predicted_rule = RuleCache::rule_at(cache, prediction);
       uint64_t cfa, next_pc;
-      if ((rule >> 32) == compact::kSimple) [[likely]] {
+      if ((rule >> compact::kOffsetBits) == compact::kSimple) [[likely]] {
         // CFA = sp + n, the return address just below, fp unchanged: inside
         // the frame (compact_rule_from_row checked).
         cfa = sp + compact::cfa_offset(rule);
@@ -193,12 +193,15 @@ __attribute__((noinline)) HotExit hot_walk(char* const cache, HotState& state) {
         } else {
           cfa = sp + compact::cfa_offset(rule);
         }
-        if (cfa > hi || cfa - sp < kWord * compact::deepest_slot(rule)) {  // let the checked path read
+        const uint64_t ra_slot = compact::ra_slot(rule), fp_slot = compact::fp_slot(rule);
+        // The words read lie between sp and cfa (for an sp-based rule
+        // compact_rule_from_row made sure).
+        if (cfa > hi || cfa - sp < kWord * (ra_slot > fp_slot ? ra_slot : fp_slot)) {  // let the checked path read
           state.confirmed_sp = sp;
           break;
         }
-        if (const unsigned k = compact::fp_slot(rule)) std::memcpy(&fp, reinterpret_cast<const void*>(cfa - kWord * k), kWord);
-        std::memcpy(&next_pc, reinterpret_cast<const void*>(cfa - kWord * compact::ra_slot(rule)), kWord);
+        if (fp_slot) std::memcpy(&fp, reinterpret_cast<const void*>(cfa - kWord * fp_slot), kWord);
+        std::memcpy(&next_pc, reinterpret_cast<const void*>(cfa - kWord * ra_slot), kWord);
       }
       const uint64_t stepped_from = sp;
       sp = cfa;

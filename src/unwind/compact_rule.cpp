@@ -3,28 +3,28 @@
 namespace framewalk {
 
 uint64_t encode(const CompactRule& r) {
-  const unsigned deepest = r.ra_slot > r.fp_slot ? r.ra_slot : r.fp_slot;
-  return uint64_t{r.cfa_offset} | uint64_t{r.ra_slot} << 32 | uint64_t{r.fp_slot} << 40 |
-         (r.fp_based ? compact::kFpBased : 0) | (r.outermost ? compact::kOutermost : 0) | uint64_t{deepest} << 56;
+  using namespace compact;
+  return uint64_t{r.cfa_offset} | uint64_t{r.ra_slot} << kOffsetBits | uint64_t{r.fp_slot} << (kOffsetBits + kSlotBits) |
+         (r.fp_based ? kFpBased : 0) | (r.outermost ? kOutermost : 0);
 }
 
 CompactRule decode(uint64_t word) {
   CompactRule r;
   r.cfa_offset = compact::cfa_offset(word);
-  r.ra_slot = static_cast<uint8_t>(compact::ra_slot(word));
-  r.fp_slot = static_cast<uint8_t>(compact::fp_slot(word));
+  r.ra_slot = static_cast<uint32_t>(compact::ra_slot(word));
+  r.fp_slot = static_cast<uint32_t>(compact::fp_slot(word));
   r.fp_based = (word & compact::kFpBased) != 0;
   r.outermost = (word & compact::kOutermost) != 0;
   return r;
 }
 
 namespace {
-// A rule "saved at CFA - k words" for k in 1..255, as k.
-bool slot_of(const RegisterRule& rule, unsigned word, uint8_t* slot) {
+// A rule "saved at CFA - k words" for k in 1..kSlotMask, as k.
+bool slot_of(const RegisterRule& rule, unsigned word, uint32_t* slot) {
   if (rule.kind != RuleKind::kOffset || rule.value >= 0 || (-rule.value) % word != 0) return false;
   const int64_t k = -rule.value / word;
-  if (k > 255) return false;
-  *slot = static_cast<uint8_t>(k);
+  if (k > static_cast<int64_t>(compact::kSlotMask)) return false;
+  *slot = static_cast<uint32_t>(k);
   return true;
 }
 }  // namespace
@@ -34,6 +34,15 @@ bool compact_rule_from_row(const arch::Machine& machine, const UnwindRow& row, C
   const uint16_t ra_column = row.return_address_register;
   const RegisterRule* ra = row.find(ra_column);
   if (ra && ra->kind == RuleKind::kUndefined) {
+    *out = CompactRule{};
+    out->outermost = true;
+    return true;
+  }
+  // A return-address frame without a rule for a link register's column:
+  // the step loop stops there (bad-unwind-info: the return address is
+  // lost); the fast path, which reports frames and not reasons, ends the
+  // stack there too. glibc's clone3 thread start on AArch64 has such a row.
+  if (!ra && ra_column == machine.return_address_column() && machine.link_register()) {
     *out = CompactRule{};
     out->outermost = true;
     return true;
@@ -58,8 +67,8 @@ bool compact_rule_from_row(const arch::Machine& machine, const UnwindRow& row, C
   }
   // A stack-pointer-based frame holds the words the step reads: the hot
   // loops rely on it instead of checking every step.
-  const unsigned deepest = r.ra_slot > r.fp_slot ? r.ra_slot : r.fp_slot;
-  if (!r.fp_based && uint64_t{deepest} * word > r.cfa_offset) return false;
+  const uint64_t deepest = r.ra_slot > r.fp_slot ? r.ra_slot : r.fp_slot;
+  if (!r.fp_based && deepest * word > r.cfa_offset) return false;
   *out = r;
   return true;
 }

@@ -17,38 +17,39 @@ namespace framewalk {
 
 struct CompactRule {
   uint32_t cfa_offset = 0;  // bytes above the base register
-  uint8_t ra_slot = 0;      // the return address is at CFA - ra_slot words (1 or more)
-  uint8_t fp_slot = 0;      // the frame pointer is at CFA - fp_slot words, 0: unchanged
+  uint32_t ra_slot = 0;     // the return address is at CFA - ra_slot words (1 or more)
+  uint32_t fp_slot = 0;     // the frame pointer is at CFA - fp_slot words, 0: unchanged
   bool fp_based = false;    // the CFA is the frame pointer plus the offset (else the stack pointer)
-  bool outermost = false;   // the return address is undefined: the stack ends here
+  bool outermost = false;   // the stack ends here
   bool operator==(const CompactRule&) const = default;
 };
 
 // The encoded word, never 0 (a valid rule has a return-address slot or is
 // the outermost one):
-//   bits 0-31   cfa_offset
-//   bits 32-39  ra_slot
-//   bits 40-47  fp_slot
-//   bit  48     fp_based
-//   bit  49     outermost
-//   bits 56-63  the deepest slot read, max(ra_slot, fp_slot)
-// `word >> 32 == 1` is the common case the hot loops test first: CFA =
+//   bits 0-20   cfa_offset (up to kMaxCompactCfaOffset)
+//   bits 21-37  ra_slot
+//   bits 38-54  fp_slot (an AArch64 frame record sits at the bottom of a
+//               large frame: its slot is the frame's size in words)
+//   bit  55     fp_based
+//   bit  56     outermost
+// `word >> 21 == 1` is the common case the hot loops test first: CFA =
 // sp + n, the return address just below it, the frame pointer unchanged.
 namespace compact {
-inline constexpr uint64_t kFpBased = uint64_t{1} << 48;
-inline constexpr uint64_t kOutermost = uint64_t{1} << 49;
-// word >> 32 for "CFA = sp + n, RA at CFA - 1 word" (ra_slot 1, deepest slot 1).
-inline constexpr uint64_t kSimple = 1 | uint64_t{1} << 24;
-inline uint32_t cfa_offset(uint64_t word) { return static_cast<uint32_t>(word); }
-inline unsigned ra_slot(uint64_t word) { return static_cast<unsigned>(word >> 32) & 0xff; }
-inline unsigned fp_slot(uint64_t word) { return static_cast<unsigned>(word >> 40) & 0xff; }
-inline unsigned deepest_slot(uint64_t word) { return static_cast<unsigned>(word >> 56); }
+inline constexpr unsigned kOffsetBits = 21, kSlotBits = 17;
+inline constexpr uint64_t kSlotMask = (uint64_t{1} << kSlotBits) - 1;
+inline constexpr uint64_t kFpBased = uint64_t{1} << 55;
+inline constexpr uint64_t kOutermost = uint64_t{1} << 56;
+inline constexpr uint64_t kSimple = 1;  // word >> kOffsetBits for "CFA = sp + n, RA at CFA - 1 word"
+inline uint32_t cfa_offset(uint64_t word) { return static_cast<uint32_t>(word & ((uint64_t{1} << kOffsetBits) - 1)); }
+inline uint64_t ra_slot(uint64_t word) { return (word >> kOffsetBits) & kSlotMask; }
+inline uint64_t fp_slot(uint64_t word) { return (word >> (kOffsetBits + kSlotBits)) & kSlotMask; }
 }  // namespace compact
 
 uint64_t encode(const CompactRule& rule);
 CompactRule decode(uint64_t word);
 
-// The largest CFA offset a compact rule holds (1 MiB): a larger frame is
+// The largest CFA offset a compact rule holds (1 MiB; slots of 8-byte
+// words below it then fit in 17 bits): a larger frame is
 // rare, its step reads pages the walk has to probe anyway, and a CFA that
 // far up is more often a corrupt frame pointer than a frame; the step loop
 // takes it, with its checks.

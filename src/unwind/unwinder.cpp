@@ -174,6 +174,13 @@ bool Unwinder::find_row(const Frame& frame, const UnwindOptions& options, Step* 
     return true;
   }
   if (!options.row_cache || !frame.module) return find_row_uncached(frame, options, step);
+  return find_row_through_cache(frame, options, step);
+}
+
+// A function of its own, so that the cache entry it copies takes no stack
+// on the row finder's path (the in-process walks in signal handlers).
+__attribute__((noinline)) bool Unwinder::find_row_through_cache(const Frame& frame, const UnwindOptions& options,
+                                                               Step* step) const {
   // The row depends on the module and PC, the sources asked for, (for
   // SFrame's topmost-only rules) whether this is the frame the walk began at,
   // and (an EHABI entry at its function's first instruction) whether the PC is exact.

@@ -201,6 +201,7 @@ class Unwinder {
   SframeMiss find_sframe_row(const Frame& frame, Step* step) const;
   bool find_row(const Frame& frame, const UnwindOptions& options, Step* step) const;
   bool find_row_uncached(const Frame& frame, const UnwindOptions& options, Step* step) const;
+  bool find_row_through_cache(const Frame& frame, const UnwindOptions& options, Step* step) const;
   bool fallback_row(const Frame& frame, const arch::RegisterFile& regs, const UnwindOptions& options, Step* step) const;
   // The code bytes FallbackInput hands the machine: the function's first
   // ones (an activation's only up to its PC) and an activation's at its PC.

@@ -34,7 +34,7 @@ machine=${1:-aarch64}
 build=${2:-$src/build-$machine}
 . "$src/tests/cross/cross_build.sh"
 cross_configure "$machine"
-ninja -C "$build" framewalk_tests fw_dlopen_target backtrace_per_frame
+ninja -C "$build" framewalk_tests backtrace_per_frame
 left_out='ArchiveCli.*:BadInput.*:ExidxCli.*:ExidxCliArm.*:GenerateCli.*:CheckGas.*:SframeObjdumpTest.*'
 left_out+=':SframeVectors.Command*:CoreFile.StackCommand*:Build.CommandLineToolIsBuilt'
 left_out+=':LocalBacktrace.NeverAllocates*:*Ptrace*:FastBacktrace.StacksAreProbedWhereSeccomp*'

@@ -18,6 +18,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstddef>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -452,14 +453,23 @@ struct SmallStackResult {
   int from_context = 0;
   int from_handler = 0;
   bool on_alt_stack = false;
+  uintptr_t handler_frame = 0;  // an address in the handler's frame
 };
 SmallStackResult g_small_stack;
 uint8_t* g_alt_stack = nullptr;
-constexpr size_t kAltStackSize = 20 * 1024;
+// Room for the kernel's signal frame (on AArch64 with SVE, as qemu-user
+// emulates it, over 9 KiB) and the walks; what the walks use is measured
+// below the handler's frame.
+constexpr size_t kAltStackSize = 48 * 1024;
+constexpr uint8_t kUntouched = 0xa5;
+// What a cold walk may take below the handler's frame: the slow path's rows,
+// register files and the CFI program's state.
+constexpr size_t kWalkStackBudget = 14 * 1024;
 
 void on_sigusr1(int, siginfo_t*, void* context) {
   void* frames[128];
   const auto here = reinterpret_cast<uintptr_t>(&frames);
+  g_small_stack.handler_frame = here;
   g_small_stack.on_alt_stack = here > reinterpret_cast<uintptr_t>(g_alt_stack) &&
                                here < reinterpret_cast<uintptr_t>(g_alt_stack) + kAltStackSize;
   framewalk_backtrace_flush_cache();
@@ -475,6 +485,7 @@ TEST(FastBacktrace, ColdWalkFitsASmallSignalStack) {
   ASSERT_NE(mem, MAP_FAILED);
   ASSERT_EQ(mprotect(mem, page, PROT_NONE), 0);  // the guard page, below the stack
   g_alt_stack = mem + page;
+  std::memset(g_alt_stack, kUntouched, kAltStackSize);
   stack_t ss{}, old_ss{};
   ss.ss_sp = g_alt_stack;
   ss.ss_size = kAltStackSize;
@@ -490,8 +501,15 @@ TEST(FastBacktrace, ColdWalkFitsASmallSignalStack) {
   ss.ss_flags = SS_DISABLE;
   sigaltstack(&ss, nullptr);
   if (!(old_ss.ss_flags & SS_DISABLE)) sigaltstack(&old_ss, nullptr);
+  size_t lowest = 0;  // the lowest byte the handler touched
+  while (lowest < kAltStackSize && g_alt_stack[lowest] == kUntouched) ++lowest;
+  const uintptr_t lowest_address = reinterpret_cast<uintptr_t>(g_alt_stack) + lowest;
   munmap(mem, kAltStackSize + page);
   EXPECT_TRUE(g_small_stack.on_alt_stack);
+  ASSERT_GT(lowest, 0u) << "the walks reached the end of the alternate stack";
+  const size_t below_handler = g_small_stack.handler_frame - lowest_address;
+  std::printf("cold walks in a signal handler: %zu bytes of stack below the handler's frame\n", below_handler);
+  EXPECT_LE(below_handler, kWalkStackBudget);
   // Through the signal frame and the 30 recursion frames, from the context
   // and from inside the handler.
   EXPECT_GT(g_small_stack.from_context, 30);

@@ -38,7 +38,7 @@ TEST(CompactRule, X86_64FramesAfterPushAndAfterTheFramePointerIsSet) {
   CompactRule r;
   ASSERT_TRUE(compact_rule_from_row(m, entry, &r));
   EXPECT_EQ(r, (CompactRule{8, 1, 0, false, false}));
-  EXPECT_EQ(encode(r) >> 32, compact::kSimple);  // the hot loops' first case
+  EXPECT_EQ(encode(r) >> compact::kOffsetBits, compact::kSimple);  // the hot loops' first case
 
   UnwindRow body = row_with(16, 6, 16);
   ASSERT_TRUE(body.set(offset_rule(16, -8)).ok());
@@ -46,9 +46,8 @@ TEST(CompactRule, X86_64FramesAfterPushAndAfterTheFramePointerIsSet) {
   ASSERT_TRUE(body.set(offset_rule(3, -24)).ok());  // rbx: not tracked, does not matter
   ASSERT_TRUE(compact_rule_from_row(m, body, &r));
   EXPECT_EQ(r, (CompactRule{16, 1, 2, true, false}));
-  EXPECT_NE(encode(r) >> 32, compact::kSimple);
+  EXPECT_NE(encode(r) >> compact::kOffsetBits, compact::kSimple);
   EXPECT_EQ(decode(encode(r)), r);
-  EXPECT_EQ(compact::deepest_slot(encode(r)), 2u);
 }
 
 // AArch64: x29 29, x30 30, sp 31, pc 32; the frame record pair below the CFA.
@@ -78,8 +77,16 @@ TEST(CompactRule, RowsTheFormCannotHold) {
   const arch::Machine& a64 = machine(elf::kEmAarch64);
   const arch::Machine& x64 = machine(elf::kEmX86_64);
   CompactRule r;
-  // A leaf whose return address is still in x30: only an activation's row.
-  EXPECT_FALSE(compact_rule_from_row(a64, row_with(30, 31, 0), &r));
+  // No rule for x30 in a return-address frame: the walk ends there.
+  ASSERT_TRUE(compact_rule_from_row(a64, row_with(30, 31, 0), &r));
+  EXPECT_TRUE(r.outermost);
+  // A frame record at the bottom of a 32 KiB frame.
+  UnwindRow big = row_with(30, 29, 32784);
+  ASSERT_TRUE(big.set(offset_rule(29, -32784)).ok());
+  ASSERT_TRUE(big.set(offset_rule(30, -32776)).ok());
+  ASSERT_TRUE(compact_rule_from_row(a64, big, &r));
+  EXPECT_EQ(r, (CompactRule{32784, 4097, 4098, true, false}));
+  EXPECT_EQ(decode(encode(r)), r);
   UnwindRow misaligned = row_with(16, 7, 12);
   ASSERT_TRUE(misaligned.set(offset_rule(16, -8)).ok());
   EXPECT_FALSE(compact_rule_from_row(x64, misaligned, &r));
