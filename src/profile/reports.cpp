@@ -84,14 +84,15 @@ void write_flat(const CallGraph& g, dump::TextWriter& out) {
   }
 }
 
-// One line of an entry: self, children, the count column and the name with its index.
-void entry_line(dump::TextWriter& out, const std::string& lead, double self, double child, const std::string& called,
-                const std::string& name, int index, bool times = true) {
-  out.str(lead);
-  if (times) out.str(fixed(self, 2, 8)).str(fixed(child, 2, 8));
-  else out.str(std::string(16, ' '));
-  out.str(padded(called, 10)).str("     ");
-  out.str(name).str(" [").udec(static_cast<uint64_t>(index)).str("]\n");
+// One line of an entry in gprof's columns: the lead (index and % time, or
+// blanks), self and children (or blanks), the count split in two ("60" and
+// "/80", or "+12"), the name and its index.
+void entry_line(dump::TextWriter& out, const std::string& lead, const double* self, const double* child,
+                const std::string& count, const std::string& rest, const std::string& name, int index) {
+  char buf[96];
+  if (self) std::snprintf(buf, sizeof buf, "%-13s%7.2f %11.2f %7s%-8s ", lead.c_str(), *self, *child, count.c_str(), rest.c_str());
+  else std::snprintf(buf, sizeof buf, "%-13s%7s %11s %7s%-8s ", lead.c_str(), "", "", count.c_str(), rest.c_str());
+  out.str(buf).str(name).str(" [").udec(static_cast<uint64_t>(index)).str("]\n");
 }
 
 void write_call_graph(const CallGraph& g, dump::TextWriter& out) {
@@ -123,22 +124,21 @@ void write_call_graph(const CallGraph& g, dump::TextWriter& out) {
     else index_of[entries[k].function] = static_cast<int>(k + 1);
   }
   const double total = g.total_ticks > 0 ? g.total_ticks : 1;
-  const std::string lead(16, ' ');
+  const std::string lead;
   for (size_t k = 0; k < entries.size(); ++k) {
     const Entry& e = entries[k];
     const int index = static_cast<int>(k + 1);
     char head[32];
-    std::snprintf(head, sizeof head, "%-6s %5.1f", ("[" + std::to_string(index) + "]").c_str(), 100.0 * e.total / total);
+    std::snprintf(head, sizeof head, "%-6s %5.1f ", ("[" + std::to_string(index) + "]").c_str(), 100.0 * e.total / total);
     if (e.cycle) {
       const ProfileCycle& c = g.cycles[static_cast<size_t>(e.cycle - 1)];
-      out.str(head).str(fixed(c.self_ticks * tick, 2, 8)).str(fixed(c.child_ticks * tick, 2, 8));
-      out.str(padded(std::to_string(c.calls) + "+" + std::to_string(c.internal_calls), 10)).str("     ");
-      out.str("<cycle ").udec(static_cast<uint64_t>(c.number)).str(" as a whole> [").udec(static_cast<uint64_t>(index))
-          .str("]\n");
+      const double self = c.self_ticks * tick, child = c.child_ticks * tick;
+      entry_line(out, head, &self, &child, std::to_string(c.calls), "+" + std::to_string(c.internal_calls),
+                 "<cycle " + std::to_string(c.number) + " as a whole>", index);
       for (size_t m : c.members) {
         const ProfileFunction& f = g.functions[m];
-        entry_line(out, lead, f.self_ticks * tick, f.child_ticks * tick, std::to_string(f.calls), function_label(g, m),
-                   index_of[m]);
+        const double fs = f.self_ticks * tick, fc = f.child_ticks * tick;
+        entry_line(out, lead, &fs, &fc, std::to_string(f.calls), "", function_label(g, m), index_of[m]);
       }
       out.str("-----------------------------------------------\n");
       continue;
@@ -158,24 +158,24 @@ void write_call_graph(const CallGraph& g, dump::TextWriter& out) {
       const ProfileArc& arc = g.arcs[a];
       const bool internal = arc.caller == fi || (f.cycle && g.functions[arc.caller].cycle == f.cycle);
       if (internal) {
-        entry_line(out, lead, 0, 0, std::to_string(arc.count), function_label(g, arc.caller), index_of[arc.caller], false);
-      } else {
-        entry_line(out, lead, arc.self_ticks * tick, arc.child_ticks * tick,
-                   std::to_string(arc.count) + "/" + std::to_string(outside), function_label(g, arc.caller),
+        entry_line(out, lead, nullptr, nullptr, std::to_string(arc.count), "", function_label(g, arc.caller),
                    index_of[arc.caller]);
+      } else {
+        const double as = arc.self_ticks * tick, ac = arc.child_ticks * tick;
+        entry_line(out, lead, &as, &ac, std::to_string(arc.count), "/" + std::to_string(outside),
+                   function_label(g, arc.caller), index_of[arc.caller]);
       }
     }
-    std::string called = std::to_string(f.calls);
-    if (f.self_calls) called += "+" + std::to_string(f.self_calls);
-    out.str(head).str(fixed(f.self_ticks * tick, 2, 8)).str(fixed(f.child_ticks * tick, 2, 8));
-    out.str(padded(called, 10, f.self_calls != 0)).str("     ").str(function_label(g, fi)).str(" [")
-        .udec(static_cast<uint64_t>(index)).str("]\n");
+    const double fs = f.self_ticks * tick, fc = f.child_ticks * tick;
+    entry_line(out, head, &fs, &fc, f.calls || f.self_calls ? std::to_string(f.calls) : "",
+               f.self_calls ? "+" + std::to_string(f.self_calls) : "", function_label(g, fi), index);
     for (size_t a : g.arcs_out_of(fi)) {
       const ProfileArc& arc = g.arcs[a];
       const ProfileFunction& callee = g.functions[arc.callee];
       const bool internal = arc.callee == fi || (f.cycle && callee.cycle == f.cycle);
       if (internal) {
-        entry_line(out, lead, 0, 0, std::to_string(arc.count), function_label(g, arc.callee), index_of[arc.callee], false);
+        entry_line(out, lead, nullptr, nullptr, std::to_string(arc.count), "", function_label(g, arc.callee),
+                   index_of[arc.callee]);
         continue;
       }
       uint64_t callee_outside = 0;
@@ -184,9 +184,9 @@ void write_call_graph(const CallGraph& g, dump::TextWriter& out) {
         if (other.caller != arc.callee && !(callee.cycle && g.functions[other.caller].cycle == callee.cycle))
           callee_outside += other.count;
       }
-      entry_line(out, lead, arc.self_ticks * tick, arc.child_ticks * tick,
-                 std::to_string(arc.count) + "/" + std::to_string(callee_outside), function_label(g, arc.callee),
-                 index_of[arc.callee]);
+      const double as = arc.self_ticks * tick, ac = arc.child_ticks * tick;
+      entry_line(out, lead, &as, &ac, std::to_string(arc.count), "/" + std::to_string(callee_outside),
+                 function_label(g, arc.callee), index_of[arc.callee]);
     }
     out.str("-----------------------------------------------\n");
   }
