@@ -18,7 +18,6 @@ packages=(
   libc6-dev-i386-cross libc6-dev-arm64-cross libc6-dev-armhf-cross
   libllvm16            # the largest library of the machine: conformance and benchmarks
   libprotobuf-dev protobuf-compiler  # the pprof writer (framewalk report --format=pprof)
-  golang-go            # go tool pprof reads framewalk's pprof files (conformance.report_gprof)
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -8,7 +8,9 @@
 # resolution. The same file with the process's runtime addresses (as a
 # runtime that does not subtract a PIE's load address would write them) must
 # give the same report. The pprof output is decoded with protoc, and read by
-# `go tool pprof` where it is installed.
+# `go tool pprof` where it is installed (golang-go is not among the project's
+# packages: its Go archives under /usr/lib would join the readelf
+# conformance run over every archive of the machine).
 #
 #   tests/profile/gprof_conformance.sh FRAMEWALK SOURCE_DIR WORK_DIR
 # Exit 77 (skipped) without gcc, gprof or python3.
