@@ -32,6 +32,8 @@ int fuzz_unwind(const uint8_t* data, size_t size);
 int fuzz_archive(const uint8_t* data, size_t size);
 // The bytes as an ARM ELF file dumped as readelf -u does, and as bare EHABI tables.
 int fuzz_exidx(const uint8_t* data, size_t size);
+// Byte 0 chooses address size and byte order; the rest is a gmon.out, reported in every format.
+int fuzz_gmon(const uint8_t* data, size_t size);
 
 }  // namespace framewalk::fuzz
 

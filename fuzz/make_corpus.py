@@ -476,6 +476,45 @@ def archive_seeds(objects):
     return seeds
 
 
+# ---- gmon.out ---------------------------------------------------------------
+
+def gmon_file(address_size, big, records, version=1):
+    e = ">" if big else "<"
+    a = "Q" if address_size == 8 else "I"
+    out = b"gmon" + struct.pack(e + "I", version) + bytes(12)
+    for r in records:
+        if r[0] == "hist":
+            _, low, high, bins, rate = r
+            out += b"\0" + struct.pack(e + a + a + "II", low, high, len(bins), rate) + b"seconds".ljust(15, b"\0") + b"s"
+            out += b"".join(struct.pack(e + "H", b) for b in bins)
+        elif r[0] == "arc":
+            _, frm, slf, count = r
+            out += b"\1" + struct.pack(e + a + a + "I", frm, slf, count)
+        elif r[0] == "bb":
+            out += b"\2" + struct.pack(e + "I", len(r[1])) + b"".join(struct.pack(e + a + a, x, n) for x, n in r[1])
+    return out
+
+
+def gmon_seeds():
+    """fuzz_gmon: byte 0 = layout (bit 0: 4-byte addresses, bit 1: big-endian),
+    then a gmon.out whose addresses fall in the body's functions at
+    0x1000 + 0x40 * i: recursion, a cycle, a histogram over all of them."""
+    graph = [("hist", 0x1000, 0x1400, [i % 5 for i in range(256)], 100),
+             ("arc", 0x1010, 0x1045, 3), ("arc", 0x1050, 0x1045, 12), ("arc", 0x1050, 0x1085, 15),
+             ("arc", 0x1090, 0x10c4, 4), ("arc", 0x10d0, 0x1084, 2), ("arc", 0x1020, 0x1304, 7)]
+    seeds = []
+    for layout in range(4):
+        size = 4 if layout & 1 else 8
+        seeds.append(bytes([layout]) + gmon_file(size, bool(layout & 2), graph))
+    seeds.append(bytes([0]) + gmon_file(8, False, [("hist", 0x1000, 0x1100, [1, 2], 100),
+                                                   ("hist", 0x1000, 0x1100, [3, 4], 100),
+                                                   ("hist", 0x1200, 0x1300, [5], 100),
+                                                   ("bb", [(0x1000, 3), (0x1040, 1)])]))
+    seeds.append(bytes([0]) + gmon_file(8, False, [("arc", 0x1000, 0x1040, 1)], version=0))
+    seeds.append(bytes([0]) + gmon_file(8, False, []))
+    return seeds
+
+
 def write(target, blobs):
     """Replaces the seed-* files of the target; other files there (inputs a
     fuzzing run found, merged in by hand) stay."""
@@ -522,7 +561,7 @@ def main():
             hdr.extend(eh_frame_hdr_seeds(elf))
     for target, blobs in (("fuzz_cfi", cfi), ("fuzz_eh_frame_hdr", hdr), ("fuzz_elf", elfs),
                           ("fuzz_archive", archives),
-                          ("fuzz_expression", expression_seeds()),
+                          ("fuzz_expression", expression_seeds()), ("fuzz_gmon", gmon_seeds()),
                           ("fuzz_sframe_roundtrip", sframe_roundtrip_seeds()),
                           ("fuzz_sframe_generate", sframe_generate_seeds(linked_eh, object_eh, aarch64_eh))):
         if wanted and target not in wanted:

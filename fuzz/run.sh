@@ -36,6 +36,7 @@ default_runs() {
     fuzz_unwind) echo 150000 ;;
     fuzz_archive) echo 200000 ;;
     fuzz_exidx) echo 60000 ;;  # the slowest per input (the executor runs per entry)
+    fuzz_gmon) echo 100000 ;;
   esac
 }
 

@@ -18,6 +18,7 @@ packages=(
   libc6-dev-i386-cross libc6-dev-arm64-cross libc6-dev-armhf-cross
   libllvm16            # the largest library of the machine: conformance and benchmarks
   uftrace              # bench/mcount_vs_peers.sh: the mcount runtime beside uftrace's
+  libprotobuf-dev protobuf-compiler  # the pprof writer (framewalk report --format=pprof)
 )
 missing=()
 for p in "${packages[@]}"; do

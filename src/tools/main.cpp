@@ -7,6 +7,7 @@
 #include "tools/cfi_command.hpp"
 #include "tools/check_command.hpp"
 #include "tools/exidx_command.hpp"
+#include "tools/report_command.hpp"
 #include "tools/sframe_command.hpp"
 #include "tools/stack_command.hpp"
 
@@ -97,6 +98,21 @@ int main(int argc, char** argv) {
                       "do not fetch missing debug files (symbols, .debug_frame) from the servers DEBUGINFOD_URLS names");
   pid_opt->excludes(core_opt);
 
+  framewalk::tools::ReportCommandOptions report;
+  std::string report_bias_text;
+  auto* report_cmd = app.add_subcommand("report", "Print the flat profile and call graph of a gmon.out (gprof's input)");
+  report_cmd->add_option("profile", report.profile, "the gmon.out file (default gmon.out)");
+  report_cmd->add_option("--exe", report.exe, "the profiled program, for its function names (default a.out)");
+  report_cmd->add_option("--format", report.format, "text (default: flat profile and call graph), json, folded or pprof")
+      ->check(CLI::IsMember({"text", "json", "folded", "pprof"}));
+  report_cmd->add_option("--folded-value", report.folded_value,
+                         "--format=folded: calls (default: one caller;callee line per arc, exact counts) or time "
+                         "(call paths weighted by self time in microseconds)")
+      ->check(CLI::IsMember({"calls", "time"}));
+  report_cmd->add_option("-o,--output", report.output, "write the report to this file (default: stdout)");
+  report_cmd->add_option("--load-bias", report_bias_text,
+                         "subtract this from the profile's addresses (a PIE's load address; default: from the histogram)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -147,6 +163,17 @@ int main(int argc, char** argv) {
       check.sframe_address = v;
     }
     return framewalk::tools::run_check_command(check);
+  }
+  if (report_cmd->parsed()) {
+    if (!report_bias_text.empty()) {
+      uint64_t v;
+      if (!parse_address(report_bias_text, &v)) {
+        std::fprintf(stderr, "framewalk report: --load-bias: not an address: %s\n", report_bias_text.c_str());
+        return 2;
+      }
+      report.load_bias = v;
+    }
+    return framewalk::tools::run_report_command(report);
   }
   if (stack_cmd->parsed()) {
     if (stack.pid <= 0 && stack.core.empty()) {

@@ -62,6 +62,7 @@ TEST(FuzzReplay, Core) { EXPECT_GT(replay("fuzz_core", framewalk::fuzz::fuzz_cor
 TEST(FuzzReplay, Unwind) { EXPECT_GT(replay("fuzz_unwind", framewalk::fuzz::fuzz_unwind), 0u); }
 TEST(FuzzReplay, Archive) { EXPECT_GT(replay("fuzz_archive", framewalk::fuzz::fuzz_archive), 0u); }
 TEST(FuzzReplay, Exidx) { EXPECT_GT(replay("fuzz_exidx", framewalk::fuzz::fuzz_exidx), 0u); }
+TEST(FuzzReplay, Gmon) { EXPECT_GT(replay("fuzz_gmon", framewalk::fuzz::fuzz_gmon), 0u); }
 
 // Empty and one-byte inputs are the first thing a fuzzer tries.
 TEST(FuzzReplay, TinyInputs) {
@@ -70,7 +71,7 @@ TEST(FuzzReplay, TinyInputs) {
                     framewalk::fuzz::fuzz_eh_frame_hdr, framewalk::fuzz::fuzz_sframe,
                     framewalk::fuzz::fuzz_sframe_roundtrip, framewalk::fuzz::fuzz_sframe_generate,
                     framewalk::fuzz::fuzz_core, framewalk::fuzz::fuzz_unwind, framewalk::fuzz::fuzz_archive,
-                    framewalk::fuzz::fuzz_exidx}) {
+                    framewalk::fuzz::fuzz_exidx, framewalk::fuzz::fuzz_gmon}) {
     EXPECT_EQ(body(nullptr, 0), 0);
     EXPECT_EQ(body(zero, 1), 0);
   }

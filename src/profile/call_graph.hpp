@@ -1,0 +1,73 @@
+// The call-graph model of a profile: functions with their self time (from a
+// PC histogram) and call counts, the arcs between them with exact counts, and
+// gprof's estimate of each function's time in its callees (self time
+// propagated up the arcs in proportion to the calls, cycles of mutual
+// recursion taken as one node). Made from gmon.out by build_call_graph, and
+// shaped so that any profiler's report can fill it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "profile/functions.hpp"
+#include "profile/gmon.hpp"
+
+namespace framewalk::profile {
+
+struct ProfileFunction {
+  std::string name;
+  uint64_t address = 0;   // link-time start
+  uint64_t end = 0;
+  double self_ticks = 0;  // histogram counts charged to it (fractions where a bin straddles two functions)
+  double child_ticks = 0; // estimated time in its callees, in ticks (gprof's "children")
+  uint64_t calls = 0;     // calls from other functions (gprof's "called"; self-recursion not included)
+  uint64_t self_calls = 0;  // calls to itself
+  int cycle = 0;          // 1, 2, ...: the cycle of mutual recursion it belongs to; 0: none
+};
+
+struct ProfileArc {
+  size_t caller = 0;  // indexes into CallGraph::functions
+  size_t callee = 0;
+  uint64_t count = 0;
+  // The callee's (or its cycle's) self and child ticks credited to this arc;
+  // zero for self-recursion and arcs inside a cycle.
+  double self_ticks = 0;
+  double child_ticks = 0;
+};
+
+struct ProfileCycle {
+  int number = 0;
+  std::vector<size_t> members;
+  uint64_t calls = 0;           // from outside the cycle
+  uint64_t internal_calls = 0;  // between members (self-recursion not included)
+  double self_ticks = 0;
+  double child_ticks = 0;
+};
+
+struct CallGraph {
+  std::vector<ProfileFunction> functions;  // ordered by address
+  std::vector<ProfileArc> arcs;            // ordered by caller, then callee
+  std::vector<ProfileCycle> cycles;
+  bool has_histogram = false;
+  bool has_arcs = false;
+  uint32_t rate = 0;          // ticks per second
+  std::string dimension;      // "seconds"
+  char abbreviation = 0;
+  double total_ticks = 0;     // every count of every bin
+  double unattributed_ticks = 0;  // counts in no function's range
+  uint64_t dropped_arcs = 0;  // arcs whose caller or callee is in no function's range (gprof drops them too)
+  uint64_t dropped_calls = 0;
+  uint64_t bias = 0;          // subtracted from the file's addresses (a PIE's load address)
+
+  double seconds_per_tick() const { return rate ? 1.0 / rate : 0.0; }
+  // Arcs into and out of function `f`, as indexes into `arcs`.
+  std::vector<size_t> arcs_into(size_t f) const;
+  std::vector<size_t> arcs_out_of(size_t f) const;
+};
+
+// Charges the histograms and arcs of `file` to the functions of `functions`.
+// Addresses in the file minus `bias` are the table's addresses.
+CallGraph build_call_graph(const GmonFile& file, const FunctionTable& functions, uint64_t bias = 0);
+
+}  // namespace framewalk::profile

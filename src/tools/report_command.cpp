@@ -1,0 +1,155 @@
+#include "tools/report_command.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "base/mapped_file.hpp"
+#include "dump/text_writer.hpp"
+#include "elf/elf_file.hpp"
+#include "elf/symbols.hpp"
+#include "profile/call_graph.hpp"
+#include "profile/functions.hpp"
+#include "profile/gmon.hpp"
+#include "profile/reports.hpp"
+#include "tools/messages.hpp"
+#if FRAMEWALK_PPROF
+#include "profile/pprof_report.hpp"
+#endif
+
+namespace framewalk::tools {
+
+namespace {
+
+// The executable's lowest and highest loaded addresses, and the file offset
+// of its first executable segment (for pprof's mapping).
+struct LoadRange {
+  uint64_t low = ~uint64_t{0};
+  uint64_t high = 0;
+  uint64_t text_start = 0, text_limit = 0, text_offset = 0;
+};
+
+LoadRange load_range(const elf::ElfFile& exe) {
+  LoadRange r;
+  for (const elf::Segment& s : exe.segments()) {
+    if (s.type != elf::kPtLoad) continue;
+    r.low = std::min(r.low, s.vaddr);
+    r.high = std::max(r.high, s.vaddr + s.memsz);
+    if ((s.flags & 1) && r.text_limit == 0) {  // PF_X
+      r.text_start = s.vaddr;
+      r.text_limit = s.vaddr + s.memsz;
+      r.text_offset = s.offset;
+    }
+  }
+  if (r.low > r.high) r.low = r.high = 0;
+  return r;
+}
+
+// glibc writes a PIE's link-time addresses (it subtracts the load address);
+// other runtimes may write the addresses the process ran at. Those are told
+// by the histogram: its low_pc is the start of the executable rounded down
+// to 4 bytes, so outside the file's range it gives the load address.
+uint64_t find_bias(const profile::GmonFile& gmon, const elf::ElfFile& exe, const LoadRange& range) {
+  if (exe.type() != elf::kEtDyn || gmon.histograms.empty()) return 0;
+  const uint64_t low = gmon.histograms.front().low_pc;
+  if (low >= (range.low & ~uint64_t{3}) && low < range.high) return 0;
+  const uint64_t bias = low - (range.low & ~uint64_t{3});
+  return bias % 4096 == 0 ? bias : 0;
+}
+
+std::string build_id_hex(const elf::ElfFile& exe) {
+  std::string out;
+  if (auto id = exe.build_id()) {
+    static const char digits[] = "0123456789abcdef";
+    for (uint8_t b : *id) {
+      out += digits[b >> 4];
+      out += digits[b & 15];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+int run_report_command(const ReportCommandOptions& options) {
+#if !FRAMEWALK_PPROF
+  if (options.format == "pprof") {
+    std::fprintf(stderr, "framewalk report: this build has no pprof writer (configured with FRAMEWALK_PPROF=OFF)\n");
+    return 2;
+  }
+#endif
+  auto exe = elf::ElfFile::open(options.exe);
+  if (!exe) {
+    report(options.exe, open_error_text(exe.error()));
+    return 1;
+  }
+  auto image = FileImage::map(options.profile);
+  if (!image) {
+    report(options.profile, open_error_text(image.error()));
+    return 1;
+  }
+  const elf::ElfFile& elf = **exe;
+  auto gmon = profile::read_gmon((*image)->bytes(), profile::GmonLayout{elf.address_size(), elf.endian()});
+  if (!gmon) {
+    report(options.profile, profile::describe(gmon.error()));
+    return 1;
+  }
+  const LoadRange range = load_range(elf);
+  const uint64_t bias = options.load_bias ? *options.load_bias : find_bias(*gmon, elf, range);
+  const elf::SymbolTable symbols = elf::SymbolTable::load(*exe);
+  if (symbols.size() == 0) {
+    report(options.exe, "no function symbols (a stripped file?): nothing to name the profile's addresses by");
+    return 1;
+  }
+  const profile::FunctionTable functions = profile::FunctionTable::from_symbols(symbols);
+  const profile::CallGraph graph = profile::build_call_graph(*gmon, functions, bias);
+  if (!gmon->arcs.empty() && graph.dropped_arcs == gmon->arcs.size())
+    report(options.profile, "no arc falls in " + options.exe +
+                                "'s functions: another program's profile, or addresses of a process loaded elsewhere "
+                                "(--load-bias)");
+
+  std::FILE* out = stdout;
+  if (!options.output.empty()) {
+    out = std::fopen(options.output.c_str(), "wb");
+    if (!out) {
+      report(options.output, std::strerror(errno));
+      return 1;
+    }
+  }
+  const profile::ReportSource source{options.profile, options.exe, gmon->version, gmon->histogram_records,
+                                     gmon->arcs.size()};
+  bool complete = true;
+  if (options.format == "pprof") {
+#if FRAMEWALK_PPROF
+    profile::pprof::ProfileBuilder builder;
+    profile::fill_pprof(graph, source, profile::PprofImage{range.text_start, range.text_limit, range.text_offset,
+                                                           build_id_hex(elf)},
+                        &builder);
+    const std::string bytes = builder.serialize();
+    std::fwrite(bytes.data(), 1, bytes.size(), out);
+#endif
+  } else {
+    dump::TextWriter w(out);
+    if (options.format == "json") {
+      profile::write_json_report(graph, source, w);
+    } else if (options.format == "folded") {
+      complete = profile::write_folded(
+          graph, options.folded_value == "time" ? profile::FoldedValue::kTime : profile::FoldedValue::kCalls, w);
+    } else {
+      profile::write_text_report(graph, w);
+    }
+  }
+  const bool write_failed = std::fflush(out) != 0 || std::ferror(out);
+  if (out != stdout) std::fclose(out);
+  if (write_failed) {
+    report(options.output.empty() ? "stdout" : options.output, "write failed");
+    return 1;
+  }
+  if (!complete)
+    report(options.profile, "folded paths cut short (more than 64 frames deep or 100000 lines): the output is partial");
+  return 0;
+}
+
+}  // namespace framewalk::tools

@@ -1,0 +1,26 @@
+// `framewalk report [gmon.out] [--exe PROG]`: the flat profile and call graph
+// of a gmon.out (as glibc's -pg runtime writes it), named from the
+// executable's symbols, as gprof-style text, JSON, folded stacks or pprof.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace framewalk::tools {
+
+struct ReportCommandOptions {
+  std::string profile = "gmon.out";
+  std::string exe = "a.out";
+  std::string format = "text";          // text, json, folded, pprof
+  std::string folded_value = "calls";   // calls or time
+  std::string output;                   // empty: stdout
+  std::optional<uint64_t> load_bias;    // subtracted from the file's addresses; default: found from the histogram
+};
+
+// Returns the exit status: 0 when the report was written, 1 when the profile
+// or the executable could not be read (the message names the file and the
+// offset), 2 for usage errors.
+int run_report_command(const ReportCommandOptions& options);
+
+}  // namespace framewalk::tools

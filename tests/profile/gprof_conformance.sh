@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# framewalk report against GNU gprof on the same gmon.out files: a -pg
+# program with a known call graph (fixtures/pg_callgraph.c) built by gcc as
+# PIE and as a position-dependent program, run so that glibc's own runtime
+# writes gmon.out; then every arc's count and every flat-profile call count
+# of `framewalk report --format=json` must equal gprof's (`gprof -b -q`,
+# `gprof -b -p`), and the self times must agree within the histogram's
+# resolution. The same file with the process's runtime addresses (as a
+# runtime that does not subtract a PIE's load address would write them) must
+# give the same report. The pprof output is decoded with protoc, and read by
+# `go tool pprof` where it is installed (golang-go is not among the project's
+# packages: its Go archives under /usr/lib would join the readelf
+# conformance run over every archive of the machine).
+#
+#   tests/profile/gprof_conformance.sh FRAMEWALK SOURCE_DIR WORK_DIR
+# Exit 77 (skipped) without gcc, gprof or python3.
+set -euo pipefail
+fw=$1 src=$2 work=$3
+for tool in gcc gprof python3; do
+  command -v "$tool" > /dev/null || { echo "skip: no $tool"; exit 77; }
+done
+here=$src/tests/profile
+rm -rf "$work"
+mkdir -p "$work"
+cd "$work"
+status=0
+for variant in pie nopie; do
+  flags=(-O1 -fno-inline -fno-optimize-sibling-calls -pg)
+  [ "$variant" = nopie ] && flags+=(-fno-pie -no-pie)
+  mkdir -p "$variant"
+  gcc "${flags[@]}" "$here/fixtures/pg_callgraph.c" -o "$variant/prog"
+  (cd "$variant" && ./prog 150 > /dev/null)
+  gprof -b -p "$variant/prog" "$variant/gmon.out" > "$variant/flat.txt"
+  gprof -b -q "$variant/prog" "$variant/gmon.out" > "$variant/graph.txt"
+  "$fw" report "$variant/gmon.out" --exe "$variant/prog" --format=json -o "$variant/report.json"
+  echo "== $variant"
+  python3 "$here/compare_gprof.py" "$variant/report.json" "$variant/flat.txt" "$variant/graph.txt" || status=1
+
+  # The same profile at runtime addresses: the load bias is found from the histogram.
+  python3 "$here/compare_gprof.py" --rebase 0x555555554000 "$variant/gmon.out" "$variant/runtime.gmon.out"
+  if [ "$variant" = pie ]; then
+    "$fw" report "$variant/runtime.gmon.out" --exe "$variant/prog" --format=json -o "$variant/runtime.json"
+    python3 "$here/compare_gprof.py" --same "$variant/report.json" "$variant/runtime.json" || status=1
+  fi
+
+  # pprof: decoded by protoc; its call counts are the arcs'.
+  "$fw" report "$variant/gmon.out" --exe "$variant/prog" --format=pprof -o "$variant/profile.pb.gz"
+  if command -v protoc > /dev/null; then
+    gzip -dc "$variant/profile.pb.gz" | protoc --proto_path="$src/src/profile" --decode=perftools.profiles.Profile \
+      "$src/src/profile/profile.proto" > "$variant/profile.txt"
+    python3 "$here/compare_gprof.py" --pprof "$variant/report.json" "$variant/profile.txt" || status=1
+  fi
+  if command -v go > /dev/null && go tool pprof -h > /dev/null 2>&1; then
+    HOME=$work go tool pprof -top -nodefraction=0 -sample_index=calls "$variant/profile.pb.gz" > "$variant/pprof_top.txt" 2> /dev/null
+    python3 "$here/compare_gprof.py" --pprof-top "$variant/report.json" "$variant/pprof_top.txt" || status=1
+  fi
+done
+exit $status
