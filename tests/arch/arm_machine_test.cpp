@@ -36,6 +36,16 @@ std::vector<uint8_t> arm_code(std::vector<uint32_t> words) {
   return out;
 }
 
+// One whole instruction through the prologue decoders.
+a::PrologueInstruction decoded_thumb(std::vector<uint16_t> halfwords) {
+  const auto bytes = thumb(halfwords);
+  return *a::decode_thumb_prologue(Bytes(bytes.data(), bytes.size()));
+}
+a::PrologueInstruction decoded_arm(uint32_t word) {
+  const auto bytes = arm_code({word});
+  return *a::decode_arm_prologue(Bytes(bytes.data(), bytes.size()));
+}
+
 // Eight bytes of zeros (not a call in either set), then `tail`, ending at the return address.
 bool follows_call(const std::vector<uint8_t>& tail) {
   std::vector<uint8_t> bytes(8, 0);
@@ -198,6 +208,35 @@ void expect_saved(const UnwindRow& row, uint16_t reg, int64_t offset) {
   ASSERT_NE(r, nullptr) << reg;
   EXPECT_EQ(r->kind, RuleKind::kOffset);
   EXPECT_EQ(r->value, offset) << reg;
+}
+
+// What the fallbacks get for a function whose code is `code`: for a frame at
+// a return address (its first bytes), or for an activation stopped at an
+// offset (the bytes before the PC and those from it on).
+struct FunctionInput {
+  FunctionInput(const std::vector<uint8_t>& function, const RegisterFile& regs) : code(function) {
+    in.registers = &regs;
+    in.function_known = true;
+    in.function_code = Bytes(code.data(), code.size());
+  }
+  const FallbackInput& activation_at(size_t offset) {
+    in.activation = true;
+    in.pc_offset = offset;
+    in.function_code = Bytes(code.data(), offset);
+    in.code_at_pc = Bytes(code.data() + offset, code.size() - offset);
+    return in;
+  }
+  const std::vector<uint8_t>& code;
+  FallbackInput in;
+};
+
+// The registers the step loop passes for an activation in code an EXIDX
+// entry covers: the PC and SP, no CPSR.
+RegisterFile pc_and_sp() {
+  RegisterFile r;
+  r.set(a::kPc, 0x10002);
+  r.set(a::kSp, 0x7000);
+  return r;
 }
 
 // push {r4, r7, lr}; sub sp, #12; add r7, sp, #0; (body) movs r0, #1; ...
@@ -484,52 +523,36 @@ TEST(ArmMachine, ActivationsOutsideTheBodyForTablesOfTheBody) {
   // push {r7, lr}; sub sp, #8; add r7, sp, #0; movs r0, #1; bl; movs r0, #2; add sp, #8; pop {r7, pc}
   const std::vector<uint8_t> code =
       thumb({0xb580, 0xb082, 0xaf00, 0x2001, 0xf000, 0xf800, 0x2002, 0xb002, 0xbd80});
-  RegisterFile pc_and_sp;  // what the step loop passes: no CPSR
-  pc_and_sp.set(a::kPc, 0x10002);
-  pc_and_sp.set(a::kSp, 0x7000);
-  FallbackInput in;
-  in.registers = &pc_and_sp;
-  in.function_known = true;
-  in.activation = true;
-  auto at = [&](size_t offset) {
-    in.pc_offset = offset;
-    in.function_code = Bytes(code.data(), offset);
-    in.code_at_pc = Bytes(code.data() + offset, code.size() - offset);
-  };
+  const RegisterFile regs = pc_and_sp();
+  FunctionInput f(code, regs);
   UnwindRow row;
-  at(2);  // after the push
-  ASSERT_TRUE(m().activation_row_outside_body(in, &row));
+  f.activation_at(2);  // after the push
+  ASSERT_TRUE(m().activation_row_outside_body(f.in, &row));
   EXPECT_EQ(row.cfa.reg, a::kSp);
   EXPECT_EQ(row.cfa.offset, 8);
-  at(6);  // the frame pointer set
-  ASSERT_TRUE(m().activation_row_outside_body(in, &row));
+  f.activation_at(6);  // the frame pointer set
+  ASSERT_TRUE(m().activation_row_outside_body(f.in, &row));
   EXPECT_EQ(row.cfa.reg, a::kR7);
-  at(12);  // after the bl: the body, the table holds
-  EXPECT_FALSE(m().activation_row_outside_body(in, &row));
-  at(14);  // at the add sp before the pop
-  ASSERT_TRUE(m().activation_row_outside_body(in, &row));
+  f.activation_at(12);  // after the bl: the body, the table holds
+  EXPECT_FALSE(m().activation_row_outside_body(f.in, &row));
+  f.activation_at(14);  // at the add sp before the pop
+  ASSERT_TRUE(m().activation_row_outside_body(f.in, &row));
   EXPECT_EQ(row.cfa.offset, 16);
-  at(16);  // at the pop
-  ASSERT_TRUE(m().activation_row_outside_body(in, &row));
+  f.activation_at(16);  // at the pop
+  ASSERT_TRUE(m().activation_row_outside_body(f.in, &row));
   EXPECT_EQ(row.cfa.reg, a::kSp);
   EXPECT_EQ(row.cfa.offset, 8);
   expect_saved(row, a::kPc, -4);
-  at(12);
-  in.activation = false;
-  EXPECT_FALSE(m().activation_row_outside_body(in, &row));
+  f.activation_at(12);
+  f.in.activation = false;
+  EXPECT_FALSE(m().activation_row_outside_body(f.in, &row));
   // The x86-64 machine's CFI holds everywhere.
-  EXPECT_FALSE(machine_for(62)->activation_row_outside_body(in, &row));
+  EXPECT_FALSE(machine_for(62)->activation_row_outside_body(f.in, &row));
 }
 
 TEST(ArmInstruction, PrologueForms) {
-  auto t = [](std::vector<uint16_t> h) {
-    const auto bytes = thumb(h);
-    return *a::decode_thumb_prologue(Bytes(bytes.data(), bytes.size()));
-  };
-  auto w = [](uint32_t word) {
-    const auto bytes = arm_code({word});
-    return *a::decode_arm_prologue(Bytes(bytes.data(), bytes.size()));
-  };
+  const auto t = &decoded_thumb;
+  const auto w = &decoded_arm;
   EXPECT_EQ(t({0xb580}).registers, (1u << 7) | (1u << 14));      // push {r7, lr}
   EXPECT_EQ(t({0xe92d, 0x4ff0}).registers, 0x4ff0u);             // push.w {r4-r11, lr}
   EXPECT_EQ(t({0xe92d, 0x4ff0}).size, 4);
@@ -553,10 +576,7 @@ TEST(ArmInstruction, PrologueForms) {
 // (T4), vpush of the callee-saved D registers, -mapcs-frame's `mov ip, sp;
 // push {fp, ip, lr, pc}; sub fp, ip, #4`.
 TEST(ArmInstruction, WideStackAdjustments) {
-  auto t = [](std::vector<uint16_t> h) {
-    const auto bytes = thumb(h);
-    return *a::decode_thumb_prologue(Bytes(bytes.data(), bytes.size()));
-  };
+  const auto t = &decoded_thumb;
   EXPECT_EQ(t({0xf5ad, 0x7d7a}).op, a::PrologueOp::kSubSp);  // sub.w sp, sp, #1000
   EXPECT_EQ(t({0xf5ad, 0x7d7a}).amount, 1000u);
   EXPECT_EQ(t({0xf5ad, 0x7d7a}).size, 4);
@@ -578,14 +598,8 @@ TEST(ArmInstruction, WideStackAdjustments) {
 }
 
 TEST(ArmInstruction, VfpPushes) {
-  auto t = [](std::vector<uint16_t> h) {
-    const auto bytes = thumb(h);
-    return *a::decode_thumb_prologue(Bytes(bytes.data(), bytes.size()));
-  };
-  auto w = [](uint32_t word) {
-    const auto bytes = arm_code({word});
-    return *a::decode_arm_prologue(Bytes(bytes.data(), bytes.size()));
-  };
+  const auto t = &decoded_thumb;
+  const auto w = &decoded_arm;
   for (const a::PrologueInstruction& in : {t({0xed2d, 0x8b10}), w(0xed2d8b10)}) {  // vpush {d8-d15}
     EXPECT_EQ(in.op, a::PrologueOp::kVfpPush);
     EXPECT_EQ(in.vfp_first, a::kD0 + 8);
@@ -612,10 +626,7 @@ TEST(ArmInstruction, VfpPushes) {
 }
 
 TEST(ArmInstruction, ApcsFrameForms) {
-  auto w = [](uint32_t word) {
-    const auto bytes = arm_code({word});
-    return *a::decode_arm_prologue(Bytes(bytes.data(), bytes.size()));
-  };
+  const auto w = &decoded_arm;
   EXPECT_EQ(w(0xe1a0c00d).op, a::PrologueOp::kCopySpToIp);  // mov ip, sp
   EXPECT_EQ(w(0xe1a0c00d).amount, 0u);
   EXPECT_EQ(w(0xe28dc008).op, a::PrologueOp::kCopySpToIp);  // add ip, sp, #8
@@ -645,25 +656,17 @@ TEST(ArmMachine, VpushSavesTheDRegistersInTheRow) {
   for (const auto& [code, cpsr] : {std::pair{&kThumbVfp, 0x30u}, std::pair{&kArmVfp, 0x10u}}) {
     SCOPED_TRACE(cpsr);
     const RegisterFile regs = registers(0x7000, 0x6000, cpsr);
-    FallbackInput in;
-    in.registers = &regs;
-    in.function_known = true;
-    in.function_code = Bytes(code->data(), code->size());
+    FunctionInput f(*code, regs);
     UnwindRow row;
     // A return-address frame: lr, then d8-d15 (d8 lowest), then 20 bytes.
-    ASSERT_EQ(m().fallback_row(in, &row), FallbackKind::kPrologue);
+    ASSERT_EQ(m().fallback_row(f.in, &row), FallbackKind::kPrologue);
     EXPECT_EQ(row.cfa.reg, a::kSp);
     EXPECT_EQ(row.cfa.offset, 4 + 64 + 20);
     expect_saved(row, a::kLr, -4);
     for (uint16_t d = 8; d < 16; ++d) expect_saved(row, a::kD0 + d, -4 - 64 + 8 * (d - 8));
     EXPECT_EQ(row.rule_count, 9);
     // An activation right after the vpush: nothing of the sub yet.
-    const size_t after_vpush = cpsr == 0x30u ? 10 : 12;
-    in.activation = true;
-    in.pc_offset = after_vpush;
-    in.function_code = Bytes(code->data(), after_vpush);
-    in.code_at_pc = Bytes(code->data() + after_vpush, code->size() - after_vpush);
-    ASSERT_EQ(m().fallback_row(in, &row), FallbackKind::kPrologue);
+    ASSERT_EQ(m().fallback_row(f.activation_at(cpsr == 0x30u ? 10 : 12), &row), FallbackKind::kPrologue);
     EXPECT_EQ(row.cfa.offset, 4 + 64);
     expect_saved(row, a::kD0 + 15, -12);
   }
@@ -676,14 +679,11 @@ TEST(ArmMachine, WideThumbFramesFromThePrologue) {
   const std::vector<uint8_t> wide = thumb({0xb510, 0x4602, 0xf5ad, 0x7d7a, 0x466c, 0x4620, 0xf7ff, 0xfffe});
   // push {r4, lr}; mov r2, r0; subw sp, sp, #2056; add r4, sp, #4; mov r0, r4; bl
   const std::vector<uint8_t> odd = thumb({0xb510, 0x4602, 0xf6ad, 0x0d08, 0xac01, 0x4620, 0xf7ff, 0xfffe});
+  const RegisterFile regs = registers(0x7000, 0x6000, 0x30);
   for (const auto& [code, frame] : {std::pair{&wide, 1000}, std::pair{&odd, 2056}}) {
-    const RegisterFile regs = registers(0x7000, 0x6000, 0x30);
-    FallbackInput in;
-    in.registers = &regs;
-    in.function_known = true;
-    in.function_code = Bytes(code->data(), code->size());
+    const FunctionInput f(*code, regs);
     UnwindRow row;
-    ASSERT_EQ(m().fallback_row(in, &row), FallbackKind::kPrologue);
+    ASSERT_EQ(m().fallback_row(f.in, &row), FallbackKind::kPrologue);
     EXPECT_EQ(row.cfa.offset, 8 + frame);
     expect_saved(row, 4, -8);
     expect_saved(row, a::kLr, -4);
@@ -698,13 +698,10 @@ TEST(ArmMachine, ApcsFrameFromThePrologue) {
   EXPECT_EQ(a::starts_as_thumb(Bytes(kApcs.data(), kApcs.size())), false);
   RegisterFile regs = registers(0x7000, 0x7100, 0x10);
   regs.set(a::kPc, 0x10a74);
-  FallbackInput in;
-  in.registers = &regs;
-  in.function_known = true;
-  in.function_code = Bytes(kApcs.data(), kApcs.size());
+  FunctionInput f(kApcs, regs);
   UnwindRow row;
   // fp = entry sp - 4, at the saved pc: CFA = fp + 4; lr, ip, fp below; no rule for the stored pc.
-  ASSERT_EQ(m().fallback_row(in, &row), FallbackKind::kFramePointer);
+  ASSERT_EQ(m().fallback_row(f.in, &row), FallbackKind::kFramePointer);
   EXPECT_EQ(row.cfa.reg, a::kR11);
   EXPECT_EQ(row.cfa.offset, 4);
   EXPECT_EQ(row.return_address_register, a::kLr);
@@ -713,34 +710,22 @@ TEST(ArmMachine, ApcsFrameFromThePrologue) {
   expect_saved(row, a::kLr, -8);
   EXPECT_EQ(row.find(a::kPc), nullptr);
   // Activations: before the push (a leaf), after it (sp-based), after the sub (fp-based).
-  in.activation = true;
-  auto at = [&](size_t offset) {
-    in.pc_offset = offset;
-    in.function_code = Bytes(kApcs.data(), offset);
-    in.code_at_pc = Bytes(kApcs.data() + offset, kApcs.size() - offset);
-  };
-  at(8);
-  ASSERT_EQ(m().fallback_row(in, &row), FallbackKind::kPrologue);
+  ASSERT_EQ(m().fallback_row(f.activation_at(8), &row), FallbackKind::kPrologue);
   EXPECT_EQ(row.cfa.offset, 0);
-  at(12);
-  ASSERT_EQ(m().fallback_row(in, &row), FallbackKind::kPrologue);
+  ASSERT_EQ(m().fallback_row(f.activation_at(12), &row), FallbackKind::kPrologue);
   EXPECT_EQ(row.cfa.reg, a::kSp);
   EXPECT_EQ(row.cfa.offset, 16);
-  at(16);
-  ASSERT_EQ(m().fallback_row(in, &row), FallbackKind::kFramePointer);
+  ASSERT_EQ(m().fallback_row(f.activation_at(16), &row), FallbackKind::kFramePointer);
   EXPECT_EQ(row.cfa.reg, a::kR11);
   EXPECT_EQ(row.cfa.offset, 4);
   // ip written between the mov and the sub: fp is not at the frame, the row keeps to sp.
   const std::vector<uint8_t> clobbered = arm_code({0xe1a0c00d, 0xe92dd800, 0xe1a0c000, 0xe24cb004, 0xebfffffe});
-  in.activation = false;
-  in.function_code = Bytes(clobbered.data(), clobbered.size());
-  ASSERT_EQ(m().fallback_row(in, &row), FallbackKind::kPrologue);
+  ASSERT_EQ(m().fallback_row(FunctionInput(clobbered, regs).in, &row), FallbackKind::kPrologue);
   EXPECT_EQ(row.cfa.reg, a::kSp);
   EXPECT_EQ(row.cfa.offset, 16);
   // `sub fp, ip, #4` without the mov: no frame pointer from it either.
   const std::vector<uint8_t> no_mov = arm_code({0xe92dd800, 0xe24cb004, 0xebfffffe});
-  in.function_code = Bytes(no_mov.data(), no_mov.size());
-  ASSERT_EQ(m().fallback_row(in, &row), FallbackKind::kPrologue);
+  ASSERT_EQ(m().fallback_row(FunctionInput(no_mov, regs).in, &row), FallbackKind::kPrologue);
   EXPECT_EQ(row.cfa.reg, a::kSp);
 }
 
@@ -816,33 +801,21 @@ TEST(ArmMachine, ActivationsAtRestoringEpiloguesOfTableCoveredCode) {
   // #20; vpop {d8-d15}; ldr.w pc, [sp], #4`, an EXIDX entry covering it.
   const std::vector<uint8_t> code = thumb({0xb500, 0xed2d, 0x8b10, 0xb085, 0xf7ff, 0xfffe, 0x2001, 0xb005, 0xecbd,
                                            0x8b10, 0xf85d, 0xfb04});
-  RegisterFile pc_and_sp;
-  pc_and_sp.set(a::kPc, 0x1000c);
-  pc_and_sp.set(a::kSp, 0x7000);
-  FallbackInput in;
-  in.registers = &pc_and_sp;
-  in.function_known = true;
-  in.activation = true;
-  auto at = [&](size_t offset) {
-    in.pc_offset = offset;
-    in.function_code = Bytes(code.data(), offset);
-    in.code_at_pc = Bytes(code.data() + offset, code.size() - offset);
-  };
+  const RegisterFile regs = pc_and_sp();
+  FunctionInput f(code, regs);
   UnwindRow row;
-  at(2);  // after push {lr}: before the vpush
-  ASSERT_TRUE(m().activation_row_outside_body(in, &row));
+  // After push {lr}: before the vpush.
+  ASSERT_TRUE(m().activation_row_outside_body(f.activation_at(2), &row));
   EXPECT_EQ(row.cfa.offset, 4);
-  at(12);  // after the bl: the body, the table holds
-  EXPECT_FALSE(m().activation_row_outside_body(in, &row));
-  at(14);  // at the add sp
-  ASSERT_TRUE(m().activation_row_outside_body(in, &row));
+  // After the bl: the body, the table holds.
+  EXPECT_FALSE(m().activation_row_outside_body(f.activation_at(12), &row));
+  // At the add sp, the vpop, the ldr.w pc.
+  ASSERT_TRUE(m().activation_row_outside_body(f.activation_at(14), &row));
   EXPECT_EQ(row.cfa.offset, 88);
-  at(16);  // at the vpop
-  ASSERT_TRUE(m().activation_row_outside_body(in, &row));
+  ASSERT_TRUE(m().activation_row_outside_body(f.activation_at(16), &row));
   EXPECT_EQ(row.cfa.offset, 68);
   expect_saved(row, a::kD0 + 8, -68);
-  at(20);  // at the ldr.w pc
-  ASSERT_TRUE(m().activation_row_outside_body(in, &row));
+  ASSERT_TRUE(m().activation_row_outside_body(f.activation_at(20), &row));
   EXPECT_EQ(row.cfa.offset, 4);
   EXPECT_EQ(row.rule_count, 1);
 }

@@ -305,7 +305,8 @@ bool epilogue_row(Bytes code, bool thumb, UnwindRow* row) {
   RegisterRule rules[UnwindRow::kMaxRules];
   int n_rules = 0;
   auto add_rule = [&](uint16_t reg, uint64_t offset) {
-    if (n_rules < UnwindRow::kMaxRules) rules[n_rules++] = RegisterRule{reg, RuleKind::kOffset, static_cast<int64_t>(offset), {}, 0};
+    if (n_rules < UnwindRow::kMaxRules)
+      rules[n_rules++] = RegisterRule{reg, RuleKind::kOffset, static_cast<int64_t>(offset), {}, 0};
   };
   size_t at = 0;
   enum { kAdds, kVfp, kCore, kBxLr } stage = kAdds;
