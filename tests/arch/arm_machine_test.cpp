@@ -36,6 +36,16 @@ std::vector<uint8_t> arm_code(std::vector<uint32_t> words) {
   return out;
 }
 
+// One whole instruction through the prologue decoders.
+a::PrologueInstruction decoded_thumb(std::vector<uint16_t> halfwords) {
+  const auto bytes = thumb(halfwords);
+  return *a::decode_thumb_prologue(Bytes(bytes.data(), bytes.size()));
+}
+a::PrologueInstruction decoded_arm(uint32_t word) {
+  const auto bytes = arm_code({word});
+  return *a::decode_arm_prologue(Bytes(bytes.data(), bytes.size()));
+}
+
 // Eight bytes of zeros (not a call in either set), then `tail`, ending at the return address.
 bool follows_call(const std::vector<uint8_t>& tail) {
   std::vector<uint8_t> bytes(8, 0);
@@ -200,6 +210,35 @@ void expect_saved(const UnwindRow& row, uint16_t reg, int64_t offset) {
   EXPECT_EQ(r->value, offset) << reg;
 }
 
+// What the fallbacks get for a function whose code is `code`: for a frame at
+// a return address (its first bytes), or for an activation stopped at an
+// offset (the bytes before the PC and those from it on).
+struct FunctionInput {
+  FunctionInput(const std::vector<uint8_t>& function, const RegisterFile& regs) : code(function) {
+    in.registers = &regs;
+    in.function_known = true;
+    in.function_code = Bytes(code.data(), code.size());
+  }
+  const FallbackInput& activation_at(size_t offset) {
+    in.activation = true;
+    in.pc_offset = offset;
+    in.function_code = Bytes(code.data(), offset);
+    in.code_at_pc = Bytes(code.data() + offset, code.size() - offset);
+    return in;
+  }
+  const std::vector<uint8_t>& code;
+  FallbackInput in;
+};
+
+// The registers the step loop passes for an activation in code an EXIDX
+// entry covers: the PC and SP, no CPSR.
+RegisterFile pc_and_sp() {
+  RegisterFile r;
+  r.set(a::kPc, 0x10002);
+  r.set(a::kSp, 0x7000);
+  return r;
+}
+
 // push {r4, r7, lr}; sub sp, #12; add r7, sp, #0; (body) movs r0, #1; ...
 const std::vector<uint8_t> kThumbFramed = thumb({0xb590, 0xb083, 0xaf00, 0x2001, 0x4770});
 // push {fp, lr}; add fp, sp, #4; sub sp, sp, #8; (body) mov r0, #1
@@ -350,9 +389,15 @@ TEST(ArmInstruction, ThumbInstructionsScheduledAmongThePushes) {
   EXPECT_EQ(op({0xf000, 0xf800}), PrologueOp::kOther);    // bl
   EXPECT_EQ(op({0xf8df, 0xf004}), PrologueOp::kOther);    // ldr.w pc, [pc, #4]
   EXPECT_EQ(op({0xf85d, 0x7b04}), PrologueOp::kOther);    // ldr.w r7, [sp], #4
-  EXPECT_EQ(op({0xf1ad, 0x0d08}), PrologueOp::kOther);    // sub.w sp, sp, #8
+  EXPECT_EQ(op({0xf1bd, 0x0d08}), PrologueOp::kOther);    // subs.w sp, sp, #8 (flags: not gcc's)
+  EXPECT_EQ(op({0xf10d, 0x0d08}), PrologueOp::kOther);    // add.w sp, sp, #8
   EXPECT_EQ(op({0xe8bd, 0x8080}), PrologueOp::kOther);    // pop.w {r7, pc}
-  EXPECT_EQ(op({0xed2d, 0x8b10}), PrologueOp::kOther);    // vpush {d8-d15}
+  EXPECT_EQ(op({0xecbd, 0x8b10}), PrologueOp::kOther);    // vpop {d8-d15}
+  // VFP arithmetic and moves into VFP registers write no core register.
+  EXPECT_EQ(op({0xee20, 0x0b00}), PrologueOp::kNeutral);  // vmul.f64 d0, d0, d0
+  EXPECT_EQ(op({0xee07, 0x2a90}), PrologueOp::kNeutral);  // vmov s15, r2
+  EXPECT_EQ(op({0xeeb0, 0x1b00}), PrologueOp::kNeutral);  // vmov.f64 d1, #2.0
+  EXPECT_EQ(op({0xee17, 0x7a90}), PrologueOp::kOther);    // vmov r7, s15
 }
 
 TEST(ArmMachine, GlibcAbortsPrologueWithScheduledInstructions) {
@@ -396,6 +441,8 @@ TEST(ArmInstruction, ArmInstructionsScheduledAmongThePushes) {
   EXPECT_EQ(op(0xeeb70b00), PrologueOp::kNeutral);  // vmov.f64 d0, #1.0
   EXPECT_EQ(op(0xe59f3010), PrologueOp::kNeutral);  // ldr r3, [pc, #16]
   EXPECT_EQ(op(0xe1530002), PrologueOp::kNeutral);  // cmp r3, r2
+  EXPECT_EQ(op(0xee073a90), PrologueOp::kNeutral);  // vmov s15, r3
+  EXPECT_EQ(op(0xee17ba90), PrologueOp::kOther);    // vmov fp, s15
   EXPECT_EQ(op(0xe3a0b000), PrologueOp::kOther);    // mov fp, #0
   EXPECT_EQ(op(0xe1a0d003), PrologueOp::kOther);    // mov sp, r3
   EXPECT_EQ(op(0xe49df004), PrologueOp::kOther);    // pop {pc} (ldr pc, [sp], #4)
@@ -467,9 +514,8 @@ TEST(ArmFrames, EpilogueReturns) {
   EXPECT_EQ(row.cfa.offset, 4);
   ASSERT_TRUE(epilogue(arm_code({0xe12fff1e}), false, &row));  // bx lr
   EXPECT_EQ(row.cfa.offset, 0);
-  EXPECT_FALSE(epilogue(thumb({0xbc10, 0x4770}), true, &row));  // pop {r4}: not the return yet
-  EXPECT_FALSE(epilogue(thumb({0xb002, 0x4770}), true, &row));  // add sp before bx lr: unknown
-  EXPECT_FALSE(epilogue(arm_code({0xe8bd4010}), false, &row));  // pop {r4, lr}
+  EXPECT_FALSE(epilogue(thumb({0xbc10, 0x2001}), true, &row));  // pop {r4}; movs r0, #1: not the return yet
+  EXPECT_FALSE(epilogue(arm_code({0xe8bd4010}), false, &row));  // pop {r4, lr}, then nothing
   EXPECT_FALSE(epilogue(thumb({0x4770}), false, &row));        // Thumb bytes read as ARM
 }
 
@@ -477,52 +523,36 @@ TEST(ArmMachine, ActivationsOutsideTheBodyForTablesOfTheBody) {
   // push {r7, lr}; sub sp, #8; add r7, sp, #0; movs r0, #1; bl; movs r0, #2; add sp, #8; pop {r7, pc}
   const std::vector<uint8_t> code =
       thumb({0xb580, 0xb082, 0xaf00, 0x2001, 0xf000, 0xf800, 0x2002, 0xb002, 0xbd80});
-  RegisterFile pc_and_sp;  // what the step loop passes: no CPSR
-  pc_and_sp.set(a::kPc, 0x10002);
-  pc_and_sp.set(a::kSp, 0x7000);
-  FallbackInput in;
-  in.registers = &pc_and_sp;
-  in.function_known = true;
-  in.activation = true;
-  auto at = [&](size_t offset) {
-    in.pc_offset = offset;
-    in.function_code = Bytes(code.data(), offset);
-    in.code_at_pc = Bytes(code.data() + offset, code.size() - offset);
-  };
+  const RegisterFile regs = pc_and_sp();
+  FunctionInput f(code, regs);
   UnwindRow row;
-  at(2);  // after the push
-  ASSERT_TRUE(m().activation_row_outside_body(in, &row));
+  f.activation_at(2);  // after the push
+  ASSERT_TRUE(m().activation_row_outside_body(f.in, &row));
   EXPECT_EQ(row.cfa.reg, a::kSp);
   EXPECT_EQ(row.cfa.offset, 8);
-  at(6);  // the frame pointer set
-  ASSERT_TRUE(m().activation_row_outside_body(in, &row));
+  f.activation_at(6);  // the frame pointer set
+  ASSERT_TRUE(m().activation_row_outside_body(f.in, &row));
   EXPECT_EQ(row.cfa.reg, a::kR7);
-  at(12);  // after the bl: the body, the table holds
-  EXPECT_FALSE(m().activation_row_outside_body(in, &row));
-  at(14);  // at the add sp before the pop
-  ASSERT_TRUE(m().activation_row_outside_body(in, &row));
+  f.activation_at(12);  // after the bl: the body, the table holds
+  EXPECT_FALSE(m().activation_row_outside_body(f.in, &row));
+  f.activation_at(14);  // at the add sp before the pop
+  ASSERT_TRUE(m().activation_row_outside_body(f.in, &row));
   EXPECT_EQ(row.cfa.offset, 16);
-  at(16);  // at the pop
-  ASSERT_TRUE(m().activation_row_outside_body(in, &row));
+  f.activation_at(16);  // at the pop
+  ASSERT_TRUE(m().activation_row_outside_body(f.in, &row));
   EXPECT_EQ(row.cfa.reg, a::kSp);
   EXPECT_EQ(row.cfa.offset, 8);
   expect_saved(row, a::kPc, -4);
-  at(12);
-  in.activation = false;
-  EXPECT_FALSE(m().activation_row_outside_body(in, &row));
+  f.activation_at(12);
+  f.in.activation = false;
+  EXPECT_FALSE(m().activation_row_outside_body(f.in, &row));
   // The x86-64 machine's CFI holds everywhere.
-  EXPECT_FALSE(machine_for(62)->activation_row_outside_body(in, &row));
+  EXPECT_FALSE(machine_for(62)->activation_row_outside_body(f.in, &row));
 }
 
 TEST(ArmInstruction, PrologueForms) {
-  auto t = [](std::vector<uint16_t> h) {
-    const auto bytes = thumb(h);
-    return *a::decode_thumb_prologue(Bytes(bytes.data(), bytes.size()));
-  };
-  auto w = [](uint32_t word) {
-    const auto bytes = arm_code({word});
-    return *a::decode_arm_prologue(Bytes(bytes.data(), bytes.size()));
-  };
+  const auto t = &decoded_thumb;
+  const auto w = &decoded_arm;
   EXPECT_EQ(t({0xb580}).registers, (1u << 7) | (1u << 14));      // push {r7, lr}
   EXPECT_EQ(t({0xe92d, 0x4ff0}).registers, 0x4ff0u);             // push.w {r4-r11, lr}
   EXPECT_EQ(t({0xe92d, 0x4ff0}).size, 4);
@@ -539,6 +569,255 @@ TEST(ArmInstruction, PrologueForms) {
   EXPECT_EQ(w(0xe28db004).amount, 4u);                           // add fp, sp, #4
   EXPECT_EQ(w(0xe1a0b00d).op, a::PrologueOp::kSetFramePointer);  // mov fp, sp
   EXPECT_EQ(w(0xea000000).op, a::PrologueOp::kOther);                // b
+}
+
+// The prologues gcc 12 -O2 emits where they go beyond a push and a 16-bit
+// `sub sp`: Thumb-2 `sub.w sp` with a modified immediate (T3) and `subw`
+// (T4), vpush of the callee-saved D registers, -mapcs-frame's `mov ip, sp;
+// push {fp, ip, lr, pc}; sub fp, ip, #4`.
+TEST(ArmInstruction, WideStackAdjustments) {
+  const auto t = &decoded_thumb;
+  EXPECT_EQ(t({0xf5ad, 0x7d7a}).op, a::PrologueOp::kSubSp);  // sub.w sp, sp, #1000
+  EXPECT_EQ(t({0xf5ad, 0x7d7a}).amount, 1000u);
+  EXPECT_EQ(t({0xf5ad, 0x7d7a}).size, 4);
+  EXPECT_EQ(t({0xf5ad, 0x6dff}).amount, 2040u);               // sub.w sp, sp, #2040
+  EXPECT_EQ(t({0xf1ad, 0x0d08}).amount, 8u);                  // sub.w sp, sp, #8 (no rotation)
+  EXPECT_EQ(t({0xf6ad, 0x0d08}).op, a::PrologueOp::kSubSp);  // subw sp, sp, #2056
+  EXPECT_EQ(t({0xf6ad, 0x0d08}).amount, 2056u);
+  EXPECT_EQ(t({0xf2ad, 0x0d04}).amount, 4u);                  // subw sp, sp, #4
+  EXPECT_EQ(t({0xf6ad, 0x7dff}).amount, 4095u);               // subw sp, sp, #4095
+  // ThumbExpandImm's four patterns of imm8 and its rotations.
+  EXPECT_EQ(a::thumb_modified_immediate(0xf1ad, 0x0dab), 0xabu);
+  EXPECT_EQ(a::thumb_modified_immediate(0xf1ad, 0x1dab), 0x00ab00abu);
+  EXPECT_EQ(a::thumb_modified_immediate(0xf1ad, 0x2dab), 0xab00ab00u);
+  EXPECT_EQ(a::thumb_modified_immediate(0xf1ad, 0x3dab), 0xababababu);
+  EXPECT_EQ(a::thumb_modified_immediate(0xf5ad, 0x6d81), 0x408u);   // 1032
+  EXPECT_EQ(a::thumb_modified_immediate(0xf1ad, 0x4d00), 0x80000000u);
+  // Not sp: an ordinary scheduled instruction.
+  EXPECT_EQ(t({0xf5a4, 0x64a0}).op, a::PrologueOp::kNeutral);  // sub.w r4, r4, #1280
+}
+
+TEST(ArmInstruction, VfpPushes) {
+  const auto t = &decoded_thumb;
+  const auto w = &decoded_arm;
+  for (const a::PrologueInstruction& in : {t({0xed2d, 0x8b10}), w(0xed2d8b10)}) {  // vpush {d8-d15}
+    EXPECT_EQ(in.op, a::PrologueOp::kVfpPush);
+    EXPECT_EQ(in.vfp_first, a::kD0 + 8);
+    EXPECT_EQ(in.vfp_count, 8);
+    EXPECT_EQ(in.vfp_bytes, 8);
+    EXPECT_EQ(in.amount, 64u);
+    EXPECT_EQ(in.size, 4);
+  }
+  EXPECT_EQ(t({0xed2d, 0x8b0a}).vfp_count, 5);          // vpush {d8-d12}
+  EXPECT_EQ(t({0xed6d, 0x0b04}).vfp_first, a::kD0 + 16);  // vpush {d16-d17}: the D bit
+  const a::PrologueInstruction singles = t({0xed2d, 0x8a10});  // vpush {s16-s31}
+  EXPECT_EQ(singles.op, a::PrologueOp::kVfpPush);
+  EXPECT_EQ(singles.vfp_first, 64 + 16);
+  EXPECT_EQ(singles.vfp_count, 16);
+  EXPECT_EQ(singles.amount, 64u);
+  EXPECT_EQ(t({0xed6d, 0x7a02}).vfp_first, 64 + 15);     // vpush {s15-s16}: Vd:D
+  // Not a compiler's push: FSTMX's odd word count, more than 16 D registers,
+  // past d31, none at all.
+  EXPECT_EQ(t({0xed2d, 0x8b11}).op, a::PrologueOp::kOther);
+  EXPECT_EQ(t({0xed2d, 0x0b22}).op, a::PrologueOp::kOther);
+  EXPECT_EQ(t({0xed6d, 0xeb06}).op, a::PrologueOp::kOther);  // d30-d32
+  EXPECT_EQ(w(0xed2d8b00).op, a::PrologueOp::kOther);
+  EXPECT_EQ(w(0x0d2d8b10).op, a::PrologueOp::kOther);       // vpusheq
+}
+
+TEST(ArmInstruction, ApcsFrameForms) {
+  const auto w = &decoded_arm;
+  EXPECT_EQ(w(0xe1a0c00d).op, a::PrologueOp::kCopySpToIp);  // mov ip, sp
+  EXPECT_EQ(w(0xe1a0c00d).amount, 0u);
+  EXPECT_EQ(w(0xe28dc008).op, a::PrologueOp::kCopySpToIp);  // add ip, sp, #8
+  EXPECT_EQ(w(0xe28dc008).amount, 8u);
+  const a::PrologueInstruction fp = w(0xe24cb004);           // sub fp, ip, #4
+  EXPECT_EQ(fp.op, a::PrologueOp::kSetFramePointer);
+  EXPECT_TRUE(fp.from_ip);
+  EXPECT_EQ(fp.amount, 4u);
+  EXPECT_EQ(fp.frame_pointer, 11);
+  EXPECT_EQ(w(0xe92dd800).registers, 0xd800u);                // push {fp, ip, lr, pc}
+  // What writes ip among the scheduled instructions, and what does not.
+  EXPECT_TRUE(w(0xe1a0c000).clobbers_ip);    // mov ip, r0
+  EXPECT_TRUE(w(0xe59fc010).clobbers_ip);    // ldr ip, [pc, #16]
+  EXPECT_TRUE(w(0xe5bc3004).clobbers_ip);    // ldr r3, [ip, #4]!
+  EXPECT_FALSE(w(0xe2503000).clobbers_ip);   // subs r3, r0, #0
+  EXPECT_FALSE(w(0xe3500000).clobbers_ip);   // cmp r0, #0
+}
+
+// Thumb `push {lr}; vmul.f64 d0, d0, d0; vpush {d8-d15}; sub sp, #20;
+// vstr d0, [sp, #8]; bl` (the fixture prologues.c's vfp_frame), and the ARM
+// build's `str lr, [sp, #-4]!; vmul; vpush; sub sp, sp, #20; vstr; bl`.
+const std::vector<uint8_t> kThumbVfp = thumb({0xb500, 0xee20, 0x0b00, 0xed2d, 0x8b10, 0xb085, 0xed8d, 0x0b02, 0xf7ff,
+                                              0xfffe});
+const std::vector<uint8_t> kArmVfp = arm_code({0xe52de004, 0xee200b00, 0xed2d8b10, 0xe24dd014, 0xed8d0b02, 0xebfffffe});
+
+TEST(ArmMachine, VpushSavesTheDRegistersInTheRow) {
+  for (const auto& [code, cpsr] : {std::pair{&kThumbVfp, 0x30u}, std::pair{&kArmVfp, 0x10u}}) {
+    SCOPED_TRACE(cpsr);
+    const RegisterFile regs = registers(0x7000, 0x6000, cpsr);
+    FunctionInput f(*code, regs);
+    UnwindRow row;
+    // A return-address frame: lr, then d8-d15 (d8 lowest), then 20 bytes.
+    ASSERT_EQ(m().fallback_row(f.in, &row), FallbackKind::kPrologue);
+    EXPECT_EQ(row.cfa.reg, a::kSp);
+    EXPECT_EQ(row.cfa.offset, 4 + 64 + 20);
+    expect_saved(row, a::kLr, -4);
+    for (uint16_t d = 8; d < 16; ++d) expect_saved(row, a::kD0 + d, -4 - 64 + 8 * (d - 8));
+    EXPECT_EQ(row.rule_count, 9);
+    // An activation right after the vpush: nothing of the sub yet.
+    ASSERT_EQ(m().fallback_row(f.activation_at(cpsr == 0x30u ? 10 : 12), &row), FallbackKind::kPrologue);
+    EXPECT_EQ(row.cfa.offset, 4 + 64);
+    expect_saved(row, a::kD0 + 15, -12);
+  }
+  EXPECT_EQ(m().register_size(a::kD0 + 8), 8);
+  EXPECT_EQ(m().register_size(64 + 16), 4);
+}
+
+TEST(ArmMachine, WideThumbFramesFromThePrologue) {
+  // push {r4, lr}; mov r2, r0; sub.w sp, sp, #1000; mov r4, sp; mov r0, r4; bl
+  const std::vector<uint8_t> wide = thumb({0xb510, 0x4602, 0xf5ad, 0x7d7a, 0x466c, 0x4620, 0xf7ff, 0xfffe});
+  // push {r4, lr}; mov r2, r0; subw sp, sp, #2056; add r4, sp, #4; mov r0, r4; bl
+  const std::vector<uint8_t> odd = thumb({0xb510, 0x4602, 0xf6ad, 0x0d08, 0xac01, 0x4620, 0xf7ff, 0xfffe});
+  const RegisterFile regs = registers(0x7000, 0x6000, 0x30);
+  for (const auto& [code, frame] : {std::pair{&wide, 1000}, std::pair{&odd, 2056}}) {
+    const FunctionInput f(*code, regs);
+    UnwindRow row;
+    ASSERT_EQ(m().fallback_row(f.in, &row), FallbackKind::kPrologue);
+    EXPECT_EQ(row.cfa.offset, 8 + frame);
+    expect_saved(row, 4, -8);
+    expect_saved(row, a::kLr, -4);
+  }
+}
+
+// leaf() of recursion.c built -O2 -marm -mapcs-frame: `cmp r0, #0; mov ip,
+// sp; push {fp, ip, lr, pc}; sub fp, ip, #4; ldmne sp, {fp, sp, pc}; bl abort`.
+const std::vector<uint8_t> kApcs = arm_code({0xe3500000, 0xe1a0c00d, 0xe92dd800, 0xe24cb004, 0x189da800, 0xebfffffe});
+
+TEST(ArmMachine, ApcsFrameFromThePrologue) {
+  EXPECT_EQ(a::starts_as_thumb(Bytes(kApcs.data(), kApcs.size())), false);
+  RegisterFile regs = registers(0x7000, 0x7100, 0x10);
+  regs.set(a::kPc, 0x10a74);
+  FunctionInput f(kApcs, regs);
+  UnwindRow row;
+  // fp = entry sp - 4, at the saved pc: CFA = fp + 4; lr, ip, fp below; no rule for the stored pc.
+  ASSERT_EQ(m().fallback_row(f.in, &row), FallbackKind::kFramePointer);
+  EXPECT_EQ(row.cfa.reg, a::kR11);
+  EXPECT_EQ(row.cfa.offset, 4);
+  EXPECT_EQ(row.return_address_register, a::kLr);
+  expect_saved(row, a::kR11, -16);
+  expect_saved(row, a::kIp, -12);
+  expect_saved(row, a::kLr, -8);
+  EXPECT_EQ(row.find(a::kPc), nullptr);
+  // Activations: before the push (a leaf), after it (sp-based), after the sub (fp-based).
+  ASSERT_EQ(m().fallback_row(f.activation_at(8), &row), FallbackKind::kPrologue);
+  EXPECT_EQ(row.cfa.offset, 0);
+  ASSERT_EQ(m().fallback_row(f.activation_at(12), &row), FallbackKind::kPrologue);
+  EXPECT_EQ(row.cfa.reg, a::kSp);
+  EXPECT_EQ(row.cfa.offset, 16);
+  ASSERT_EQ(m().fallback_row(f.activation_at(16), &row), FallbackKind::kFramePointer);
+  EXPECT_EQ(row.cfa.reg, a::kR11);
+  EXPECT_EQ(row.cfa.offset, 4);
+  // ip written between the mov and the sub: fp is not at the frame, the row keeps to sp.
+  const std::vector<uint8_t> clobbered = arm_code({0xe1a0c00d, 0xe92dd800, 0xe1a0c000, 0xe24cb004, 0xebfffffe});
+  ASSERT_EQ(m().fallback_row(FunctionInput(clobbered, regs).in, &row), FallbackKind::kPrologue);
+  EXPECT_EQ(row.cfa.reg, a::kSp);
+  EXPECT_EQ(row.cfa.offset, 16);
+  // `sub fp, ip, #4` without the mov: no frame pointer from it either.
+  const std::vector<uint8_t> no_mov = arm_code({0xe92dd800, 0xe24cb004, 0xebfffffe});
+  ASSERT_EQ(m().fallback_row(FunctionInput(no_mov, regs).in, &row), FallbackKind::kPrologue);
+  EXPECT_EQ(row.cfa.reg, a::kSp);
+}
+
+TEST(ArmFrames, RestoringEpilogues) {
+  auto epilogue = [](const std::vector<uint8_t>& code, bool in_thumb, UnwindRow* row) {
+    return a::epilogue_row(Bytes(code.data(), code.size()), in_thumb, row);
+  };
+  UnwindRow row;
+  // add.w sp, sp, #1000; pop {r4, pc}
+  ASSERT_TRUE(epilogue(thumb({0xf50d, 0x7d7a, 0xbd10}), true, &row));
+  EXPECT_EQ(row.cfa.offset, 1008);
+  expect_saved(row, 4, -8);
+  expect_saved(row, a::kPc, -4);
+  // addw sp, sp, #2056; pop {r4, pc}
+  ASSERT_TRUE(epilogue(thumb({0xf60d, 0x0d08, 0xbd10}), true, &row));
+  EXPECT_EQ(row.cfa.offset, 2064);
+  // add sp, #20; vpop {d8-d15}; ldr.w pc, [sp], #4
+  ASSERT_TRUE(epilogue(thumb({0xb005, 0xecbd, 0x8b10, 0xf85d, 0xfb04}), true, &row));
+  EXPECT_EQ(row.cfa.offset, 20 + 64 + 4);
+  EXPECT_EQ(row.return_address_register, a::kPc);
+  for (uint16_t d = 8; d < 16; ++d) expect_saved(row, a::kD0 + d, -68 + 8 * (d - 8));
+  expect_saved(row, a::kPc, -4);
+  // The same in ARM code, and at the vpop.
+  ASSERT_TRUE(epilogue(arm_code({0xe28dd014, 0xecbd8b10, 0xe49df004}), false, &row));
+  EXPECT_EQ(row.cfa.offset, 88);
+  expect_saved(row, a::kD0 + 8, -68);
+  ASSERT_TRUE(epilogue(arm_code({0xecbd8b10, 0xe49df004}), false, &row));
+  EXPECT_EQ(row.cfa.offset, 68);
+  expect_saved(row, a::kD0 + 15, -12);
+  // Two adds: add sp, sp, #1024; add sp, sp, #12; ldr pc, [sp], #4
+  ASSERT_TRUE(epilogue(arm_code({0xe28ddb01, 0xe28dd00c, 0xe49df004}), false, &row));
+  EXPECT_EQ(row.cfa.offset, 1040);
+  // `bx lr` after add sp: the return address is still in lr.
+  ASSERT_TRUE(epilogue(thumb({0xb002, 0x4770}), true, &row));  // add sp, #8; bx lr
+  EXPECT_EQ(row.cfa.offset, 8);
+  EXPECT_EQ(row.rule_count, 0);
+  EXPECT_EQ(row.return_address_register, a::kLr);
+  ASSERT_TRUE(epilogue(arm_code({0xe28dd010, 0xe12fff1e}), false, &row));  // add sp, sp, #16; bx lr
+  EXPECT_EQ(row.cfa.offset, 16);
+  // A pop without pc, then `bx lr`: lr from the stack where it was popped, else still in lr.
+  ASSERT_TRUE(epilogue(arm_code({0xe8bd4010, 0xe12fff1e}), false, &row));  // ldmfd sp!, {r4, lr}; bx lr
+  EXPECT_EQ(row.cfa.offset, 8);
+  EXPECT_EQ(row.return_address_register, a::kLr);
+  expect_saved(row, 4, -8);
+  expect_saved(row, a::kLr, -4);
+  ASSERT_TRUE(epilogue(thumb({0xbc10, 0x4770}), true, &row));  // pop {r4}; bx lr
+  EXPECT_EQ(row.cfa.offset, 4);
+  expect_saved(row, 4, -4);
+  EXPECT_EQ(row.find(a::kLr), nullptr);
+  ASSERT_TRUE(epilogue(thumb({0xe8bd, 0x4010, 0x4770}), true, &row));  // pop.w {r4, lr}; bx lr
+  expect_saved(row, a::kLr, -4);
+  // -mapcs-frame's return: ldm sp, {fp, sp, pc} loads the caller's sp from its slot.
+  ASSERT_TRUE(epilogue(arm_code({0xe89da800}), false, &row));
+  EXPECT_EQ(row.cfa.offset, 12);
+  EXPECT_EQ(row.return_address_register, a::kPc);
+  expect_saved(row, a::kR11, -12);
+  expect_saved(row, a::kSp, -8);
+  expect_saved(row, a::kPc, -4);
+  // Out of order or not an epilogue: add sp after the vpop or the pop, two
+  // pops, vpop after a pop, a pop that loads sp with writeback, a
+  // conditional return.
+  EXPECT_FALSE(epilogue(thumb({0xecbd, 0x8b10, 0xb002, 0x4770}), true, &row));
+  EXPECT_FALSE(epilogue(thumb({0xbc10, 0xb002, 0x4770}), true, &row));
+  EXPECT_FALSE(epilogue(thumb({0xbc10, 0xbd10}), true, &row));
+  EXPECT_FALSE(epilogue(arm_code({0xe8bd0010, 0xecbd8b10, 0xe12fff1e}), false, &row));
+  EXPECT_FALSE(epilogue(arm_code({0xe8bda800}), false, &row));
+  EXPECT_FALSE(epilogue(arm_code({0x189da800}), false, &row));
+  EXPECT_FALSE(epilogue(thumb({0xb002}), true, &row));  // cut off
+}
+
+TEST(ArmMachine, ActivationsAtRestoringEpiloguesOfTableCoveredCode) {
+  // Thumb `push {lr}; vpush {d8-d15}; sub sp, #20; bl; movs r0, #1; add sp,
+  // #20; vpop {d8-d15}; ldr.w pc, [sp], #4`, an EXIDX entry covering it.
+  const std::vector<uint8_t> code = thumb({0xb500, 0xed2d, 0x8b10, 0xb085, 0xf7ff, 0xfffe, 0x2001, 0xb005, 0xecbd,
+                                           0x8b10, 0xf85d, 0xfb04});
+  const RegisterFile regs = pc_and_sp();
+  FunctionInput f(code, regs);
+  UnwindRow row;
+  // After push {lr}: before the vpush.
+  ASSERT_TRUE(m().activation_row_outside_body(f.activation_at(2), &row));
+  EXPECT_EQ(row.cfa.offset, 4);
+  // After the bl: the body, the table holds.
+  EXPECT_FALSE(m().activation_row_outside_body(f.activation_at(12), &row));
+  // At the add sp, the vpop, the ldr.w pc.
+  ASSERT_TRUE(m().activation_row_outside_body(f.activation_at(14), &row));
+  EXPECT_EQ(row.cfa.offset, 88);
+  ASSERT_TRUE(m().activation_row_outside_body(f.activation_at(16), &row));
+  EXPECT_EQ(row.cfa.offset, 68);
+  expect_saved(row, a::kD0 + 8, -68);
+  ASSERT_TRUE(m().activation_row_outside_body(f.activation_at(20), &row));
+  EXPECT_EQ(row.cfa.offset, 4);
+  EXPECT_EQ(row.rule_count, 1);
 }
 
 }  // namespace

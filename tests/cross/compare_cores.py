@@ -61,6 +61,7 @@ SIGNAL_CHAIN = ["in_usr1_handler"] * 4 + ["on_usr1", "on_segv", "faulting_leaf"]
 NOINFO_CHAIN = ["noinfo_leaf", "noinfo_framed", "with_cfi", "main"]
 TAILCALL_CHAIN = ["leaf", "land", "top", "main"]
 DLOPEN_CHAIN = ["callback", "plugin_inner", "plugin_entry", "main"]
+PROLOGUES_CHAIN = ["wide_frame", "odd_frame", "vfp_frame"] * 4 + ["main"]
 ASM_CFI_CHAIN = ["cfi_expression_trampoline", "cfi_lr_in_reg", "cfi_remember", "with_cfi", "main"]
 PLUGIN = [("libfw_plugin.so", ["plugin.c"], "-O2 -g -fPIC -shared")]
 
@@ -140,6 +141,8 @@ AARCH64_FIXTURES = [
 ]
 
 
+ARM_NO_TABLES = "-fno-unwind-tables -fno-asynchronous-unwind-tables"
+
 # 32-bit ARM: gcc defaults to Thumb-2, and C without -funwind-tables gets no
 # EHABI entries for its own functions (prologue analysis); C++ and
 # -funwind-tables get .ARM.exidx; -marm gives ARM-state code.
@@ -162,6 +165,14 @@ ARM_FIXTURES = [
             TAILCALL_CHAIN),
     Fixture("dlopen", ["dlopen_main.c"], "-O2 -g -no-pie -funwind-tables -ldl", "gdb", DLOPEN_CHAIN,
             libs=[("libfw_plugin.so", ["plugin.c"], "-O2 -g -fPIC -shared -funwind-tables")]),
+    # No unwind information at all for the program's own code (no -g: no
+    # .debug_frame either): its frames from prologue analysis alone.
+    Fixture("recursion_apcs", ["recursion.c"], "-O2 -no-pie -marm -mapcs-frame " + ARM_NO_TABLES, "gdb",
+            recursion_chain()),
+    Fixture("prologues", ["prologues.c"], "-O2 -no-pie -mfpu=vfpv3-d16 " + ARM_NO_TABLES, "gdb", PROLOGUES_CHAIN),
+    # gdb 13 reads a PC of 0 as the caller of the ARM-state vfp_frame (after its vpush).
+    Fixture("prologues_arm", ["prologues.c"], "-O2 -no-pie -marm -mfpu=vfpv3-d16 " + ARM_NO_TABLES, "chain",
+            PROLOGUES_CHAIN),
 ]
 
 FIXTURES_OF = {"aarch64": AARCH64_FIXTURES, "arm": ARM_FIXTURES}

@@ -103,9 +103,11 @@ std::optional<bool> starts_as_thumb(Bytes code) {
     if (thumb->op == PrologueOp::kPush) return true;
     at += thumb->size;
   }
+  // In ARM code, -mapcs-frame's `mov ip, sp` may come first.
   for (size_t at = 0; at < code.size(); at += 4) {
     auto arm = decode_arm_prologue(code.subspan(at));
-    if (!arm || (arm->op != PrologueOp::kNeutral && arm->op != PrologueOp::kPush)) break;
+    if (!arm || (arm->op != PrologueOp::kNeutral && arm->op != PrologueOp::kCopySpToIp && arm->op != PrologueOp::kPush))
+      break;
     if (arm->op == PrologueOp::kPush) return false;
   }
   return std::nullopt;
@@ -123,8 +125,14 @@ bool prologue_row(Bytes code, uint64_t pc_offset, bool thumb, UnwindRow* row, bo
   bool fp_set = false;
   uint8_t fp_reg = 0;
   int64_t fp_delta = 0;  // frame pointer = entry sp - fp_delta
+  bool ip_set = false;   // ip = entry sp - ip_delta (`mov ip, sp` of -mapcs-frame)
+  int64_t ip_delta = 0;
   int64_t saved_at[16];  // where each register was pushed, as bytes below the entry's sp
   uint16_t saved = 0;
+  // The VFP registers vpush stored (DWARF numbers), where, and how many.
+  uint16_t vfp_reg[32];
+  int64_t vfp_at[32];
+  unsigned vfp_saved = 0;
   size_t at = 0;
   PrologueEnd end = PrologueEnd::kCodeEnd;
   while (true) {
@@ -141,8 +149,9 @@ bool prologue_row(Bytes code, uint64_t pc_offset, bool thumb, UnwindRow* row, bo
     }
     switch (in->op) {
       case PrologueOp::kPush: {
-        // A push of sp or pc is no prologue of ours.
-        if (in->registers & ((1u << kSp) | (1u << kPc))) {
+        // A push of sp is no prologue of ours; one of pc (-mapcs-frame's
+        // `push {fp, ip, lr, pc}`) stores a word no caller needs.
+        if (in->registers & (1u << kSp)) {
           end = PrologueEnd::kBody;
           break;
         }
@@ -150,20 +159,43 @@ bool prologue_row(Bytes code, uint64_t pc_offset, bool thumb, UnwindRow* row, bo
         unsigned i = 0;
         for (unsigned r = 0; r < 16; ++r) {
           if (!(in->registers & (1u << r))) continue;
-          // Lowest register at the lowest address: the new sp.
-          saved_at[r] = static_cast<int64_t>(delta + 4 * n - 4 * i);
-          saved |= static_cast<uint16_t>(1u << r);
+          // Lowest register at the lowest address: the new sp. A register
+          // pushed twice holds the caller's value in its first slot.
+          if (r != kPc && !(saved & (1u << r))) {
+            saved_at[r] = static_cast<int64_t>(delta + 4 * n - 4 * i);
+            saved |= static_cast<uint16_t>(1u << r);
+          }
           ++i;
         }
         delta += 4 * n;
         break;
       }
+      case PrologueOp::kVfpPush:
+        for (unsigned i = 0; i < in->vfp_count && vfp_saved < 32; ++i) {
+          const uint16_t reg = static_cast<uint16_t>(in->vfp_first + i);
+          if (std::find(vfp_reg, vfp_reg + vfp_saved, reg) != vfp_reg + vfp_saved) continue;
+          vfp_reg[vfp_saved] = reg;
+          vfp_at[vfp_saved++] = static_cast<int64_t>(delta + in->amount - in->vfp_bytes * i);
+        }
+        delta += in->amount;
+        break;
       case PrologueOp::kSubSp: delta += in->amount; break;
-      case PrologueOp::kNeutral: at += in->size; continue;  // scheduled among the pushes
+      case PrologueOp::kCopySpToIp:
+        ip_set = true;
+        ip_delta = static_cast<int64_t>(delta) - in->amount;
+        break;
+      case PrologueOp::kNeutral:  // scheduled among the pushes
+        if (in->clobbers_ip) ip_set = false;
+        at += in->size;
+        continue;
       case PrologueOp::kSetFramePointer:
+        if (in->from_ip && !ip_set) {
+          end = PrologueEnd::kBody;
+          break;
+        }
         fp_set = true;
         fp_reg = in->frame_pointer;
-        fp_delta = static_cast<int64_t>(delta) - in->amount;
+        fp_delta = in->from_ip ? ip_delta + in->amount : static_cast<int64_t>(delta) - in->amount;
         break;
       case PrologueOp::kOther: break;
     }
@@ -183,56 +215,146 @@ bool prologue_row(Bytes code, uint64_t pc_offset, bool thumb, UnwindRow* row, bo
   *row = fp_set ? row_at(fp_reg, fp_delta) : row_at(kSp, static_cast<int64_t>(delta));
   for (unsigned r = 0; r < 16; ++r)
     if (saved & (1u << r)) (void)row->set(RegisterRule{static_cast<uint16_t>(r), RuleKind::kOffset, -saved_at[r], {}, 0});
+  for (unsigned i = 0; i < vfp_saved; ++i)
+    (void)row->set(RegisterRule{vfp_reg[i], RuleKind::kOffset, -vfp_at[i], {}, 0});
   return true;
 }
 
+namespace {
+
+// One instruction of an epilogue, from the PC on.
+struct EpilogueStep {
+  enum Kind : uint8_t { kNone, kAddSp, kVfpPop, kPop, kReturn } kind = kNone;
+  uint8_t size = 0;
+  uint32_t amount = 0;        // kAddSp
+  uint16_t registers = 0;     // kPop: the core registers loaded, the lowest from the lowest address
+  PrologueInstruction vfp;    // kVfpPop: the registers as vfp_transfer gives them
+};
+
+EpilogueStep thumb_epilogue_step(Bytes code) {
+  EpilogueStep step;
+  if (code.size() < 2) return step;
+  const uint16_t h = halfword_at(code, 0);
+  step.size = 2;
+  if ((h & 0xff80) == 0xb000) {  // add sp, #imm7 * 4
+    step.kind = EpilogueStep::kAddSp;
+    step.amount = (h & 0x7fu) * 4;
+  } else if ((h & 0xfe00) == 0xbc00 && (h & 0x1ff)) {  // pop {r0-r7[, pc]}
+    step.kind = EpilogueStep::kPop;
+    step.registers = static_cast<uint16_t>((h & 0xff) | ((h & 0x100) ? 1u << kPc : 0));
+  } else if (h == 0x4770) {  // bx lr
+    step.kind = EpilogueStep::kReturn;
+  } else if (code.size() >= 4) {
+    const uint16_t h2 = halfword_at(code, 2);
+    step.size = 4;
+    if ((h & 0xfbff) == 0xf10d && (h2 & 0x8f00) == 0x0d00) {  // add.w sp, sp, #imm
+      step.kind = EpilogueStep::kAddSp;
+      step.amount = thumb_modified_immediate(h, h2);
+    } else if ((h & 0xfbff) == 0xf20d && (h2 & 0x8f00) == 0x0d00) {  // addw sp, sp, #imm12
+      step.kind = EpilogueStep::kAddSp;
+      step.amount = thumb_imm12(h, h2);
+    } else if (h == 0xe8bd && (h2 & 0x2000) == 0 && h2) {  // pop.w {...}
+      step.kind = EpilogueStep::kPop;
+      step.registers = h2;
+    } else if (h == 0xf85d && (h2 & 0x0fff) == 0x0b04) {  // ldr.w rN, [sp], #4
+      step.kind = EpilogueStep::kPop;
+      step.registers = static_cast<uint16_t>(1u << (h2 >> 12));
+    } else if ((h & 0xffbf) == 0xecbd && (h2 & 0x0e00) == 0x0a00 &&  // vpop {...}
+               vfp_transfer((h >> 6) & 1, h2 >> 12, h2 & 0x100, h2 & 0xff, &step.vfp)) {
+      step.kind = EpilogueStep::kVfpPop;
+    }
+  }
+  return step;
+}
+
+EpilogueStep arm_epilogue_step(Bytes code) {
+  EpilogueStep step;
+  if (code.size() < 4) return step;
+  const uint32_t w = word_at(code, 0);
+  step.size = 4;
+  if ((w & 0xfffff000u) == 0xe28dd000u) {  // add sp, sp, #imm
+    step.kind = EpilogueStep::kAddSp;
+    step.amount = arm_immediate(w);
+  } else if ((w & 0xffff0000u) == 0xe8bd0000u && (w & 0xffff) && !(w & (1u << kSp))) {  // ldmia sp!, {...} (pop)
+    step.kind = EpilogueStep::kPop;
+    step.registers = static_cast<uint16_t>(w);
+  } else if ((w & 0xffff0000u) == 0xe89d0000u && (w & (1u << kSp)) && (w & (1u << kPc))) {
+    // ldmia sp, {..., sp, pc}: -mapcs-frame's return, sp loaded from the frame.
+    step.kind = EpilogueStep::kPop;
+    step.registers = static_cast<uint16_t>(w);
+  } else if ((w & 0xffff0fffu) == 0xe49d0004u) {  // ldr rN, [sp], #4 (pop of one)
+    step.kind = EpilogueStep::kPop;
+    step.registers = static_cast<uint16_t>(1u << ((w >> 12) & 0xf));
+  } else if (w == 0xe12fff1eu) {  // bx lr
+    step.kind = EpilogueStep::kReturn;
+  } else if ((w & 0xffbf0e00u) == 0xecbd0a00u &&  // vpop {...} (vldmia sp!)
+             vfp_transfer((w >> 22) & 1, (w >> 12) & 0xf, w & 0x100, w & 0xff, &step.vfp)) {
+    step.kind = EpilogueStep::kVfpPop;
+  }
+  return step;
+}
+
+}  // namespace
+
 bool epilogue_row(Bytes code, bool thumb, UnwindRow* row) {
-  uint64_t above = 0;  // an `add sp, #n` first
+  // The instructions from the PC to the return, in the order compilers
+  // emit them: `add sp` (one or more), vpop, then a pop that loads pc, or a
+  // pop and `bx lr`, or `bx lr` alone. Each adds to what is still on the
+  // stack above sp: the row at the PC finds every such register there.
+  uint64_t above = 0;
+  RegisterRule rules[UnwindRow::kMaxRules];
+  int n_rules = 0;
+  auto add_rule = [&](uint16_t reg, uint64_t offset) {
+    if (n_rules < UnwindRow::kMaxRules)
+      rules[n_rules++] = RegisterRule{reg, RuleKind::kOffset, static_cast<int64_t>(offset), {}, 0};
+  };
   size_t at = 0;
-  if (thumb && code.size() >= 2 && (halfword_at(code, 0) & 0xff80) == 0xb000) {
-    above = (halfword_at(code, 0) & 0x7fu) * 4;
-    at = 2;
-  } else if (!thumb && code.size() >= 4 && (word_at(code, 0) & 0xfffff000u) == 0xe28dd000u) {
-    const uint32_t w = word_at(code, 0);
-    const unsigned rotate = 2 * ((w >> 8) & 0xf);
-    const uint32_t imm8 = w & 0xff;
-    above = rotate ? (imm8 >> rotate) | (imm8 << (32 - rotate)) : imm8;
-    at = 4;
+  enum { kAdds, kVfp, kCore, kBxLr } stage = kAdds;
+  bool pc_loaded = false;
+  bool returns = false;
+  for (int steps = 0; steps < 8 && !returns; ++steps) {
+    const Bytes rest = code.subspan(std::min(at, code.size()));
+    const EpilogueStep step = thumb ? thumb_epilogue_step(rest) : arm_epilogue_step(rest);
+    switch (step.kind) {
+      case EpilogueStep::kNone: return false;
+      case EpilogueStep::kAddSp:
+        if (stage != kAdds) return false;
+        above += step.amount;
+        break;
+      case EpilogueStep::kVfpPop:
+        if (stage > kVfp) return false;
+        stage = kCore;
+        for (unsigned i = 0; i < step.vfp.vfp_count; ++i)
+          add_rule(static_cast<uint16_t>(step.vfp.vfp_first + i), above + step.vfp.vfp_bytes * i);
+        above += step.vfp.amount;
+        break;
+      case EpilogueStep::kPop: {
+        if (stage > kCore) return false;
+        stage = kBxLr;
+        unsigned i = 0;
+        for (unsigned r = 0; r < 16; ++r) {
+          if (!(step.registers & (1u << r))) continue;
+          add_rule(static_cast<uint16_t>(r), above + 4 * i++);
+        }
+        above += 4 * i;
+        pc_loaded = step.registers & (1u << kPc);
+        returns = pc_loaded;
+        break;
+      }
+      case EpilogueStep::kReturn: returns = true; break;
+    }
+    at += step.size;
   }
-  const Bytes rest = code.subspan(std::min(at, code.size()));
-  uint16_t popped = 0;  // the registers a pop that returns loads
-  if (thumb) {
-    if (above == 0 && is_thumb_return(rest)) {
-      *row = leaf_row();
-      return true;
-    }
-    if (rest.size() >= 2 && (halfword_at(rest, 0) & 0xff00) == 0xbd00) {
-      popped = static_cast<uint16_t>((halfword_at(rest, 0) & 0xff) | 1u << kPc);  // pop {r0-r7, pc}
-    } else if (rest.size() >= 4 && halfword_at(rest, 0) == 0xe8bd && (halfword_at(rest, 2) & 0xa000) == 0x8000) {
-      popped = halfword_at(rest, 2);  // pop.w {..., pc}
-    } else if (rest.size() >= 4 && halfword_at(rest, 0) == 0xf85d && halfword_at(rest, 2) == 0xfb04) {
-      popped = 1u << kPc;  // ldr.w pc, [sp], #4
-    }
-  } else {
-    if (above == 0 && is_arm_return(rest)) {
-      *row = leaf_row();
-      return true;
-    }
-    if (rest.size() >= 4 && (word_at(rest, 0) & 0xffffa000u) == 0xe8bd8000u) {
-      popped = static_cast<uint16_t>(word_at(rest, 0));  // ldmia sp!, {..., pc}
-    } else if (rest.size() >= 4 && word_at(rest, 0) == 0xe49df004u) {
-      popped = 1u << kPc;  // ldr pc, [sp], #4
-    }
-  }
-  if (!popped) return false;
-  const unsigned n = static_cast<unsigned>(std::popcount(popped));
-  *row = row_at(kSp, static_cast<int64_t>(above + 4 * n));
-  row->return_address_register = kPc;
-  unsigned i = 0;
-  for (unsigned r = 0; r < 16; ++r) {
-    if (!(popped & (1u << r))) continue;
-    (void)row->set(RegisterRule{static_cast<uint16_t>(r), RuleKind::kOffset, -static_cast<int64_t>(4 * (n - i)), {}, 0});
-    ++i;
+  if (!returns) return false;
+  // A pop that loads sp (-mapcs-frame's `ldm sp, {fp, sp, pc}`) restores
+  // the caller's SP from its slot; the CFA is the end of the popped words,
+  // as for the others.
+  *row = row_at(kSp, static_cast<int64_t>(above));
+  if (pc_loaded) row->return_address_register = kPc;
+  for (int i = 0; i < n_rules; ++i) {
+    RegisterRule r = rules[i];
+    r.value -= static_cast<int64_t>(above);
+    (void)row->set(r);
   }
   return true;
 }

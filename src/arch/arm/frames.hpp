@@ -59,26 +59,28 @@ UnwindRow leaf_row();
 UnwindRow arm_frame_pointer_row();
 
 // Prologue analysis of a function without unwind tables, in ARM or Thumb
-// code: pushes (lowest register at the lowest address), `sub sp, #n`, and
-// the frame pointer set from sp (Thumb `add r7, sp, #n` / `mov r7, sp`, ARM
-// `add fp, sp, #n` / `mov fp, sp`). `pc_offset` as for x86-64
+// code: pushes (lowest register at the lowest address; a pushed pc, as
+// -mapcs-frame stores it, is no register to restore), vpush of D registers
+// (DWARF 256 + n, 8 bytes each) or S registers (64 + n), `sub sp, #n`
+// (Thumb-2 `sub.w` and `subw` too), and the frame pointer set from sp
+// (Thumb `add r7, sp, #n` / `mov r7, sp`, ARM `add fp, sp, #n` / `mov fp,
+// sp`) or, in ARM code, from ip after `mov ip, sp` (-mapcs-frame: `mov ip,
+// sp; push {fp, ip, lr, pc}; sub fp, ip, #4`). `pc_offset` as for x86-64
 // (kReturnAddressFrame for a frame at a return address). True, with the
 // row, where the bytes determine it:
-//  - an activation: the analysis reached the PC, or the prologue ended
-//    before it (a leaf's body: leaf_row when nothing was pushed);
-//  - a return-address frame: the prologue saved lr (else the function
-//    could not have called) and either set the frame pointer or ended
-//    within the bytes read.
 inline constexpr uint64_t kReturnAddressFrame = ~uint64_t{0};
 // `reached_pc`, if given, says whether the analysis of an activation ran up
 // to its PC (every instruction before it was a prologue's or one scheduled
 // among them, without a branch): the row is then exact at the PC.
 bool prologue_row(Bytes code, uint64_t pc_offset, bool thumb, UnwindRow* row, bool* reached_pc = nullptr);
 
-// An activation at an epilogue's return, from the code at its PC: `bx lr`
-// (a leaf row), or a pop that loads pc (`pop {..., pc}`, `pop.w`, `ldr pc,
-// [sp], #4`, ARM `ldmia sp!, {..., pc}`), maybe after `add sp, #n`: the
-// caller's SP is above the popped words and its PC the popped one.
+// An activation in an epilogue, from the code at its PC: `add sp, #n`
+// (16-bit, add.w, addw; ARM), vpop, then a pop that loads pc (`pop {...,
+// pc}`, `pop.w`, `ldr pc, [sp], #4`, ARM `ldmia sp!, {..., pc}`, and
+// -mapcs-frame's `ldm sp, {fp, sp, pc}`, which loads the caller's sp), or a
+// pop and then `bx lr`, or `bx lr` alone: every register the sequence still
+// loads is on the stack at the PC, and the caller's SP is above them (or
+// the loaded sp).
 bool epilogue_row(Bytes code_at_pc, bool thumb, UnwindRow* row);
 
 // Whether the function whose first bytes are `code` starts like Thumb code

@@ -4,11 +4,20 @@ namespace framewalk::arch::arm {
 
 namespace {
 
-// An ARM data-processing immediate: imm8 rotated right by twice the rotation field.
-uint32_t arm_immediate(uint32_t word) {
-  const uint32_t imm8 = word & 0xff;
-  const unsigned rotate = 2 * ((word >> 8) & 0xf);
-  return rotate ? (imm8 >> rotate) | (imm8 << (32 - rotate)) : imm8;
+// Thumb-2's modified immediate (ThumbExpandImm) of i:imm3:imm8.
+uint32_t thumb_expand(uint32_t imm12) {
+  const uint32_t imm8 = imm12 & 0xff;
+  if ((imm12 >> 10) == 0) {
+    switch ((imm12 >> 8) & 3) {
+      case 0: return imm8;
+      case 1: return imm8 << 16 | imm8;
+      case 2: return imm8 << 24 | imm8 << 8;
+      default: return imm8 * 0x01010101u;
+    }
+  }
+  const uint32_t unrotated = 0x80 | (imm12 & 0x7f);
+  const unsigned rotate = imm12 >> 7;  // 8..31
+  return unrotated >> rotate | unrotated << (32 - rotate);
 }
 
 // A 32-bit Thumb instruction starts with a halfword whose top five bits are 0b11101, 0b11110 or 0b11111.
@@ -18,6 +27,19 @@ bool is_thumb32_prefix(uint16_t h) { return (h & 0xe000) == 0xe000 && (h & 0x180
 // in Thumb code, r11 in ARM code), sp, pc.
 bool forbidden(unsigned reg) { return reg == 7 || reg == 13 || reg == 15; }
 bool arm_forbidden(unsigned reg) { return reg == 11 || reg == 13 || reg == 15; }
+
+// Whether the ARM instruction arm_kind calls neutral may write ip: its
+// destination (data processing, loads, mrc) or a written-back base.
+bool arm_writes_ip(uint32_t w) {
+  const unsigned rn = (w >> 16) & 0xf, rd = (w >> 12) & 0xf;
+  if ((w & 0x0c000000u) == 0x04000000u) {
+    const bool writeback = !(w & 0x01000000u) || (w & 0x00200000u);
+    return ((w & 0x00100000u) && rd == 12) || (writeback && rn == 12);
+  }
+  if ((w & 0x0c000000u) == 0) return rd == 12;
+  if ((w & 0x0f100010u) == 0x0e100010u) return rd == 12;  // mrc, vmov to a core register
+  return false;
+}
 
 // What an ARM instruction that is not a prologue form does.
 PrologueOp arm_kind(uint32_t w) {
@@ -39,6 +61,7 @@ PrologueOp arm_kind(uint32_t w) {
   }
   if ((w & 0x0f000010u) == 0x0e000000u) return PrologueOp::kNeutral;  // VFP data processing (vmov #imm ...)
   if ((w & 0x0f100010u) == 0x0e100010u) return arm_forbidden(rd) ? PrologueOp::kOther : PrologueOp::kNeutral;  // mrc
+  if ((w & 0x0f100e10u) == 0x0e000a10u) return PrologueOp::kNeutral;  // vmov sn, rt (into VFP registers)
   if ((w & 0x0f200000u) == 0x0d000000u) return PrologueOp::kNeutral;  // vldr, vstr: offset, no writeback
   return PrologueOp::kOther;
 }
@@ -79,11 +102,26 @@ PrologueOp thumb32_kind(uint16_t h1, uint16_t h2) {
   if ((h1 & 0xff80) == 0xfb80)  // long multiplies and divides: RdLo and RdHi
     return forbidden(rd) || forbidden(rt) ? PrologueOp::kOther : PrologueOp::kNeutral;
   if ((h1 & 0xff10) == 0xee10 && (h2 & 0x0010)) return forbidden(rt) ? PrologueOp::kOther : PrologueOp::kNeutral;  // mrc
+  // VFP arithmetic (vmul, vcvt, vmov #imm ...) and moves into VFP registers
+  // (vmov sn, rt; mcr): coprocessor 10/11, nothing core written.
+  if ((h1 & 0xff00) == 0xee00 && (h2 & 0x0e00) == 0x0a00) return PrologueOp::kNeutral;
   if ((h1 & 0xff20) == 0xed00) return PrologueOp::kNeutral;  // vstr, vldr: offset, no writeback
   return PrologueOp::kOther;
 }
 
 }  // namespace
+
+uint32_t arm_immediate(uint32_t word) {
+  const uint32_t imm8 = word & 0xff;
+  const unsigned rotate = 2 * ((word >> 8) & 0xf);
+  return rotate ? (imm8 >> rotate) | (imm8 << (32 - rotate)) : imm8;
+}
+
+uint32_t thumb_imm12(uint16_t h1, uint16_t h2) {
+  return (uint32_t{h1} & 0x0400u) << 1 | (uint32_t{h2} & 0x7000u) >> 4 | (h2 & 0xffu);
+}
+
+uint32_t thumb_modified_immediate(uint16_t h1, uint16_t h2) { return thumb_expand(thumb_imm12(h1, h2)); }
 
 bool is_arm_call(uint32_t w) {
   if ((w & 0xfe000000u) == 0xfa000000u) return true;                          // BLX <imm>
@@ -99,6 +137,20 @@ bool is_thumb_call(uint16_t h1, uint16_t h2_or_before2) {
   if ((h1 & 0xf800) != 0xf000) return false;
   const uint16_t h2 = h2_or_before2;
   return (h2 & 0xd000) == 0xd000 || (h2 & 0xd001) == 0xc000;
+}
+
+bool vfp_transfer(unsigned d_bit, unsigned vd, bool doubles, unsigned imm8, PrologueInstruction* in) {
+  // D registers: D:Vd, imm8 = 2 * count (an odd imm8 is the old FSTMX form,
+  // with a pad word: not a compiler's prologue); S registers: Vd:D, imm8 = count.
+  const unsigned first = doubles ? (d_bit << 4 | vd) : (vd << 1 | d_bit);
+  const unsigned count = doubles ? imm8 / 2 : imm8;
+  if (count == 0 || (doubles && (imm8 & 1)) || (doubles && count > 16) || first + count > 32) return false;
+  in->op = PrologueOp::kVfpPush;
+  in->vfp_first = static_cast<uint16_t>((doubles ? 256 : 64) + first);
+  in->vfp_count = static_cast<uint8_t>(count);
+  in->vfp_bytes = doubles ? 8 : 4;
+  in->amount = count * in->vfp_bytes;
+  return true;
 }
 
 std::optional<PrologueInstruction> decode_arm_prologue(Bytes code) {
@@ -122,8 +174,21 @@ std::optional<PrologueInstruction> decode_arm_prologue(Bytes code) {
   } else if (w == 0xe1a0b00du) {  // mov fp, sp
     in.op = PrologueOp::kSetFramePointer;
     in.frame_pointer = 11;
+  } else if (w == 0xe1a0c00du) {  // mov ip, sp
+    in.op = PrologueOp::kCopySpToIp;
+  } else if ((w & 0xfffff000u) == 0xe28dc000u) {  // add ip, sp, #imm
+    in.op = PrologueOp::kCopySpToIp;
+    in.amount = arm_immediate(w);
+  } else if ((w & 0xfffff000u) == 0xe24cb000u) {  // sub fp, ip, #imm
+    in.op = PrologueOp::kSetFramePointer;
+    in.amount = arm_immediate(w);
+    in.frame_pointer = 11;
+    in.from_ip = true;
+  } else if ((w & 0xffbf0e00u) == 0xed2d0a00u) {  // vpush {...} (vstmdb sp!)
+    if (!vfp_transfer((w >> 22) & 1, (w >> 12) & 0xf, w & 0x100, w & 0xff, &in)) in.op = PrologueOp::kOther;
   } else {
     in.op = arm_kind(w);
+    in.clobbers_ip = in.op == PrologueOp::kNeutral && arm_writes_ip(w);
   }
   return in;
 }
@@ -143,6 +208,14 @@ std::optional<PrologueInstruction> decode_thumb_prologue(Bytes code) {
     } else if (h == 0xf84d && (h2 & 0x0fff) == 0x0d04) {
       in.op = PrologueOp::kPush;  // str.w rN, [sp, #-4]!
       in.registers = static_cast<uint16_t>(1u << (h2 >> 12));
+    } else if ((h & 0xfbff) == 0xf1ad && (h2 & 0x8f00) == 0x0d00) {
+      in.op = PrologueOp::kSubSp;  // sub.w sp, sp, #imm (T3: a modified immediate)
+      in.amount = thumb_modified_immediate(h, h2);
+    } else if ((h & 0xfbff) == 0xf2ad && (h2 & 0x8f00) == 0x0d00) {
+      in.op = PrologueOp::kSubSp;  // subw sp, sp, #imm12 (T4)
+      in.amount = thumb_imm12(h, h2);
+    } else if ((h & 0xffbf) == 0xed2d && (h2 & 0x0e00) == 0x0a00) {  // vpush {...}
+      if (!vfp_transfer((h >> 6) & 1, h2 >> 12, h2 & 0x100, h2 & 0xff, &in)) in.op = PrologueOp::kOther;
     } else {
       in.op = thumb32_kind(h, h2);
     }

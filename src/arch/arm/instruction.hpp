@@ -22,12 +22,14 @@ bool is_thumb_call(uint16_t first_of_before4, uint16_t before2);
 // What a prologue instruction does to the stack and the frame pointer.
 enum class PrologueOp : uint8_t {
   kPush,             // stores `registers` (bit n = rn) below sp, lowest at the lowest address
+  kVfpPush,          // vpush (vstmdb sp!): `vfp_count` registers of `vfp_bytes` from DWARF `vfp_first` up
   kSubSp,            // sp -= amount
-  kSetFramePointer,  // frame_pointer = sp + amount
+  kSetFramePointer,  // frame_pointer = sp + amount, or ip - amount (`from_ip`)
+  kCopySpToIp,       // ip = sp + amount (ARM `mov ip, sp`, `-mapcs-frame`)
   // An instruction compilers schedule among the pushes (loads, stores,
-  // moves, arithmetic, mrc, VFP moves) that writes neither sp, pc nor the
-  // frame pointer (r7 in Thumb, r11 in ARM code) and does not branch; the
-  // analysis steps over it.
+  // moves, arithmetic, mrc, VFP arithmetic and moves) that writes neither
+  // sp, pc nor the frame pointer (r7 in Thumb, r11 in ARM code) and does not
+  // branch; the analysis steps over it. `clobbers_ip` when it may write ip.
   kNeutral,
   kOther,            // anything else: the prologue has ended
 };
@@ -35,22 +37,41 @@ struct PrologueInstruction {
   PrologueOp op = PrologueOp::kOther;
   uint8_t size = 0;          // bytes
   uint16_t registers = 0;    // kPush
-  uint32_t amount = 0;       // kSubSp, kSetFramePointer
+  uint32_t amount = 0;       // kSubSp, kSetFramePointer, kCopySpToIp; kVfpPush: the bytes stored
   uint8_t frame_pointer = 0; // kSetFramePointer: 7 (Thumb) or 11 (ARM)
+  bool from_ip = false;      // kSetFramePointer: `sub fp, ip, #amount`
+  bool clobbers_ip = false;  // kNeutral
+  uint16_t vfp_first = 0;    // kVfpPush: DWARF 256 + n for dn, 64 + n for sn
+  uint8_t vfp_count = 0;
+  uint8_t vfp_bytes = 0;     // 8 (D registers) or 4 (S registers)
 };
 
+// Immediates: an ARM data-processing one (imm8 rotated right by twice the
+// rotation field), a 32-bit Thumb one's i:imm3:imm8 field (plain, as addw
+// and subw use it) and Thumb-2's modified immediate of that field.
+uint32_t arm_immediate(uint32_t word);
+uint32_t thumb_imm12(uint16_t h1, uint16_t h2);
+uint32_t thumb_modified_immediate(uint16_t h1, uint16_t h2);
+
+// A vpush/vpop (vstmdb sp! / vldmia sp!) from its fields: D:Vd (or Vd:D for
+// S registers), the 64-bit form's bit, imm8. False for a register range the
+// machine does not have.
+bool vfp_transfer(unsigned d_bit, unsigned vd, bool doubles, unsigned imm8, PrologueInstruction* in);
+
 // The ARM instruction at the start of `code`: `push {...}` (stmdb sp!),
-// `str rN, [sp, #-4]!`, `sub sp, sp, #imm`, `add fp, sp, #imm` (and `mov
-// fp, sp`); kNeutral for unconditional data processing, single loads and
+// `str rN, [sp, #-4]!`, `vpush {...}`, `sub sp, sp, #imm`, `add fp, sp,
+// #imm` (and `mov fp, sp`), `-mapcs-frame`'s `mov ip, sp` and `sub fp, ip,
+// #imm`; kNeutral for unconditional data processing, single loads and
 // stores, mrc and VFP data processing and vldr/vstr whose destination (and
 // written-back base) is not r11, sp or pc; kOther for any other; nullopt
 // when fewer than 4 bytes remain.
 std::optional<PrologueInstruction> decode_arm_prologue(Bytes code);
 // The Thumb instruction at the start of `code`: `push {...}` (16-bit and
-// push.w), `sub sp, #imm`, `add r7, sp, #imm`, `mov r7, sp`; kNeutral for
-// the forms whose destination it knows (16-bit data processing, loads and
+// push.w), `vpush {...}`, `sub sp, #imm` (16-bit, `sub.w sp, sp, #imm`,
+// `subw sp, sp, #imm`), `add r7, sp, #imm`, `mov r7, sp`; kNeutral for the
+// forms whose destination it knows (16-bit data processing, loads and
 // stores, adr, nop; 32-bit data processing, single loads and stores,
-// multiplies, mrc, vldr/vstr) when that is not sp, pc or r7 and the base is
+// multiplies, mrc, VFP arithmetic and moves, vldr/vstr) when that is not sp, pc or r7 and the base is
 // not written back into one of those; kOther for any other (with its size:
 // 2, or 4 for a 32-bit encoding); nullopt when the instruction is cut off.
 std::optional<PrologueInstruction> decode_thumb_prologue(Bytes code);
