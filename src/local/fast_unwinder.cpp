@@ -173,6 +173,20 @@ __attribute__((noinline)) HotExit hot_walk(char* const cache, HotState& state) {
           break;
         }
         std::memcpy(&next_pc, reinterpret_cast<const void*>(cfa - kWord), kWord);
+      } else if (rule == compact::frame_record_rule(kWord)) {
+        // The caller's fp and the return address are the record fp points at.
+        cfa = fp + 2 * kWord;
+        if (fp < sp) {  // the stack grows down: the caller's frame is above (fp unknown is 0)
+          state.confirmed_sp = sp;
+          exit = HotExit::kEnd;
+          break;
+        }
+        if (cfa > hi) {
+          state.confirmed_sp = sp;
+          break;
+        }
+        std::memcpy(&next_pc, reinterpret_cast<const void*>(fp + kWord), kWord);
+        std::memcpy(&fp, reinterpret_cast<const void*>(fp), kWord);
       } else {
         if (rule & compact::kOutermost) {
           state.confirmed_sp = sp;

@@ -40,6 +40,12 @@ inline constexpr uint64_t kSlotMask = (uint64_t{1} << kSlotBits) - 1;
 inline constexpr uint64_t kFpBased = uint64_t{1} << 55;
 inline constexpr uint64_t kOutermost = uint64_t{1} << 56;
 inline constexpr uint64_t kSimple = 1;  // word >> kOffsetBits for "CFA = sp + n, RA at CFA - 1 word"
+// The whole word of a frame record's rule, the other case tested first:
+// CFA = fp + 2 words, fp saved at CFA - 2 words, RA at CFA - 1 word
+// (x86-64's rbp frames, AArch64's x29/x30 pair).
+inline constexpr uint64_t frame_record_rule(unsigned word_size) {
+  return uint64_t{2} * word_size | uint64_t{1} << kOffsetBits | uint64_t{2} << (kOffsetBits + kSlotBits) | kFpBased;
+}
 inline uint32_t cfa_offset(uint64_t word) { return static_cast<uint32_t>(word & ((uint64_t{1} << kOffsetBits) - 1)); }
 inline uint64_t ra_slot(uint64_t word) { return (word >> kOffsetBits) & kSlotMask; }
 inline uint64_t fp_slot(uint64_t word) { return (word >> (kOffsetBits + kSlotBits)) & kSlotMask; }

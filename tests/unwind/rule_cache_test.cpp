@@ -47,6 +47,7 @@ TEST(CompactRule, X86_64FramesAfterPushAndAfterTheFramePointerIsSet) {
   ASSERT_TRUE(compact_rule_from_row(m, body, &r));
   EXPECT_EQ(r, (CompactRule{16, 1, 2, true, false}));
   EXPECT_NE(encode(r) >> compact::kOffsetBits, compact::kSimple);
+  EXPECT_EQ(encode(r), compact::frame_record_rule(8));  // the hot loops' second case
   EXPECT_EQ(decode(encode(r)), r);
 }
 
