@@ -7,6 +7,7 @@
 #include "tools/cfi_command.hpp"
 #include "tools/check_command.hpp"
 #include "tools/exidx_command.hpp"
+#include "tools/profile_command.hpp"
 #include "tools/sframe_command.hpp"
 #include "tools/stack_command.hpp"
 
@@ -97,6 +98,9 @@ int main(int argc, char** argv) {
                       "do not fetch missing debug files (symbols, .debug_frame) from the servers DEBUGINFOD_URLS names");
   pid_opt->excludes(core_opt);
 
+  framewalk::tools::ProfileCommandOptions profile;
+  auto* profile_cmd = framewalk::tools::add_profile_command(app, profile);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -148,6 +152,7 @@ int main(int argc, char** argv) {
     }
     return framewalk::tools::run_check_command(check);
   }
+  if (profile_cmd->parsed()) return framewalk::tools::run_profile_command(profile);
   if (stack_cmd->parsed()) {
     if (stack.pid <= 0 && stack.core.empty()) {
       std::fprintf(stderr, "framewalk stack: give -p PID or --core FILE\n");
