@@ -28,6 +28,11 @@
       which then exits normally and writes its file; a static program with
       framewalk's runtime linked in (PROG3) is run, one with glibc's (PROG4)
       refused with the link line.
+  check_gmon.py histogram --exe PROG --preload LIB --run busy|thread --hz N --work DIR
+      tests/mcount/cpu_time.c spends 300 ms of CPU time in busy() or in a
+      thread that calls no hook (spin()): the histogram's samples in that
+      function must be more than half of 300 ms at N per second, and all
+      samples at most 1.5 times the process's CPU time at N per second.
 
 Exit status 0 when all holds; the differences are printed otherwise.
 """
@@ -250,6 +255,63 @@ def check_fork(args):
     report(problems, "parent, child and the dump on request each hold their own counts")
 
 
+def symbol_range(exe, name, nm):
+    """[start, end) of a function symbol of `exe`, from nm -S."""
+    out = subprocess.run([nm, "-S", "--defined-only", exe], capture_output=True, text=True, check=True).stdout
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 4 and parts[2] in "tTwW" and parts[3] == name:
+            start = int(parts[0], 16) & ~1
+            return start, start + int(parts[1], 16)
+    raise SystemExit(f"{exe}: no function {name}")
+
+
+def samples_in(hists, start, end):
+    """The histogram samples whose bins lie in [start, end) (a bin on an end
+    counts in proportion to its overlap, as gprof counts it)."""
+    total = 0.0
+    for low, high, _, _, bins in hists:
+        if not bins:
+            continue
+        width = (high - low) / len(bins)
+        for i, n in enumerate(bins):
+            if n == 0:
+                continue
+            b0, b1 = low + i * width, low + (i + 1) * width
+            overlap = min(b1, end) - max(b0, start)
+            if overlap > 0:
+                total += n * overlap / width
+    return total
+
+
+def check_histogram(args):
+    fresh(args.work)
+    exe = os.path.abspath(args.exe)
+    ms = 300
+    env = preload_env(args, args.preload)
+    env["FRAMEWALK_MCOUNT_HZ"] = str(args.hz)
+    out = run(program_command(args, exe, [args.run, str(ms)]), args.work, env)
+    cpu_ns = int(parse_key(out.stdout, "cpu_ns"))
+    word, order = elf_class_and_order(exe)
+    _, hists = read_gmon(os.path.join(args.work, "gmon.out"), word, order)
+    problems = []
+    if not hists or hists[0][2] != args.hz:
+        problems.append(f"gmon.out: no histogram at {args.hz} Hz: {[(h[0], h[1], h[2]) for h in hists]}")
+    function = "busy" if args.run == "busy" else "spin"
+    start, end = symbol_range(exe, function, args.nm)
+    inside = samples_in(hists, start, end)
+    total = sum(sum(h[4]) for h in hists)
+    expected = ms / 1000 * args.hz
+    ceiling = 1.5 * cpu_ns / 1e9 * args.hz + 1
+    if inside <= 0.5 * expected:
+        problems.append(f"{function}: {inside:.1f} samples, expected about {expected:.0f} (more than half)")
+    if total > ceiling:
+        problems.append(f"{total} samples in all, more than 1.5 x the process's CPU time "
+                        f"({cpu_ns / 1e6:.0f} ms) at {args.hz} Hz ({ceiling:.0f})")
+    report(problems, f"{function}: {inside:.1f} samples of {total} for {ms} ms at {args.hz} Hz "
+                     f"(expected {expected:.0f}; process CPU time {cpu_ns / 1e6:.0f} ms)")
+
+
 def parse_key(stdout, key):
     for line in stdout.splitlines():
         parts = line.split()
@@ -381,7 +443,7 @@ def report(problems, summary):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("mode", choices=["exact", "glibc", "fork", "profile"])
+    parser.add_argument("mode", choices=["exact", "glibc", "fork", "profile", "histogram"])
     parser.add_argument("--exe", required=True)
     parser.add_argument("--preload")
     parser.add_argument("--counted", action="store_true", help="framewalk's runtime is linked in: check its arcs")
@@ -393,12 +455,15 @@ def main():
     parser.add_argument("--signal-exe")
     parser.add_argument("--static-framewalk")
     parser.add_argument("--static-glibc")
+    parser.add_argument("--run", choices=["busy", "thread"], help="histogram: what cpu_time.c does")
+    parser.add_argument("--hz", type=int, default=100)
     parser.add_argument("--qemu", help="the emulator and its options, one string: 'qemu-arm -L /usr/arm-linux-gnueabihf'")
     args = parser.parse_args()
     if args.preload:
         args.preload = os.path.abspath(args.preload)
     args.qemu = shlex.split(args.qemu) if args.qemu else None
-    {"exact": check_exact, "glibc": check_glibc, "fork": check_fork, "profile": check_profile}[args.mode](args)
+    {"exact": check_exact, "glibc": check_glibc, "fork": check_fork, "profile": check_profile,
+     "histogram": check_histogram}[args.mode](args)
 
 
 if __name__ == "__main__":
