@@ -42,6 +42,7 @@
 #include "mcount/gmon_writer.hpp"
 #include "mcount/histogram.hpp"
 #include "mcount/page_memory.hpp"
+#include "mcount/runtime.hpp"
 #include "mcount_context.hpp"  // src/arch/<host machine>/
 
 // getenv without <stdlib.h>: on 32-bit ARM (hard-float) its inline atof and
@@ -298,6 +299,12 @@ ThreadState* attach_thread() {
   tls_attaching = 0;
   return t;
 }
+
+}  // namespace
+
+void attach_current_thread() { attach_thread(); }
+
+namespace {
 
 // Every arc of every thread, summed by (from_pc, self_pc), in a table of its
 // own; nullptr when no memory could be mapped for it.
