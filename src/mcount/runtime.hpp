@@ -8,4 +8,8 @@ namespace framewalk::mcount {
 // what a thread's first hook call does. Not from a signal handler.
 void attach_current_thread();
 
+// The calling thread is about to longjmp: its next hook drops the
+// activations of -finstrument-functions' times the jump leaves.
+void note_longjmp();
+
 }  // namespace framewalk::mcount

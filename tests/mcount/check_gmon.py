@@ -33,6 +33,14 @@
       thread that calls no hook (spin()): the histogram's samples in that
       function must be more than half of 300 ms at N per second, and all
       samples at most 1.5 times the process's CPU time at N per second.
+  check_gmon.py times --exe PROG --preload LIB --work DIR
+      tests/mcount/timed_calls.c (-finstrument-functions): gmon.out.times
+      holds each function's calls exactly and inclusive and self times no
+      shorter than the sleeps the program made (and not absurdly longer);
+      where the structure makes them equal, the times add up to the
+      nanosecond (a caller's inclusive time is its self time plus its
+      callees' inclusive times; a recursion's inclusive time is its self
+      time); a frame left by longjmp does not disturb the rest.
 
 Exit status 0 when all holds; the differences are printed otherwise.
 """
@@ -312,6 +320,61 @@ def check_histogram(args):
                      f"(expected {expected:.0f}; process CPU time {cpu_ns / 1e6:.0f} ms)")
 
 
+def read_times(path):
+    """gmon.out.times (src/mcount/function_times.hpp): address -> (calls, inclusive_ns, self_ns)."""
+    lines = open(path).read().splitlines()
+    if not lines or lines[0] != "# framewalk mcount function times 1":
+        raise SystemExit(f"{path}: not a function times file: {lines[:1]}")
+    times = {}
+    for line in lines:
+        if line.startswith("#"):
+            continue
+        address, calls, inclusive, self_ns = line.split()
+        times[int(address, 16)] = (int(calls), int(inclusive), int(self_ns))
+    return times
+
+
+def check_times(args):
+    fresh(args.work)
+    exe = os.path.abspath(args.exe)
+    out = run(program_command(args, exe, []), args.work, preload_env(args, args.preload))
+    symbols = Symbols(exe, args.nm)
+    by_name = {}
+    for address, values in read_times(os.path.join(args.work, "gmon.out.times")).items():
+        by_name[symbols.name(address)] = values
+    problems = []
+    for line in out.stdout.splitlines():
+        parts = line.split()
+        if len(parts) != 5 or parts[0] != "expect":
+            continue
+        name, calls, inclusive_ms, self_ms = parts[1], int(parts[2]), int(parts[3]), int(parts[4])
+        if name not in by_name:
+            problems.append(f"{name}: not in gmon.out.times")
+            continue
+        got_calls, got_inclusive, got_self = by_name[name]
+        if got_calls != calls:
+            problems.append(f"{name}: {got_calls} calls, expected {calls}")
+        for what, got, least in (("inclusive", got_inclusive, inclusive_ms), ("self", got_self, self_ms)):
+            # At least the sleeps; at most ten times them and a second: a loaded machine oversleeps.
+            if got < least * 1000000 or got > (10 * least + 1000) * 1000000:
+                problems.append(f"{name}: {what} {got / 1e6:.3f} ms, expected at least {least} ms")
+    def total(name, field):
+        return by_name.get(name, (0, 0, 0))[field]
+    sums = {
+        "outer = self + inner_a + inner_b": (total("outer", 1), total("outer", 2) + total("inner_a", 1) +
+                                             total("inner_b", 1)),
+        "rec inclusive = rec self": (total("rec", 1), total("rec", 2)),
+        "jumper = self + deep (the longjmp'd frame dropped)": (total("jumper", 1), total("jumper", 2) +
+                                                                total("deep", 1)),
+    }
+    for what, (left, right) in sums.items():
+        if left != right:
+            problems.append(f"{what}: {left} != {right}")
+    summary = ", ".join(f"{n} {by_name[n][0]}x {by_name[n][1] / 1e6:.2f}/{by_name[n][2] / 1e6:.2f} ms"
+                        for n in ("outer", "inner_a", "inner_b", "rec", "deep", "worker") if n in by_name)
+    report(problems, f"inclusive/self: {summary}")
+
+
 def parse_key(stdout, key):
     for line in stdout.splitlines():
         parts = line.split()
@@ -443,7 +506,7 @@ def report(problems, summary):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("mode", choices=["exact", "glibc", "fork", "profile", "histogram"])
+    parser.add_argument("mode", choices=["exact", "glibc", "fork", "profile", "histogram", "times"])
     parser.add_argument("--exe", required=True)
     parser.add_argument("--preload")
     parser.add_argument("--counted", action="store_true", help="framewalk's runtime is linked in: check its arcs")
@@ -463,7 +526,7 @@ def main():
         args.preload = os.path.abspath(args.preload)
     args.qemu = shlex.split(args.qemu) if args.qemu else None
     {"exact": check_exact, "glibc": check_glibc, "fork": check_fork, "profile": check_profile,
-     "histogram": check_histogram}[args.mode](args)
+     "histogram": check_histogram, "times": check_times}[args.mode](args)
 
 
 if __name__ == "__main__":
