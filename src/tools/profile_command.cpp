@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <map>
 #include <string_view>
@@ -271,6 +272,7 @@ int run_profile_command(const ProfileCommandOptions& options) {
   }
   setenv("GMON_OUT_PREFIX", prefix.c_str(), 1);
   const std::map<long, FileStamp> before = profile_files(dir);
+  const time_t started = time(nullptr);
 
   // The signals are blocked from before the fork until the child's pid is
   // known, so that none is lost in between; the child unblocks them before
@@ -352,6 +354,12 @@ int run_profile_command(const ProfileCommandOptions& options) {
   std::string list = std::to_string(written.size()) + (written.size() == 1 ? " file" : " files") + " written:";
   for (const auto& [pid, path] : written) {
     list += "\n  " + path + (pid == child ? "  (" + shown + ")" : "  (pid " + std::to_string(pid) + ")");
+    // -finstrument-functions' exact times, written with the file (src/mcount/function_times.hpp).
+    struct stat st;
+    const std::string times = path + ".times";
+    if (stat(times.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_mtim.tv_sec >= started) {
+      list += "\n  " + times + "  (its functions' exact times)";
+    }
   }
   const std::string exe = shell_word(program), file = shell_word(written.front().second);
   list += "\nread with: gprof " + exe + " " + file + "\n       or: framewalk report " + file + " --exe " + exe;
