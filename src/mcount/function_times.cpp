@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include "mcount/digits.hpp"
 #include "mcount/page_memory.hpp"
 
 namespace framewalk::mcount {
@@ -23,12 +24,7 @@ class TextOut {
   }
   TextOut& decimal(uint64_t v) {
     char digits[20];
-    unsigned n = 0;
-    do {
-      digits[n++] = static_cast<char>('0' + v % 10);
-      v /= 10;
-    } while (v != 0);
-    while (n > 0) put(digits[--n]);
+    for (unsigned n = decimal_digits_reversed(v, digits); n > 0;) put(digits[--n]);
     return *this;
   }
   TextOut& hex(uint64_t v) {

@@ -40,6 +40,7 @@
 
 #include "framewalk/mcount.h"
 #include "mcount/arc_table.hpp"
+#include "mcount/digits.hpp"
 #include "mcount/function_times.hpp"
 #include "mcount/gmon_writer.hpp"
 #include "mcount/histogram.hpp"
@@ -529,11 +530,7 @@ class Line {
   }
   Line& number(uint64_t v) {
     char digits[20];
-    unsigned n = 0;
-    do {
-      digits[n++] = static_cast<char>('0' + v % 10);
-      v /= 10;
-    } while (v != 0);
+    unsigned n = decimal_digits_reversed(v, digits);
     while (n > 0 && used_ < sizeof buffer_ - 1) buffer_[used_++] = digits[--n];
     return *this;
   }
