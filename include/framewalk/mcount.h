@@ -13,6 +13,12 @@
  * ended, are merged into gmon.out ($GMON_OUT_PREFIX.<pid> when that is set,
  * as in glibc), which gprof reads.
  *
+ * Code built with -finstrument-functions is also timed: each function's
+ * calls and exact inclusive and self times go to a text file beside
+ * gmon.out, its name with ".times" appended (src/mcount/function_times.hpp
+ * documents it). FRAMEWALK_MCOUNT_TIMES=0 turns that off,
+ * FRAMEWALK_MCOUNT_CLOCK=thread times CPU time instead of wall-clock time.
+ *
  * framewalk_mcount_dump() writes the same file on request (NULL: the default
  * name), from the counts so far; it is async-signal-safe. It returns 0, or -1
  * when the file could not be written (another dump running, or an error of

@@ -35,13 +35,17 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sys/auxv.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "framewalk/mcount.h"
 #include "mcount/arc_table.hpp"
+#include "mcount/digits.hpp"
+#include "mcount/function_times.hpp"
 #include "mcount/gmon_writer.hpp"
 #include "mcount/histogram.hpp"
 #include "mcount/page_memory.hpp"
+#include "mcount/runtime.hpp"
 #include "mcount_context.hpp"  // src/arch/<host machine>/
 
 // getenv without <stdlib.h>: on 32-bit ARM (hard-float) its inline atof and
@@ -72,6 +76,12 @@ struct ThreadState {
   uint64_t lost;      // calls not counted: no memory for a bigger table, queue full
   timer_t timer;
   int has_timer;
+  // -finstrument-functions' exact times (function_times.hpp): mapped at the
+  // thread's first timed call. `times` is replaced only by the owner
+  // (release), read by dumps (acquire).
+  FunctionTable* times;
+  ShadowStack* shadow;
+  uint64_t untimed;   // activations not timed: no memory for a table or a shadow stack
 };
 
 struct Settings {
@@ -79,6 +89,9 @@ struct Settings {
   bool verbose = false;
   bool dump_on_sigusr2 = false;
   const char* prefix = nullptr;  // GMON_OUT_PREFIX, unless the program is AT_SECURE
+  bool times = true;              // FRAMEWALK_MCOUNT_TIMES=0: no exact times
+  clockid_t clock = CLOCK_MONOTONIC;  // FRAMEWALK_MCOUNT_CLOCK=thread: CLOCK_THREAD_CPUTIME_ID
+  const char* clock_name = "monotonic";
 };
 
 ThreadState* g_states;         // the registry's head
@@ -154,14 +167,13 @@ __attribute__((noinline)) void drain(ThreadState* t) {
   }
 }
 
-inline void record(ThreadState* t, uintptr_t from_pc, uintptr_t self_pc) {
-  if (__builtin_expect(t->busy, 0)) {
-    enqueue(t, from_pc, self_pc);
-    return;
-  }
+// Runs `work` with the thread's guard taken (the caller checked it was
+// free), then adds what nested handlers queued meanwhile and lets it go.
+template <typename Work>
+inline void guarded(ThreadState* t, Work&& work) {
   t->busy = 1;
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
-  add(t, from_pc, self_pc, 1);
+  work();
   for (;;) {
     if (__builtin_expect(__atomic_load_n(&t->queued, __ATOMIC_RELAXED) != 0, 0)) drain(t);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -172,6 +184,110 @@ inline void record(ThreadState* t, uintptr_t from_pc, uintptr_t self_pc) {
     if (__builtin_expect(__atomic_load_n(&t->queued, __ATOMIC_RELAXED) == 0, 1)) return;
     t->busy = 1;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  }
+}
+
+inline void record(ThreadState* t, uintptr_t from_pc, uintptr_t self_pc) {
+  if (__builtin_expect(t->busy, 0)) {
+    enqueue(t, from_pc, self_pc);
+    return;
+  }
+  guarded(t, [&] { add(t, from_pc, self_pc, 1); });
+}
+
+// -finstrument-functions' times (function_times.hpp), with the guard held.
+
+uint64_t clock_ns() {
+  struct timespec now;
+  clock_gettime(g_settings.clock, &now);
+  return static_cast<uint64_t>(now.tv_sec) * 1000000000u + static_cast<uint64_t>(now.tv_nsec);
+}
+
+// The function's slot in the thread's table (mapped or grown as needed);
+// nullptr when no memory.
+FunctionSlot* times_slot(ThreadState* t, uintptr_t function) {
+  FunctionTable* table = t->times;
+  if (table == nullptr) {
+    table = function_table_create(kInitialFunctionCapacity);
+    if (table == nullptr) return nullptr;
+    __atomic_store_n(&t->times, table, __ATOMIC_RELEASE);
+  }
+  if (FunctionSlot* slot = function_table_slot(*table, function)) return slot;
+  FunctionTable* bigger = function_table_grown(*table);
+  if (bigger == nullptr) return nullptr;
+  __atomic_store_n(&t->times, bigger, __ATOMIC_RELEASE);  // the old one stays mapped, as arc tables do
+  return function_table_slot(*bigger, function);
+}
+
+// Drops the activations a longjmp left: those whose stack address is below
+// `stack` (an exit's own), or at it too (an entry: a new activation cannot be
+// where a live one is).
+void drop_left_frames(ThreadState* t, uintptr_t stack, bool entry) {
+  ShadowStack& s = *t->shadow;
+  s.jumped = 0;
+  if (s.depth > kShadowDepth) return;  // frames are not kept that deep: the exits sort it out
+  while (s.depth > 0) {
+    const ShadowFrame& top = s.frames[s.depth - 1];
+    if (top.stack > stack || (!entry && top.stack == stack)) return;
+    FunctionSlot* left = function_table_slot(*t->times, top.function);
+    if (left != nullptr && left->active > 0) --left->active;
+    --s.depth;
+  }
+}
+
+void time_enter(ThreadState* t, uintptr_t function, uintptr_t call_site, uintptr_t stack) {
+  if (t->shadow == nullptr) t->shadow = static_cast<ShadowStack*>(map_zeroed(sizeof(ShadowStack)));
+  if (t->shadow != nullptr && t->shadow->jumped) drop_left_frames(t, stack, true);
+  FunctionSlot* slot = t->shadow != nullptr ? times_slot(t, function) : nullptr;
+  if (slot == nullptr) {
+    ++t->untimed;
+    return;
+  }
+  ++slot->calls;
+  ++slot->active;
+  ShadowStack& s = *t->shadow;
+  if (s.depth < kShadowDepth) s.frames[s.depth] = ShadowFrame{function, call_site, stack, clock_ns(), 0};
+  ++s.depth;
+}
+
+void time_exit(ThreadState* t, uintptr_t function, uintptr_t call_site, uintptr_t stack, uint64_t now) {
+  ShadowStack* s = t->shadow;
+  if (s == nullptr) return;
+  if (s->jumped) drop_left_frames(t, stack, false);
+  if (s->depth == 0) return;
+  if (s->depth > kShadowDepth) {  // an activation too deep to keep: its time is its caller's
+    --s->depth;
+    FunctionSlot* slot = t->times != nullptr ? function_table_slot(*t->times, function) : nullptr;
+    if (slot != nullptr && slot->active > 0) --slot->active;
+    return;
+  }
+  // The function's own activation; those above it were left by longjmp.
+  std::size_t i = s->depth;
+  while (i > 0 && !(s->frames[i - 1].function == function && s->frames[i - 1].call_site == call_site)) --i;
+  if (i == 0) return;  // entered before its thread was timed (moncontrol, no memory then)
+  for (std::size_t j = i; j < s->depth; ++j) {
+    FunctionSlot* left = function_table_slot(*t->times, s->frames[j].function);
+    if (left != nullptr && left->active > 0) --left->active;
+  }
+  const ShadowFrame& frame = s->frames[i - 1];
+  const uint64_t elapsed = now > frame.entered_ns ? now - frame.entered_ns : 0;
+  FunctionSlot* slot = function_table_slot(*t->times, function);  // there since its entry
+  if (slot != nullptr) {
+    slot->self_ns += elapsed > frame.callees_ns ? elapsed - frame.callees_ns : 0;
+    if (slot->active > 0 && --slot->active == 0) slot->inclusive_ns += elapsed;  // the outermost activation
+  }
+  s->depth = i - 1;
+  if (i >= 2) s->frames[i - 2].callees_ns += elapsed;
+}
+
+// A state given up by its thread: no activation of it is in progress any more.
+void reset_times(ThreadState* t) {
+  if (t->shadow != nullptr) {
+    t->shadow->depth = 0;
+    t->shadow->jumped = 0;
+  }
+  if (t->times != nullptr) {
+    for (std::size_t i = 0; i < t->times->capacity; ++i) t->times->slots[i].active = 0;
   }
 }
 
@@ -210,6 +326,7 @@ void on_thread_exit(void* data) {
     stop_thread_timer(t->timer);
     t->has_timer = 0;
   }
+  reset_times(t);
   // Calls this thread still makes (later destructors) attach it again.
   __atomic_store_n(&t->claimed, 0, __ATOMIC_RELEASE);
 }
@@ -223,6 +340,7 @@ void on_fork_child() {
     // child's threads; an arc it had half-queued at the fork is dropped.
     s->busy = 0;
     s->queued = 0;
+    reset_times(s);
     for (QueuedArc& q : s->queue) q.ready = 0;
     __atomic_store_n(&s->claimed, 0, __ATOMIC_RELEASE);
   }
@@ -256,6 +374,13 @@ void initialize() {
   g_settings.verbose = verbose != nullptr && *verbose != '\0' && *verbose != '0';
   const char* on_signal = getenv("FRAMEWALK_MCOUNT_SIGUSR2");
   g_settings.dump_on_sigusr2 = on_signal != nullptr && *on_signal != '\0' && *on_signal != '0';
+  const char* times = getenv("FRAMEWALK_MCOUNT_TIMES");
+  g_settings.times = times == nullptr || *times != '0';
+  const char* clock = getenv("FRAMEWALK_MCOUNT_CLOCK");
+  if (clock != nullptr && std::strcmp(clock, "thread") == 0) {
+    g_settings.clock = CLOCK_THREAD_CPUTIME_ID;
+    g_settings.clock_name = "thread";
+  }
   const char* prefix = getenv("GMON_OUT_PREFIX");
   if (prefix != nullptr && *prefix != '\0' && getauxval(AT_SECURE) == 0) g_settings.prefix = prefix;
   g_have_text = find_executable_text(g_text);
@@ -299,6 +424,17 @@ ThreadState* attach_thread() {
   return t;
 }
 
+}  // namespace
+
+void attach_current_thread() { attach_thread(); }
+
+void note_longjmp() {
+  ThreadState* t = tls_state;
+  if (t != nullptr && t->shadow != nullptr) __atomic_store_n(&t->shadow->jumped, 1, __ATOMIC_RELAXED);
+}
+
+namespace {
+
 // Every arc of every thread, summed by (from_pc, self_pc), in a table of its
 // own; nullptr when no memory could be mapped for it.
 ArcTable* merge_all() {
@@ -324,6 +460,59 @@ ArcTable* merge_all() {
   return merged;
 }
 
+// Every thread's function times summed, in a table of its own; nullptr when
+// no thread timed a call (or no memory).
+FunctionTable* merge_times() {
+  std::size_t total = 0;
+  for (ThreadState* s = __atomic_load_n(&g_states, __ATOMIC_ACQUIRE); s != nullptr; s = s->next) {
+    if (FunctionTable* t = __atomic_load_n(&s->times, __ATOMIC_ACQUIRE)) total += t->used;
+  }
+  if (total == 0) return nullptr;
+  std::size_t capacity = 16;
+  while (capacity < 2 * total + 2) capacity *= 2;
+  FunctionTable* merged = function_table_create(capacity);
+  for (ThreadState* s = __atomic_load_n(&g_states, __ATOMIC_ACQUIRE); s != nullptr && merged != nullptr;
+       s = s->next) {
+    FunctionTable* t = __atomic_load_n(&s->times, __ATOMIC_ACQUIRE);
+    if (t == nullptr) continue;
+    function_table_for_each(*t, [&](const FunctionSlot& from) {
+      FunctionSlot* to = merged != nullptr ? function_table_slot(*merged, from.function) : nullptr;
+      if (to == nullptr && merged != nullptr) {  // functions other threads added since the sizing
+        FunctionTable* bigger = function_table_grown(*merged);
+        function_table_destroy(merged);
+        merged = bigger;
+        to = merged != nullptr ? function_table_slot(*merged, from.function) : nullptr;
+      }
+      if (to == nullptr) return;
+      to->calls += from.calls;
+      to->inclusive_ns += from.inclusive_ns;
+      to->self_ns += from.self_ns;
+    });
+  }
+  return merged;
+}
+
+// The times' side file: `gmon_name` with ".times" appended. False when it
+// could not be written.
+bool write_times(const char* gmon_name) {
+  FunctionTable* merged = merge_times();
+  if (merged == nullptr) return true;
+  char name[4096 + 8];
+  std::size_t n = std::strlen(gmon_name);
+  bool ok = n + 7 <= sizeof name;
+  if (ok) {
+    std::memcpy(name, gmon_name, n);
+    std::memcpy(name + n, ".times", 7);
+    int fd = open(name, O_CREAT | O_TRUNC | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0666);
+    ok = fd >= 0 &&
+         write_function_times(fd, *merged, g_have_text ? g_text.low : 0, g_have_text ? g_text.high : 0, g_text.bias,
+                              g_settings.clock_name);
+    if (fd >= 0) close(fd);
+  }
+  function_table_destroy(merged);
+  return ok;
+}
+
 uint64_t lost_calls() {
   uint64_t lost = __atomic_load_n(&g_lost_unattached, __ATOMIC_RELAXED);
   for (ThreadState* s = __atomic_load_n(&g_states, __ATOMIC_ACQUIRE); s != nullptr; s = s->next) {
@@ -341,11 +530,7 @@ class Line {
   }
   Line& number(uint64_t v) {
     char digits[20];
-    unsigned n = 0;
-    do {
-      digits[n++] = static_cast<char>('0' + v % 10);
-      v /= 10;
-    } while (v != 0);
+    unsigned n = decimal_digits_reversed(v, digits);
     while (n > 0 && used_ < sizeof buffer_ - 1) buffer_[used_++] = digits[--n];
     return *this;
   }
@@ -410,6 +595,9 @@ int write_profile(const char* path) {
     ok = writer.finish() && ok;
     open_errno = errno;
     close(fd);
+  }
+  if (!write_times(name)) {
+    Line().text("framewalk mcount: ").text(name).text(".times: cannot write it").print();
   }
   if (g_settings.verbose || !ok) {
     Line line;
@@ -492,14 +680,44 @@ __attribute__((visibility("hidden"))) void framewalk_mcount_slow(uintptr_t from_
 }
 
 // -finstrument-functions: ordinary C calls, so no stub.
+// -finstrument-functions: ordinary C calls, so no stub. Besides the arc,
+// the entry and the exit time the function (function_times.hpp), unless a
+// signal handler interrupted the runtime on this thread (its guard is
+// taken: then neither its entries nor its exits are timed).
 __attribute__((visibility("default"), no_instrument_function)) void __cyg_profile_func_enter(void* this_fn,
                                                                                               void* call_site) {
   uintptr_t self_pc = host::code_address(reinterpret_cast<uintptr_t>(this_fn));
   uintptr_t from_pc = host::code_address(reinterpret_cast<uintptr_t>(call_site));
-  if (framewalk_mcount_fast(from_pc, self_pc) != 0) framewalk_mcount_slow(from_pc, self_pc);
+  ThreadState* t = tls_state;
+  if (__builtin_expect(t == nullptr, 0)) {
+    t = attach_thread();
+    if (t == nullptr) {
+      count_lost(&g_lost_unattached, 1);
+      return;
+    }
+  }
+  if (!__atomic_load_n(&g_counting, __ATOMIC_RELAXED)) return;
+  if (__builtin_expect(t->busy, 0)) {
+    enqueue(t, from_pc, self_pc);
+    return;
+  }
+  const uintptr_t stack = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+  guarded(t, [&] {
+    add(t, from_pc, self_pc, 1);
+    if (g_settings.times) time_enter(t, self_pc, from_pc, stack);
+  });
 }
 
-__attribute__((visibility("default"), no_instrument_function)) void __cyg_profile_func_exit(void*, void*) {}
+__attribute__((visibility("default"), no_instrument_function)) void __cyg_profile_func_exit(void* this_fn,
+                                                                                             void* call_site) {
+  ThreadState* t = tls_state;
+  if (t == nullptr || t->busy || t->shadow == nullptr) return;
+  const uint64_t now = clock_ns();
+  uintptr_t self_pc = host::code_address(reinterpret_cast<uintptr_t>(this_fn));
+  uintptr_t from_pc = host::code_address(reinterpret_cast<uintptr_t>(call_site));
+  const uintptr_t stack = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+  guarded(t, [&] { time_exit(t, self_pc, from_pc, stack, now); });
+}
 
 // glibc's profiling entry points, so that neither its set-up (gcrt1.o calls
 // __monstartup and registers _mcleanup) nor a static link pulls in glibc's

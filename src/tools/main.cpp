@@ -8,6 +8,7 @@
 #include "tools/check_command.hpp"
 #include "tools/exidx_command.hpp"
 #include "tools/report_command.hpp"
+#include "tools/profile_command.hpp"
 #include "tools/sframe_command.hpp"
 #include "tools/stack_command.hpp"
 
@@ -112,6 +113,8 @@ int main(int argc, char** argv) {
   report_cmd->add_option("-o,--output", report.output, "write the report to this file (default: stdout)");
   report_cmd->add_option("--load-bias", report_bias_text,
                          "subtract this from the profile's addresses (a PIE's load address; default: from the histogram)");
+  framewalk::tools::ProfileCommandOptions profile;
+  auto* profile_cmd = framewalk::tools::add_profile_command(app, profile);
 
   try {
     app.parse(argc, argv);
@@ -175,6 +178,7 @@ int main(int argc, char** argv) {
     }
     return framewalk::tools::run_report_command(report);
   }
+  if (profile_cmd->parsed()) return framewalk::tools::run_profile_command(profile);
   if (stack_cmd->parsed()) {
     if (stack.pid <= 0 && stack.core.empty()) {
       std::fprintf(stderr, "framewalk stack: give -p PID or --core FILE\n");

@@ -1,0 +1,94 @@
+// pthread_create, interposed by the shared runtime (libframewalk_mcount.so,
+// preloaded or linked before the C library; not in the static library,
+// where the C library's own definition is the only one): every new thread
+// starts in start_thread below, which attaches it (its state and its
+// CPU-time timer) before it runs the start routine. Without it a thread
+// gets its timer at its first instrumented call, so one that only runs
+// uninstrumented code (a worker in a library, a spin loop, a thread of a
+// program whose hot code is built without -pg) would never be sampled.
+//
+// No allocation: the start routine and its argument travel to the new
+// thread in one of kStartRecords records of the library's own memory,
+// claimed with a compare-and-swap and given back by the new thread as soon
+// as it has read it; the thread's state is mapped (mmap), never malloc'd,
+// and reused after a thread ends. When every record is in flight (that many
+// threads created and not yet started), the thread is created as it asked,
+// unwrapped, and attaches at its first hook call as before. The real
+// pthread_create is looked up once (dlsym RTLD_NEXT, which does not
+// allocate when the symbol is found).
+//
+// Not covered: threads the C library starts by its internal entry point
+// (C11 thrd_create, SIGEV_THREAD timers and notifications) and raw clone():
+// they too attach at their first hook call.
+#include <cerrno>
+#include <dlfcn.h>
+#include <pthread.h>
+
+#include "mcount/runtime.hpp"
+
+namespace framewalk::mcount {
+
+namespace {
+
+using StartRoutine = void* (*)(void*);
+using CreateFn = int (*)(pthread_t*, const pthread_attr_t*, StartRoutine, void*);
+
+struct StartRecord {
+  StartRoutine start;
+  void* arg;
+  int used;
+};
+
+constexpr unsigned kStartRecords = 256;
+StartRecord g_records[kStartRecords];
+CreateFn g_real_create;
+
+StartRecord* claim_record() {
+  for (StartRecord& r : g_records) {
+    int free_record = 0;
+    if (__atomic_load_n(&r.used, __ATOMIC_RELAXED) == 0 &&
+        __atomic_compare_exchange_n(&r.used, &free_record, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+      return &r;
+    }
+  }
+  return nullptr;
+}
+
+void release_record(StartRecord* r) { __atomic_store_n(&r->used, 0, __ATOMIC_RELEASE); }
+
+void* start_thread(void* data) {
+  auto* r = static_cast<StartRecord*>(data);
+  const StartRoutine start = r->start;
+  void* const arg = r->arg;
+  release_record(r);
+  attach_current_thread();
+  return start(arg);
+}
+
+CreateFn real_create() {
+  CreateFn real = __atomic_load_n(&g_real_create, __ATOMIC_ACQUIRE);
+  if (real == nullptr) {
+    real = reinterpret_cast<CreateFn>(dlsym(RTLD_NEXT, "pthread_create"));
+    __atomic_store_n(&g_real_create, real, __ATOMIC_RELEASE);
+  }
+  return real;
+}
+
+}  // namespace
+
+}  // namespace framewalk::mcount
+
+using namespace framewalk::mcount;
+
+extern "C" __attribute__((visibility("default"))) int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
+                                                                      StartRoutine start, void* arg) {
+  const CreateFn real = real_create();
+  if (real == nullptr) return EAGAIN;
+  StartRecord* r = claim_record();
+  if (r == nullptr) return real(thread, attr, start, arg);
+  r->start = start;
+  r->arg = arg;
+  const int rc = real(thread, attr, start_thread, r);
+  if (rc != 0) release_record(r);
+  return rc;
+}
