@@ -167,12 +167,25 @@ __attribute__((noinline)) HotExit hot_walk(char* const cache, HotState& state) {
       if ((rule >> compact::kOffsetBits) == compact::kSimple) [[likely]] {
         // CFA = sp + n, the return address just below, fp unchanged: inside
         // the frame (compact_rule_from_row checked).
-        cfa = sp + compact::cfa_offset(rule);
+        // The word is the offset plus kSimple's bits: one addition.
+        cfa = sp + (rule - (compact::kSimple << compact::kOffsetBits));
         if (cfa > hi) {  // let the checked path read
           state.confirmed_sp = sp;
           break;
         }
         std::memcpy(&next_pc, reinterpret_cast<const void*>(cfa - kWord), kWord);
+      } else if ((rule & (compact::kFpBased | compact::kOutermost)) == 0) {
+        // CFA = sp + n, with fp saved: the slots lie inside the frame
+        // (compact_rule_from_row checked). A rule not yet visible (0) has
+        // no return-address slot.
+        const uint64_t ra_slot = compact::ra_slot(rule), fp_slot = compact::fp_slot(rule);
+        cfa = sp + compact::cfa_offset(rule);
+        if (cfa > hi || ra_slot == 0) {  // let the checked path read
+          state.confirmed_sp = sp;
+          break;
+        }
+        if (fp_slot) std::memcpy(&fp, reinterpret_cast<const void*>(cfa - kWord * fp_slot), kWord);
+        std::memcpy(&next_pc, reinterpret_cast<const void*>(cfa - kWord * ra_slot), kWord);
       } else if (rule == compact::frame_record_rule(kWord)) {
         // The caller's fp and the return address are the record fp points at.
         cfa = fp + 2 * kWord;
@@ -193,23 +206,15 @@ __attribute__((noinline)) HotExit hot_walk(char* const cache, HotState& state) {
           exit = HotExit::kEnd;
           break;
         }
-        if (rule == 0) {  // a slot whose rule this thread does not see yet
+        // CFA = fp + n.
+        cfa = fp + compact::cfa_offset(rule);
+        if (cfa <= sp) {  // the stack grows down: the caller's frame is above
           state.confirmed_sp = sp;
+          exit = HotExit::kEnd;
           break;
         }
-        if (rule & compact::kFpBased) {
-          cfa = fp + compact::cfa_offset(rule);
-          if (cfa <= sp) {  // the stack grows down: the caller's frame is above
-            state.confirmed_sp = sp;
-            exit = HotExit::kEnd;
-            break;
-          }
-        } else {
-          cfa = sp + compact::cfa_offset(rule);
-        }
         const uint64_t ra_slot = compact::ra_slot(rule), fp_slot = compact::fp_slot(rule);
-        // The words read lie between sp and cfa (for an sp-based rule
-        // compact_rule_from_row made sure).
+        // The words read must lie between sp and cfa.
         if (cfa > hi || cfa - sp < kWord * (ra_slot > fp_slot ? ra_slot : fp_slot)) {  // let the checked path read
           state.confirmed_sp = sp;
           break;
@@ -304,6 +309,93 @@ struct WalkStart {
   const uint64_t* captured;
 };
 
+// For the range kept for the next walk: past a signal frame the top bit of
+// the confirmed sp is set (no user address has it), so that no sp is above it.
+constexpr uint64_t kLeftStartStack = uint64_t{1} << 63;
+
+// A walk in progress: the frame still to be stepped, and what is stored.
+struct WalkState {
+  uint64_t pc, sp, fp;
+  bool fp_known;
+  bool activation;   // the PC is exact (not a return address)
+  bool first_frame;  // registers beyond the PC, SP and FP are known only until the first step
+  int stored;
+  int to_skip;
+  // The highest sp of a frame whose PC had a rule, on the stack the walk
+  // started on (kLeftStartStack once it left it).
+  uint64_t confirmed_sp;
+
+  void confirm(uint64_t frame_sp) {
+    if (frame_sp > confirmed_sp) confirmed_sp = frame_sp;
+  }
+  // Stores a frame's PC; false when the walk is over (PC 0, or the buffer full).
+  bool record(uint64_t v, void** buffer, int size) {
+    if (v == 0) return false;
+    if (to_skip > 0) {
+      --to_skip;
+      return true;
+    }
+    buffer[stored++] = reinterpret_cast<void*>(v);
+    return stored < size;
+  }
+};
+
+// Everything the cache does not hold (a miss, an exact PC, a row the cache
+// cannot hold, a signal frame, code without unwind information) goes
+// through the one step loop, with its checks and fallbacks, until it
+// reaches a return address the cache holds (true: the hot loop resumes
+// there) or the walk ends (false); the compact rows it finds on the way are
+// cached. A function of its own, so that its register files, rows and
+// closures take stack and registers only on this path.
+__attribute__((noinline)) bool general_steps(const WalkStart& start, WalkState& w, ReadableRange& range,
+                                             RuleCache& rules, void** buffer, int size, FastWalkStats* stats) {
+  if (stats) ++stats->cache_misses;
+  const arch::Machine& host = arch::host_machine();
+  arch::RegisterFile regs;
+  if (w.first_frame && start.registers) regs = *start.registers;
+  if (w.first_frame && start.captured) regs = arch::from_host_capture(start.captured);
+  regs.set(host.program_counter(), w.pc);
+  regs.set(host.stack_pointer(), w.sp);
+  if (w.fp_known) regs.set(host.frame_pointer(), w.fp); else regs.forget(host.frame_pointer());
+  CheckedMemory memory(range);
+  const CachedOwnTables tables(rules, stats);
+  const Unwinder unwinder(g_no_modules, memory, host.elf_machine());
+  UnwindOptions options;
+  options.first_is_return_address = !w.activation;
+  options.row_finder = &tables;
+  options.max_frames = static_cast<size_t>(w.to_skip) + static_cast<size_t>(size - w.stored) + 1;
+  bool resume = false, full = false, first_reported = true;
+  uint64_t callee_sp = w.sp;
+  unwinder.walk(regs, [&](const Frame& frame) {
+    if (first_reported) {  // the frame this step starts from, already stored
+      first_reported = false;
+      return true;
+    }
+    // Frames whose callee had a row from the tables confirm the stack the
+    // callee's step read; a signal frame may lead to another stack.
+    if (frame.activation) w.confirmed_sp |= kLeftStartStack;
+    else if (frame.source == tables.source()) w.confirm(callee_sp);
+    callee_sp = frame.sp;
+    if (!w.record(frame.pc, buffer, size)) {
+      full = true;
+      return false;
+    }
+    w.pc = frame.pc;
+    w.sp = frame.sp;
+    w.fp_known = frame.registers->known(host.frame_pointer());
+    w.fp = frame.registers->value_or(host.frame_pointer(), 0);
+    w.activation = frame.activation;
+    w.first_frame = false;
+    // Back to the hot loop where the cache holds this return address.
+    if (!frame.activation && w.to_skip == 0 && rules.contains(frame.pc)) {
+      resume = true;
+      return false;
+    }
+    return true;
+  }, options);
+  return resume && !full;
+}
+
 // Inlined into its callers, so that framewalk_backtrace nests no call
 // deeper than hot_walk: each nested call overwrites a return-stack predictor
 // entry above the caller's, which the caller's own returns reach once its
@@ -319,129 +411,50 @@ __attribute__((always_inline)) inline int walk(const WalkStart& start, bool firs
     range = {};
     validate(start.sp, 8, range);
   }
-  // For the range kept for the next walk: the highest sp of a frame whose PC
-  // had a rule, on the stack the walk started on. Past a signal frame the
-  // top bit is set (no user address has it), so that no sp is above it.
-  constexpr uint64_t kLeftStartStack = uint64_t{1} << 63;
-  uint64_t confirmed_sp = 0;
-  auto confirm = [&](uint64_t frame_sp) {
-    if (frame_sp > confirmed_sp) confirmed_sp = frame_sp;
-  };
-
-  uint64_t pc = start.pc, sp = start.sp, fp = start.fp;
-  bool fp_known = start.fp_known;
-  bool activation = !first_is_return_address;
-  // Registers beyond the PC, SP and FP are known only until the first step.
-  bool first_frame = true;
-  int stored = 0;
-  int to_skip = skip;
-  // Stores a frame's PC; false when the walk is over (PC 0, or the buffer full).
-  auto record = [&](uint64_t v) {
-    if (v == 0) return false;
-    if (to_skip > 0) {
-      --to_skip;
-      return true;
-    }
-    buffer[stored++] = reinterpret_cast<void*>(v);
-    return stored < size;
-  };
-  if (!record(pc)) goto done;
+  WalkState w{start.pc, start.sp, start.fp, start.fp_known, !first_is_return_address, true, 0, skip, 0};
+  if (!w.record(w.pc, buffer, size)) goto done;
   for (;;) {
-    if (!activation && to_skip == 0) {
-      HotState hot{pc, sp, fp, fp_known, buffer + stored, buffer + size, range.lo, range.hi, 0};
+    if (!w.activation && w.to_skip == 0) {
+      HotState hot{w.pc, w.sp, w.fp, w.fp_known, buffer + w.stored, buffer + size, range.lo, range.hi, 0};
       const HotExit exit = hot_walk(rules.slot_base(), hot);
-      confirm(hot.confirmed_sp);
-      const int steps = static_cast<int>(hot.out - (buffer + stored));
+      w.confirm(hot.confirmed_sp);
+      const int steps = static_cast<int>(hot.out - (buffer + w.stored));
       if (stats) stats->cache_hits += steps;
-      if (hot.sp != sp) first_frame = false;  // it stepped: every step moves sp up
-      pc = hot.pc;
-      sp = hot.sp;
-      fp = hot.fp;
-      fp_known = hot.fp_known;
-      stored += steps;
+      if (hot.sp != w.sp) w.first_frame = false;  // it stepped: every step moves sp up
+      w.pc = hot.pc;
+      w.sp = hot.sp;
+      w.fp = hot.fp;
+      w.fp_known = hot.fp_known;
+      w.stored += steps;
       if (exit == HotExit::kEnd) goto done;
     }
 
     // A rule the cache holds whose words lie outside the known range: the
     // same step with checked reads.
     uint64_t encoded = 0;
-    if (!activation && rules.find(pc, &encoded) != RuleCache::kNoSlot) {
+    if (!w.activation && rules.find(w.pc, &encoded) != RuleCache::kNoSlot) {
       const CompactRule rule = decode(encoded);
       if (stats) ++stats->cache_hits;
-      confirm(sp);
-      if (rule.outermost || (rule.fp_based && !fp_known)) goto done;
-      const uint64_t cfa = (rule.fp_based ? fp : sp) + rule.cfa_offset;
+      w.confirm(w.sp);
+      if (rule.outermost || (rule.fp_based && !w.fp_known)) goto done;
+      const uint64_t cfa = (rule.fp_based ? w.fp : w.sp) + rule.cfa_offset;
       uint64_t next_pc = 0;
-      if (cfa <= sp || !read_word(cfa - kWord * rule.ra_slot, &next_pc, range)) goto done;
+      if (cfa <= w.sp || !read_word(cfa - kWord * rule.ra_slot, &next_pc, range)) goto done;
       if (rule.fp_slot) {
-        if (!read_word(cfa - kWord * rule.fp_slot, &fp, range)) goto done;
-        fp_known = true;
+        if (!read_word(cfa - kWord * rule.fp_slot, &w.fp, range)) goto done;
+        w.fp_known = true;
       }
-      pc = next_pc & arch::kHostCodeAddressMask;
-      sp = cfa;
-      first_frame = false;
-      if (!record(pc)) goto done;
+      w.pc = next_pc & arch::kHostCodeAddressMask;
+      w.sp = cfa;
+      w.first_frame = false;
+      if (!w.record(w.pc, buffer, size)) goto done;
       continue;
     }
-
-    // Everything else (a miss, an exact PC, a row the cache cannot hold, a
-    // signal frame, code without unwind information) goes through the one
-    // step loop, with its checks and fallbacks, until it reaches a return
-    // address the cache holds; the compact rows it finds on the way are cached.
-    {
-      if (stats) ++stats->cache_misses;
-      const arch::Machine& host = arch::host_machine();
-      arch::RegisterFile regs;
-      if (first_frame && start.registers) regs = *start.registers;
-      if (first_frame && start.captured) regs = arch::from_host_capture(start.captured);
-      regs.set(host.program_counter(), pc);
-      regs.set(host.stack_pointer(), sp);
-      if (fp_known) regs.set(host.frame_pointer(), fp); else regs.forget(host.frame_pointer());
-      CheckedMemory memory(range);
-      const CachedOwnTables tables(rules, stats);
-      const Unwinder unwinder(g_no_modules, memory, host.elf_machine());
-      UnwindOptions options;
-      options.first_is_return_address = !activation;
-      options.row_finder = &tables;
-      options.max_frames = static_cast<size_t>(to_skip) + static_cast<size_t>(size - stored) + 1;
-      bool resume = false;
-      bool first_reported = true;
-      uint64_t callee_sp = sp;
-      bool full = false;
-      unwinder.walk(regs, [&](const Frame& frame) {
-        if (first_reported) {  // the frame this step starts from, already stored
-          first_reported = false;
-          return true;
-        }
-        // Frames whose callee had a row from the tables confirm the stack
-        // the callee's step read; a signal frame may lead to another stack.
-        if (frame.activation) confirmed_sp |= kLeftStartStack;
-        else if (frame.source == tables.source()) confirm(callee_sp);
-        callee_sp = frame.sp;
-        if (!record(frame.pc)) {
-          full = true;
-          return false;
-        }
-        pc = frame.pc;
-        sp = frame.sp;
-        const arch::RegisterFile& frame_regs = *frame.registers;
-        fp_known = frame_regs.known(host.frame_pointer());
-        fp = frame_regs.value_or(host.frame_pointer(), 0);
-        activation = frame.activation;
-        first_frame = false;
-        // Back to the hot loop where the cache holds this return address.
-        if (!frame.activation && to_skip == 0 && rules.contains(frame.pc)) {
-          resume = true;
-          return false;
-        }
-        return true;
-      }, options);
-      if (!resume || full) goto done;
-    }
+    if (!general_steps(start, w, range, rules, buffer, size, stats)) goto done;
   }
 done:
-  t_readable = range_to_keep(t_readable, start.sp, confirmed_sp & ~kLeftStartStack, range);
-  return stored;
+  t_readable = range_to_keep(t_readable, start.sp, w.confirmed_sp & ~kLeftStartStack, range);
+  return w.stored;
 }
 
 }  // namespace
