@@ -41,24 +41,28 @@ void arc_table_destroy(ArcTable* table);
 // A table twice as large holding the same arcs, or nullptr.
 ArcTable* arc_table_grown(const ArcTable& table);
 
-inline std::size_t arc_hash(const ArcTable& table, uintptr_t from_pc, uintptr_t self_pc) {
+inline std::size_t arc_hash(unsigned shift, uintptr_t from_pc, uintptr_t self_pc) {
   // Fibonacci hashing: the top bits of the product mix every bit of both
   // PCs (the callee's rotated, so that arcs whose PCs differ by the same
   // amount do not meet), in one multiplication on the hot path.
   constexpr unsigned bits = sizeof(uintptr_t) * 8;
   uintptr_t mixed = from_pc ^ ((self_pc << (bits / 2 - 3)) | (self_pc >> (bits / 2 + 3)));
   if constexpr (sizeof(uintptr_t) == 8) {
-    return static_cast<std::size_t>((static_cast<uint64_t>(mixed) * 0x9E3779B97F4A7C15ull) >> table.shift);
+    return static_cast<std::size_t>((static_cast<uint64_t>(mixed) * 0x9E3779B97F4A7C15ull) >> shift);
   } else {
-    return static_cast<std::size_t>((static_cast<uint32_t>(mixed) * 0x9E3779B1u) >> table.shift);
+    return static_cast<std::size_t>((static_cast<uint32_t>(mixed) * 0x9E3779B1u) >> shift);
   }
+}
+inline std::size_t arc_hash(const ArcTable& table, uintptr_t from_pc, uintptr_t self_pc) {
+  return arc_hash(table.shift, from_pc, self_pc);
 }
 
 // Adds `count` calls to the arc. False, and nothing changed, when the arc is
 // new and the table has reached its limit: the caller grows it and adds again.
-inline bool arc_table_add(ArcTable& table, uintptr_t from_pc, uintptr_t self_pc, uint64_t count) {
-  std::size_t mask = table.capacity - 1;
-  for (std::size_t i = arc_hash(table, from_pc, self_pc);; i = (i + 1) & mask) {
+// `shift`: table.shift, which a caller may keep beside its table pointer so
+// that the hash waits for no load through it.
+inline bool arc_table_add(ArcTable& table, unsigned shift, uintptr_t from_pc, uintptr_t self_pc, uint64_t count) {
+  for (std::size_t i = arc_hash(shift, from_pc, self_pc);; i = (i + 1) & (table.capacity - 1)) {
     ArcSlot& slot = table.slots[i];
     if (slot.self_pc == self_pc && slot.from_pc == from_pc) {
       slot.count += count;
@@ -73,6 +77,9 @@ inline bool arc_table_add(ArcTable& table, uintptr_t from_pc, uintptr_t self_pc,
       return true;
     }
   }
+}
+inline bool arc_table_add(ArcTable& table, uintptr_t from_pc, uintptr_t self_pc, uint64_t count) {
+  return arc_table_add(table, table.shift, from_pc, self_pc, count);
 }
 
 // Calls fn(from_pc, self_pc, count) for every arc published so far.
