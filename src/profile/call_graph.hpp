@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,13 @@
 #include "profile/gmon.hpp"
 
 namespace framewalk::profile {
+
+// Exact times from -finstrument-functions' hooks (profile/function_times).
+struct ExactTime {
+  uint64_t calls = 0;
+  uint64_t inclusive_ns = 0;  // entry to exit, the outermost activation of a recursion only
+  uint64_t self_ns = 0;       // inclusive minus the callees', every activation
+};
 
 struct ProfileFunction {
   std::string name;
@@ -24,6 +32,7 @@ struct ProfileFunction {
   uint64_t calls = 0;     // calls from other functions (gprof's "called"; self-recursion not included)
   uint64_t self_calls = 0;  // calls to itself
   int cycle = 0;          // 1, 2, ...: the cycle of mutual recursion it belongs to; 0: none
+  std::optional<ExactTime> exact;  // from the runtime's .times file, when there is one
 };
 
 struct ProfileArc {
@@ -59,6 +68,8 @@ struct CallGraph {
   uint64_t dropped_arcs = 0;  // arcs whose caller or callee is in no function's range (gprof drops them too)
   uint64_t dropped_calls = 0;
   uint64_t bias = 0;          // subtracted from the file's addresses (a PIE's load address)
+  bool has_exact_times = false;  // a .times file was read (ProfileFunction::exact)
+  std::string exact_clock;       // its clock: "monotonic" (wall) or "thread" (CPU)
 
   double seconds_per_tick() const { return rate ? 1.0 / rate : 0.0; }
   // Arcs into and out of function `f`, as indexes into `arcs`.

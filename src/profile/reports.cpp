@@ -201,7 +201,29 @@ std::string json_number(double v) {
 
 }  // namespace
 
+// -finstrument-functions' exact times, by self time.
+void write_exact_times(const CallGraph& g, dump::TextWriter& out) {
+  std::vector<const ProfileFunction*> timed;
+  for (const ProfileFunction& f : g.functions)
+    if (f.exact) timed.push_back(&f);
+  std::stable_sort(timed.begin(), timed.end(), [](const ProfileFunction* a, const ProfileFunction* b) {
+    return a->exact->self_ns > b->exact->self_ns;
+  });
+  out.str("Exact times (-finstrument-functions, ").str(g.exact_clock == "thread" ? "thread CPU" : "wall").str(" clock):\n\n");
+  out.str("       calls  inclusive ms       self ms  name\n");
+  for (const ProfileFunction* f : timed) {
+    const std::string calls = std::to_string(f->exact->calls);
+    const std::string inclusive = fixed(static_cast<double>(f->exact->inclusive_ns) / 1e6, 3);
+    const std::string self = fixed(static_cast<double>(f->exact->self_ns) / 1e6, 3);
+    out.str(std::string(calls.size() < 12 ? 12 - calls.size() : 0, ' ')).str(calls)
+        .str(std::string(inclusive.size() < 14 ? 14 - inclusive.size() : 0, ' ')).str(inclusive)
+        .str(std::string(self.size() < 14 ? 14 - self.size() : 0, ' ')).str(self).str("  ").str(f->name).ch('\n');
+  }
+  out.ch('\n');
+}
+
 void write_text_report(const CallGraph& g, dump::TextWriter& out) {
+  if (g.has_exact_times) write_exact_times(g, out);
   if (g.has_histogram) write_flat(g, out);
   if (g.has_arcs) write_call_graph(g, out);
   if (g.unattributed_ticks > 0 || g.dropped_arcs > 0) out.ch('\n');
@@ -235,6 +257,14 @@ void write_json_report(const CallGraph& g, const ReportSource& source, dump::Tex
         .str(json_number(f.self_ticks * tick)).str(",\"child_seconds\":").str(json_number(f.child_ticks * tick))
         .str(",\"calls\":").udec(f.calls).str(",\"self_calls\":").udec(f.self_calls).str(",\"cycle\":");
     if (f.cycle) out.udec(static_cast<uint64_t>(f.cycle)); else out.str("null");
+    if (g.has_exact_times) {
+      out.str(",\"exact\":");
+      if (f.exact)
+        out.str("{\"calls\":").udec(f.exact->calls).str(",\"inclusive_ns\":").udec(f.exact->inclusive_ns)
+            .str(",\"self_ns\":").udec(f.exact->self_ns).ch('}');
+      else
+        out.str("null");
+    }
     out.ch('}');
   }
   out.str("],\n\"arcs\":[");

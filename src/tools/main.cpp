@@ -113,6 +113,10 @@ int main(int argc, char** argv) {
   report_cmd->add_option("-o,--output", report.output, "write the report to this file (default: stdout)");
   report_cmd->add_option("--load-bias", report_bias_text,
                          "subtract this from the profile's addresses (a PIE's load address; default: from the histogram)");
+  std::string report_times_text;
+  auto* report_times_opt = report_cmd->add_option("--times", report_times_text,
+                         "the exact per-function times libframewalk_mcount wrote for -finstrument-functions code "
+                         "(default: PROFILE.times when it exists; \"\" for none)");
   framewalk::tools::ProfileCommandOptions profile;
   auto* profile_cmd = framewalk::tools::add_profile_command(app, profile);
 
@@ -176,6 +180,7 @@ int main(int argc, char** argv) {
       }
       report.load_bias = v;
     }
+    if (report_times_opt->count()) report.times = report_times_text;
     return framewalk::tools::run_report_command(report);
   }
   if (profile_cmd->parsed()) return framewalk::tools::run_profile_command(profile);

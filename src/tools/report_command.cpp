@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <unistd.h>
 #include <vector>
 
 #include "base/mapped_file.hpp"
@@ -12,6 +13,7 @@
 #include "elf/symbols.hpp"
 #include "profile/call_graph.hpp"
 #include "profile/functions.hpp"
+#include "profile/function_times.hpp"
 #include "profile/gmon.hpp"
 #include "profile/reports.hpp"
 #include "tools/messages.hpp"
@@ -104,7 +106,27 @@ int run_report_command(const ReportCommandOptions& options) {
     return 1;
   }
   const profile::FunctionTable functions = profile::FunctionTable::from_symbols(symbols);
-  const profile::CallGraph graph = profile::build_call_graph(*gmon, functions, bias);
+  profile::CallGraph graph = profile::build_call_graph(*gmon, functions, bias);
+  // The exact times the runtime writes beside gmon.out for -finstrument-functions code.
+  const std::string times_path = options.times ? *options.times : options.profile + ".times";
+  if (!times_path.empty() && (options.times || access(times_path.c_str(), F_OK) == 0)) {
+    auto times_image = FileImage::map(times_path);
+    if (!times_image) {
+      report(times_path, open_error_text(times_image.error()));
+      return 1;
+    }
+    const Bytes bytes = (*times_image)->bytes();
+    profile::FunctionTimesError error;
+    auto times = profile::read_function_times(
+        std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), &error);
+    if (!times) {
+      report(times_path, "line " + std::to_string(error.line) + ": " + error.what);
+      return 1;
+    }
+    if (const size_t unmatched = profile::attach_function_times(*times, functions, bias, &graph))
+      report(times_path, std::to_string(unmatched) + " of its " + std::to_string(times->functions.size()) +
+                             " functions start at no function of " + options.exe + "'s (another program's file?)");
+  }
   if (!gmon->arcs.empty() && graph.dropped_arcs == gmon->arcs.size())
     report(options.profile, "no arc falls in " + options.exe +
                                 "'s functions: another program's profile, or addresses of a process loaded elsewhere "

@@ -16,6 +16,9 @@ struct ReportCommandOptions {
   std::string folded_value = "calls";   // calls or time
   std::string output;                   // empty: stdout
   std::optional<uint64_t> load_bias;    // subtracted from the file's addresses; default: found from the histogram
+  // The runtime's exact times (-finstrument-functions); unset: PROFILE.times
+  // when it exists; empty: none.
+  std::optional<std::string> times;
 };
 
 // Returns the exit status: 0 when the report was written, 1 when the profile

@@ -46,6 +46,7 @@ Exit status 0 when all holds; the differences are printed otherwise.
 """
 import argparse
 import collections
+import json
 import os
 import re
 import shlex
@@ -370,6 +371,23 @@ def check_times(args):
     for what, (left, right) in sums.items():
         if left != right:
             problems.append(f"{what}: {left} != {right}")
+    if getattr(args, "framewalk", None):
+        # framewalk report reads the .times file beside gmon.out: the same
+        # figures, per function, in its JSON.
+        got = subprocess.run([args.framewalk, "report", os.path.join(args.work, "gmon.out"), "--exe", exe,
+                              "--format=json"], capture_output=True, text=True)
+        if got.returncode != 0:
+            problems.append(f"framewalk report: exit {got.returncode}: {got.stderr.strip()}")
+        else:
+            reported = {f["name"]: f["exact"] for f in json.loads(got.stdout)["functions"] if f.get("exact")}
+            for name, (calls, inclusive, self_ns) in by_name.items():
+                if name is None:
+                    continue
+                exact = reported.get(name)
+                if exact is None:
+                    problems.append(f"framewalk report: no exact times for {name}")
+                elif (exact["calls"], exact["inclusive_ns"], exact["self_ns"]) != (calls, inclusive, self_ns):
+                    problems.append(f"framewalk report: {name}: {exact}, the file has {(calls, inclusive, self_ns)}")
     summary = ", ".join(f"{n} {by_name[n][0]}x {by_name[n][1] / 1e6:.2f}/{by_name[n][2] / 1e6:.2f} ms"
                         for n in ("outer", "inner_a", "inner_b", "rec", "deep", "worker") if n in by_name)
     report(problems, f"inclusive/self: {summary}")
