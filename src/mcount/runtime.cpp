@@ -107,14 +107,19 @@ TextRange g_text;
 Settings g_settings;
 pthread_key_t g_thread_key;
 
-__thread ThreadState* tls_state __attribute__((tls_model("initial-exec")));
-// The owner's copy of its state's table and shift: the hot path reaches the
-// table with one load instead of two (the state, then its table).
-__thread ArcTable* tls_table __attribute__((tls_model("initial-exec")));
-__thread unsigned tls_table_shift __attribute__((tls_model("initial-exec")));
+// The thread's state, and the owner's copy of its table and shift, so that
+// the hot path reaches the table with one load instead of two (the state,
+// then its table). One thread-local object: in a shared library each one's
+// offset is a load from the GOT.
+struct ThreadLocal {
+  ThreadState* state;
+  ArcTable* table;
+  unsigned table_shift;
+};
+__thread ThreadLocal tls __attribute__((tls_model("initial-exec")));
 void mirror_table(const ThreadState* t) {
-  tls_table = t->table;
-  tls_table_shift = t->table_shift;
+  tls.table = t->table;
+  tls.table_shift = t->table_shift;
 }
 __thread int tls_attaching __attribute__((tls_model("initial-exec")));
 
@@ -139,8 +144,8 @@ __attribute__((noinline, cold)) void grow_and_add(ThreadState* t, uintptr_t from
 }
 
 inline void add(ThreadState* t, uintptr_t from_pc, uintptr_t self_pc, uint64_t count) {
-  // Only the owning thread adds (tls_state == t): its mirror is t's table.
-  if (__builtin_expect(arc_table_add(*tls_table, tls_table_shift, from_pc, self_pc, count), 1)) return;
+  // Only the owning thread adds (tls.state == t): its mirror is t's table.
+  if (__builtin_expect(arc_table_add(*tls.table, tls.table_shift, from_pc, self_pc, count), 1)) return;
   grow_and_add(t, from_pc, self_pc, count);
 }
 
@@ -334,7 +339,7 @@ ThreadState* claim_state() {
 
 void on_thread_exit(void* data) {
   auto* t = static_cast<ThreadState*>(data);
-  if (tls_state == t) tls_state = nullptr;
+  if (tls.state == t) tls.state = nullptr;
   if (t->has_timer) {
     stop_thread_timer(t->timer);
     t->has_timer = 0;
@@ -345,7 +350,7 @@ void on_thread_exit(void* data) {
 }
 
 void on_fork_child() {
-  ThreadState* me = tls_state;
+  ThreadState* me = tls.state;
   for (ThreadState* s = __atomic_load_n(&g_states, __ATOMIC_ACQUIRE); s != nullptr; s = s->next) {
     s->has_timer = 0;  // timers are not inherited
     if (s == me) continue;
@@ -423,14 +428,14 @@ bool ensure_initialized() {
 }
 
 ThreadState* attach_thread() {
-  if (tls_state != nullptr) return tls_state;
+  if (tls.state != nullptr) return tls.state;
   if (tls_attaching || !ensure_initialized()) return nullptr;
   tls_attaching = 1;
   ThreadState* t = claim_state();
   if (t != nullptr) {
     t->busy = 0;
     mirror_table(t);
-    tls_state = t;
+    tls.state = t;
     pthread_setspecific(g_thread_key, t);
     t->has_timer = start_thread_timer(t->timer) ? 1 : 0;
   }
@@ -443,7 +448,7 @@ ThreadState* attach_thread() {
 void attach_current_thread() { attach_thread(); }
 
 void note_longjmp() {
-  ThreadState* t = tls_state;
+  ThreadState* t = tls.state;
   if (t != nullptr && t->shadow != nullptr) __atomic_store_n(&t->shadow->jumped, 1, __ATOMIC_RELAXED);
 }
 
@@ -678,7 +683,7 @@ using namespace framewalk::mcount;
 extern "C" {
 
 __attribute__((visibility("hidden"))) int framewalk_mcount_fast(uintptr_t from_pc, uintptr_t self_pc) {
-  ThreadState* t = tls_state;
+  ThreadState* t = tls.state;
   if (__builtin_expect(t == nullptr, 0)) return 1;
   if (__builtin_expect(__atomic_load_n(&g_counting, __ATOMIC_RELAXED), 1)) record(t, from_pc, self_pc);
   return 0;
@@ -702,7 +707,7 @@ __attribute__((visibility("default"), no_instrument_function)) void __cyg_profil
                                                                                               void* call_site) {
   uintptr_t self_pc = host::code_address(reinterpret_cast<uintptr_t>(this_fn));
   uintptr_t from_pc = host::code_address(reinterpret_cast<uintptr_t>(call_site));
-  ThreadState* t = tls_state;
+  ThreadState* t = tls.state;
   if (__builtin_expect(t == nullptr, 0)) {
     t = attach_thread();
     if (t == nullptr) {
@@ -724,7 +729,7 @@ __attribute__((visibility("default"), no_instrument_function)) void __cyg_profil
 
 __attribute__((visibility("default"), no_instrument_function)) void __cyg_profile_func_exit(void* this_fn,
                                                                                              void* call_site) {
-  ThreadState* t = tls_state;
+  ThreadState* t = tls.state;
   if (t == nullptr || t->busy || t->shadow == nullptr) return;
   const uint64_t now = clock_ns();
   uintptr_t self_pc = host::code_address(reinterpret_cast<uintptr_t>(this_fn));
