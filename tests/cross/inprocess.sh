@@ -23,10 +23,10 @@
 #  - the seccomp probes (qemu-user does not apply a guest's seccomp filter
 #    to its system calls);
 #  - on ARM, GenerateElf (SFrame has no ABI for 32-bit ARM).
-# Then, on AArch64, bench/backtrace_per_frame prints framewalk_backtrace's
-# cost per frame beside a frame-pointer walk and glibc's backtrace() (it fails
+# Then bench/backtrace_per_frame prints framewalk_backtrace's cost per frame
+# beside glibc's backtrace() and, on AArch64, a frame-pointer walk (it fails
 # if one of them did not walk the whole recursion; on ARM gcc's Thumb frames
-# are no frame-pointer chain, so there is nothing to compare with).
+# are no frame-pointer chain, so there framewalk is set against glibc alone).
 # Exit 77 (skipped) without the cross compiler, qemu or the sources.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -41,8 +41,11 @@ left_out+=':LocalBacktrace.NeverAllocates*:*Ptrace*:FastBacktrace.StacksAreProbe
 [ "$machine" = arm ] && left_out+=':GenerateElf.*'
 cd "$build"
 "$qemu" -L "/usr/$triplet" tests/framewalk_tests --gtest_filter="-$left_out" --gtest_brief=1
+# framewalk_backtrace's cost per frame beside a frame-pointer walk and
+# glibc's backtrace(), under qemu (ratios only: qemu distorts absolute
+# times); on AArch64 the frame-pointer walk must follow the recursion too.
 if [ "$machine" = aarch64 ]; then
-  # framewalk_backtrace's cost per frame beside a frame-pointer walk, under
-  # qemu (ratios only: qemu distorts absolute times).
-  "$qemu" -L "/usr/$triplet" bench/backtrace_per_frame
+  "$qemu" -L "/usr/$triplet" bench/backtrace_per_frame 64 51 1
+else
+  "$qemu" -L "/usr/$triplet" bench/backtrace_per_frame 64 51 0
 fi
