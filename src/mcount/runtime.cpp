@@ -698,7 +698,6 @@ __attribute__((visibility("hidden"))) void framewalk_mcount_slow(uintptr_t from_
   if (__atomic_load_n(&g_counting, __ATOMIC_RELAXED)) record(t, from_pc, self_pc);
 }
 
-// -finstrument-functions: ordinary C calls, so no stub.
 // -finstrument-functions: ordinary C calls, so no stub. Besides the arc,
 // the entry and the exit time the function (function_times.hpp), unless a
 // signal handler interrupted the runtime on this thread (its guard is
