@@ -116,6 +116,8 @@ LineTable LineTable::build(const LineSections& s, const std::vector<std::pair<ui
 LineTable LineTable::load(std::shared_ptr<const elf::ElfFile> file) {
   auto data = [&](std::string_view name, std::vector<LineProblem>* problems) -> Bytes {
     const elf::Section* section = file->section_by_name(name);
+    // The legacy GNU form of a compressed section: .zdebug_* (ElfFile inflates it).
+    if (!section) section = file->section_by_name(".z" + std::string(name.substr(1)));
     if (!section) return {};
     auto bytes = file->section_data(*section);
     if (!bytes) {
