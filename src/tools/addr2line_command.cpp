@@ -174,7 +174,7 @@ int run_addr2line_command(const Addr2lineCommandOptions& o) {
     }
   }
   std::fflush(stdout);
-  return 0;
+  return symbolizer.lines().problems().empty() ? 0 : 1;
 }
 
 }  // namespace framewalk::tools

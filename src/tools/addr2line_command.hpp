@@ -35,7 +35,9 @@ struct Addr2lineCommandOptions {
 // Adds the `addr2line` subcommand to `app`, parsed into `options`.
 CLI::App* add_addr2line_command(CLI::App& app, Addr2lineCommandOptions& options);
 
-// Exit status: 0; 1 when FILE cannot be read; 2 for usage errors (-i).
+// Exit status: 0; 1 when FILE cannot be read or its line or unit headers
+// are broken (each reported with its section offset; the rest still answers);
+// 2 for usage errors (-i).
 int run_addr2line_command(const Addr2lineCommandOptions& options);
 
 }  // namespace framewalk::tools
