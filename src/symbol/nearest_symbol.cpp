@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "elf/symbols.hpp"
 #include "symbol/line_program.hpp"
 
 namespace framewalk::symbol {
@@ -34,24 +35,11 @@ NearestSymbols NearestSymbols::load(std::shared_ptr<const elf::ElfFile> file) {
   enum { kNothingSeen, kSymbolSeen, kFileAfterSymbolSeen } state = kNothingSeen;
   std::optional<std::string_view> current_file;
   for (size_t i = 1; i < count; ++i) {
-    ByteReader r(data->subspan(i * entsize, entsize), file->endian());
-    uint32_t name_off = *r.u32();
-    uint64_t value, size;
-    uint8_t info, other;
-    uint16_t shndx;
-    if (file->is_64()) {
-      info = *r.u8();
-      other = *r.u8();
-      shndx = *r.u16();
-      value = *r.u64();
-      size = *r.u64();
-    } else {
-      value = *r.u32();
-      size = *r.u32();
-      info = *r.u8();
-      other = *r.u8();
-      shndx = *r.u16();
-    }
+    const elf::RawSymbol raw = elf::raw_symbol(*file, *data, i);
+    const uint32_t name_off = raw.name;
+    const uint64_t value = raw.value, size = raw.size;
+    const uint8_t info = raw.info, other = raw.other;
+    const uint16_t shndx = raw.shndx;
     const uint8_t type = info & 0xf, binding = info >> 4;
     auto name = string_at(*strings, name_off);
     const std::string_view text = name ? *name : std::string_view();

@@ -194,66 +194,49 @@ TEST(LineHeaderParse, Version5Dwarf64WithStrp) {
   EXPECT_EQ(h->files[0].size, 1234u);
 }
 
+// The error the header of a unit made from `spec` stops with.
+Error header_error_of(const UnitSpec& spec, Bytes line_str = kLineStr) {
+  SectionBuilder b;
+  unit(b, spec);
+  return header_error(b.finish(), line_str);
+}
+UnitSpec v5_with(std::function<void(SectionBuilder&)> tables) {
+  UnitSpec u;
+  u.version = 5;
+  u.tables = std::move(tables);
+  return u;
+}
+
 TEST(LineHeaderParse, Errors) {
-  {  // version 6, at the version field
-    SectionBuilder b;
-    UnitSpec u;
-    u.version = 6;
-    unit(b, u);
-    const Error e = header_error(b.finish());
-    EXPECT_EQ(e.code, ErrorCode::kBadLineVersion);
-    EXPECT_EQ(e.offset, 4u);
-  }
-  {  // line_range 0: offset of the field (4 length, 2 version, 4 header length, 4 bytes before it)
-    SectionBuilder b;
-    UnitSpec u;
-    u.line_range = 0;
-    unit(b, u);
-    const Error e = header_error(b.finish());
-    EXPECT_EQ(e.code, ErrorCode::kBadLineHeader);
-    EXPECT_EQ(e.offset, 14u);
-  }
-  {  // a unit length past the section
-    SectionBuilder b;
-    b.u32(100).u16(4);
-    const Error e = header_error(b.finish());
-    EXPECT_EQ(e.code, ErrorCode::kBadLength);
-    EXPECT_EQ(e.offset, 0u);
-  }
-  {  // a line_strp offset outside .debug_line_str
-    SectionBuilder b;
-    UnitSpec u;
-    u.version = 5;
-    u.tables = [](SectionBuilder& t) { t.u8(1).uleb(lnct::kPath).uleb(form::kLineStrp).uleb(1).u32(400); };
-    unit(b, u);
-    const Error e = header_error(b.finish(), kLineStr);
-    EXPECT_EQ(e.code, ErrorCode::kBadStringOffset);
-    EXPECT_EQ(e.offset, 4u + 2 + 2 + 4 + 6 + 12 + 4);  // the offset field itself
-  }
-  {  // more entries than bytes
-    SectionBuilder b;
-    UnitSpec u;
-    u.version = 5;
-    u.tables = [](SectionBuilder& t) { t.u8(1).uleb(lnct::kPath).uleb(form::kString).uleb(1000000); };
-    unit(b, u);
-    EXPECT_EQ(header_error(b.finish()).code, ErrorCode::kBadLineHeader);
-  }
-  {  // entries with no format at all
-    SectionBuilder b;
-    UnitSpec u;
-    u.version = 5;
-    u.tables = [](SectionBuilder& t) { t.u8(0).uleb(5); };
-    unit(b, u);
-    EXPECT_EQ(header_error(b.finish()).code, ErrorCode::kBadLineHeader);
-  }
-  {  // a form the header cannot hold (DW_FORM_addr)
-    SectionBuilder b;
-    UnitSpec u;
-    u.version = 5;
-    u.tables = [](SectionBuilder& t) { t.u8(1).uleb(lnct::kPath).uleb(form::kAddr).uleb(1).u64(0); };
-    unit(b, u);
-    EXPECT_EQ(header_error(b.finish()).code, ErrorCode::kBadForm);
-  }
+  UnitSpec u;
+  u.version = 6;  // at the version field
+  Error e = header_error_of(u);
+  EXPECT_EQ(e.code, ErrorCode::kBadLineVersion);
+  EXPECT_EQ(e.offset, 4u);
+  u = UnitSpec{};
+  u.line_range = 0;  // offset of the field (4 length, 2 version, 4 header length, 4 bytes before it)
+  e = header_error_of(u);
+  EXPECT_EQ(e.code, ErrorCode::kBadLineHeader);
+  EXPECT_EQ(e.offset, 14u);
+  // a unit length past the section
+  SectionBuilder b;
+  b.u32(100).u16(4);
+  e = header_error(b.finish());
+  EXPECT_EQ(e.code, ErrorCode::kBadLength);
+  EXPECT_EQ(e.offset, 0u);
+  // a line_strp offset outside .debug_line_str: the offset field itself
+  e = header_error_of(v5_with([](SectionBuilder& t) { t.u8(1).uleb(lnct::kPath).uleb(form::kLineStrp).uleb(1).u32(400); }));
+  EXPECT_EQ(e.code, ErrorCode::kBadStringOffset);
+  EXPECT_EQ(e.offset, 4u + 2 + 2 + 4 + 6 + 12 + 4);
+  // more entries than bytes
+  e = header_error_of(v5_with([](SectionBuilder& t) { t.u8(1).uleb(lnct::kPath).uleb(form::kString).uleb(1000000); }));
+  EXPECT_EQ(e.code, ErrorCode::kBadLineHeader);
+  // entries with no format at all
+  e = header_error_of(v5_with([](SectionBuilder& t) { t.u8(0).uleb(5); }));
+  EXPECT_EQ(e.code, ErrorCode::kBadLineHeader);
+  // a form the header cannot hold (DW_FORM_addr)
+  e = header_error_of(v5_with([](SectionBuilder& t) { t.u8(1).uleb(lnct::kPath).uleb(form::kAddr).uleb(1).u64(0); }));
+  EXPECT_EQ(e.code, ErrorCode::kBadForm);
 }
 
 TEST(LineProgramRun, StandardOpcodes) {
@@ -352,51 +335,40 @@ TEST(LineProgramRun, UnknownStandardOpcodeSkippedByItsOperandCount) {
   EXPECT_EQ(r.rows[0].line, 1u);
 }
 
+// The error a default unit with `program` stops with, its offset made relative to the program.
+Error program_error(const std::vector<uint8_t>& program) {
+  SectionBuilder b;
+  UnitSpec u;
+  u.program = program;
+  unit(b, u);
+  const std::vector<uint8_t> bytes = b.finish();
+  LineSections s;
+  s.line = bytes;
+  auto h = parse_line_header(s, 0);
+  EXPECT_TRUE(h.ok());
+  if (!h) return {};
+  auto result = run_line_program(s, *h, [](const LineRow&) {});
+  EXPECT_FALSE(result.ok());
+  if (result) return {};
+  return Error{result.error().code, result.error().offset - h->program_offset};
+}
+
 TEST(LineProgramRun, ErrorsCarryTheOpcodeOffset) {
-  {  // advance_pc whose ULEB128 runs off the end
-    SectionBuilder b;
-    UnitSpec u;
-    u.program = {lns::kAdvancePc, 0x80};
-    unit(b, u);
-    const std::vector<uint8_t> bytes = b.finish();
-    LineSections s;
-    s.line = bytes;
-    auto h = parse_line_header(s, 0);
-    ASSERT_TRUE(h.ok());
-    auto result = run_line_program(s, *h, [](const LineRow&) {});
-    ASSERT_FALSE(result.ok());
-    EXPECT_EQ(result.error().code, ErrorCode::kTruncated);
-    EXPECT_EQ(result.error().offset, h->program_offset + 1);
-  }
-  {  // an extended opcode longer than the unit
-    SectionBuilder b;
-    UnitSpec u;
-    u.program = {0, 50, 1};
-    unit(b, u);
-    const std::vector<uint8_t> bytes = b.finish();
-    LineSections s;
-    s.line = bytes;
-    auto h = parse_line_header(s, 0);
-    ASSERT_TRUE(h.ok());
-    auto result = run_line_program(s, *h, [](const LineRow&) {});
-    ASSERT_FALSE(result.ok());
-    EXPECT_EQ(result.error().code, ErrorCode::kTruncated);
-    EXPECT_EQ(result.error().offset, h->program_offset + 2);
-  }
-  {  // set_address of 3 bytes
-    SectionBuilder b;
-    UnitSpec u;
-    u.program = {0, 4, 2, 1, 2, 3};
-    unit(b, u);
-    const std::vector<uint8_t> bytes = b.finish();
-    LineSections s;
-    s.line = bytes;
-    auto h = parse_line_header(s, 0);
-    ASSERT_TRUE(h.ok());
-    auto result = run_line_program(s, *h, [](const LineRow&) {});
-    ASSERT_FALSE(result.ok());
-    EXPECT_EQ(result.error().code, ErrorCode::kBadAddressSize);
-  }
+  // advance_pc whose ULEB128 runs off the end: the offset of the ULEB128
+  Error e = program_error({lns::kAdvancePc, 0x80});
+  EXPECT_EQ(e.code, ErrorCode::kTruncated);
+  EXPECT_EQ(e.offset, 1u);
+  // an extended opcode longer than the unit: the offset of its body
+  e = program_error({lns::kCopy, 0, 50, 1});
+  EXPECT_EQ(e.code, ErrorCode::kTruncated);
+  EXPECT_EQ(e.offset, 3u);
+  // set_address of 3 bytes
+  e = program_error({0, 4, 2, 1, 2, 3});
+  EXPECT_EQ(e.code, ErrorCode::kBadAddressSize);
+  // an extended opcode of length 0: the offset of the opcode
+  e = program_error({lns::kCopy, lns::kCopy, 0, 0});
+  EXPECT_EQ(e.code, ErrorCode::kTruncated);
+  EXPECT_EQ(e.offset, 2u);
 }
 
 TEST(LineTableBuild, SortedSequencesAndLookup) {
