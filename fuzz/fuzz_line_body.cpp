@@ -4,13 +4,15 @@
 // 1-2 = the length N of a .debug_line_str (little-endian, at most what is
 // left), then N bytes of .debug_line_str (also used as .debug_str), then
 // .debug_line. Every unit's header and program run; the table must answer
-// every row address it lists.
+// every row address it lists. The same bytes also go through the
+// .debug_info unit-root reader.
 #include <algorithm>
 #include <vector>
 
 #include "fuzz_bodies.hpp"
 #include "symbol/line_program.hpp"
 #include "symbol/line_table.hpp"
+#include "symbol/unit_roots.hpp"
 
 namespace framewalk::fuzz {
 
@@ -57,6 +59,17 @@ int fuzz_line(const uint8_t* data, size_t size) {
   }
   (void)table.lookup(0);
   (void)table.lookup(~uint64_t{0});
+
+  // The same bytes as .debug_info with the strings as .debug_abbrev: the
+  // unit-root reader must stop too, each problem inside its section.
+  symbol::UnitRootSections u;
+  u.endian = s.endian;
+  u.info = s.line;
+  u.abbrev = s.line_str;
+  u.str = s.line_str;
+  u.line_str = s.line_str;
+  std::vector<Error> problems;
+  for (const symbol::UnitRoot& root : symbol::read_unit_roots(u, &problems)) FUZZ_CHECK(root.offset < u.info.size());
   return 0;
 }
 
