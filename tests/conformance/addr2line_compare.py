@@ -10,7 +10,7 @@ symbol (nm), and compares, address by address,
   framewalk addr2line -e PROG ADDR...      with  addr2line -e PROG ADDR...
   framewalk addr2line -f -e PROG ADDR...   with  addr2line -f -e PROG ADDR...
 
-(and -a -p -s -f on the function symbols; the function symbols on standard
+(and -a -p -s -f and -C -f on the function symbols; the function symbols on standard
 input must get the answers they get as arguments); and a C++ program with header-defined functions at DWARF 5
 and 4. Every difference fails the test but two kinds, counted and printed,
 never hidden: binutils 2.40 with DWARF 5 prints the unit's primary file
@@ -148,6 +148,7 @@ def main():
             ("file:line", [], addrs, 1),
             ("-f", ["-f"], addrs, 2),
             ("-a -p -s -f", ["-a", "-p", "-s", "-f"], funcs, 1),
+            ("-C -f", ["-C", "-f"], funcs, 2),
         ]
         for label, flags_, checked, per in checks:
             ours = answers([args.framewalk, "addr2line", "-e", prog] + flags_, checked, per)
