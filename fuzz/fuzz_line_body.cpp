@@ -36,7 +36,13 @@ int fuzz_line(const uint8_t* data, size_t size) {
     if (!h) {
       FUZZ_CHECK(h.error().offset <= s.line.size() || h.error().code == ErrorCode::kBadStringOffset);
       (void)to_string(h.error().code);
-      break;
+      // As the table does: a sound unit length leads to the next unit.
+      ByteReader r(s.line, s.endian);
+      FUZZ_CHECK(r.seek(static_cast<size_t>(offset)).ok());
+      auto length = r.initial_length();
+      if (!length || length->length > r.remaining()) break;
+      offset += length->header_size + length->length;
+      continue;
     }
     FUZZ_CHECK(h->end > offset && h->end <= s.line.size());
     FUZZ_CHECK(h->program_offset <= h->end);

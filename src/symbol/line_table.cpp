@@ -52,7 +52,12 @@ LineTable LineTable::build(const LineSections& s, const std::vector<std::pair<ui
     auto header = parse_line_header(s, offset);
     if (!header) {
       t.problems_.push_back({header.error(), ".debug_line"});
-      break;  // the unit's length cannot be trusted (or its header is broken and the length with it)
+      // A broken header inside a sound unit length: the next unit follows it.
+      ByteReader r(s.line, s.endian);
+      auto length = r.seek(static_cast<size_t>(offset)).ok() ? r.initial_length() : Result<InitialLength>(header.error());
+      if (!length || length->length > r.remaining()) break;
+      offset += length->header_size + length->length;
+      continue;
     }
     LineHeader& h = *header;
     std::string_view comp_dir;

@@ -425,6 +425,24 @@ TEST(LineTableBuild, BrokenUnitIsReportedWithItsOffset) {
   EXPECT_EQ(a->file, "a.c");  // no unit names a directory for it
 }
 
+TEST(LineTableBuild, UnitAfterABrokenHeaderIsRead) {
+  SectionBuilder b;
+  UnitSpec bad;
+  bad.version = 1;
+  unit(b, bad);
+  UnitSpec u;
+  u.program = cat({set_address(0x10), {lns::kCopy, lns::kAdvancePc, 2}, kEndSequence});
+  unit(b, u);
+  const std::vector<uint8_t> bytes = b.finish();
+  LineSections s;
+  s.line = bytes;
+  const LineTable t = LineTable::build(s, {});
+  ASSERT_EQ(t.problems().size(), 1u);
+  EXPECT_EQ(t.problems()[0].error.code, ErrorCode::kBadLineVersion);
+  EXPECT_EQ(t.problems()[0].error.offset, 4u);
+  EXPECT_TRUE(t.lookup(0x11));
+}
+
 TEST(LineTableBuild, PathsAsBinutilsMakesThem) {
   LineHeader h;
   h.version = 4;
