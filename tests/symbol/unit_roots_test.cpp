@@ -44,19 +44,27 @@ void compile_unit(SectionBuilder& b, uint16_t version, uint32_t stmt_list) {
 
 const std::vector<uint8_t> kStrings = {'g', 'c', 'c', 0, '/', 'c', 'd', 0};
 
-TEST(UnitRoots, Version4And5) {
+// Two units of the given versions (stmt_list 0x40 and 0x80) with comp_dir in
+// `comp_dir_form`, read; `second` gets the second unit's offset.
+std::vector<UnitRoot> roots_of(uint16_t first, uint16_t second_version, uint64_t comp_dir_form, size_t* second,
+                               std::vector<Error>* problems) {
   SectionBuilder info;
-  compile_unit(info, 4, 0x40);
-  const size_t second = info.size();
-  compile_unit(info, 5, 0x80);
+  compile_unit(info, first, 0x40);
+  *second = info.size();
+  compile_unit(info, second_version, 0x80);
   const std::vector<uint8_t> info_bytes = info.finish();
-  const std::vector<uint8_t> abbrev_bytes = abbrev(form::kStrp);
+  const std::vector<uint8_t> abbrev_bytes = abbrev(comp_dir_form);
   UnitRootSections s;
   s.info = info_bytes;
   s.abbrev = abbrev_bytes;
   s.str = kStrings;
+  return read_unit_roots(s, problems);
+}
+
+TEST(UnitRoots, Version4And5) {
+  size_t second = 0;
   std::vector<Error> problems;
-  const std::vector<UnitRoot> roots = read_unit_roots(s, &problems);
+  const std::vector<UnitRoot> roots = roots_of(4, 5, form::kStrp, &second, &problems);
   EXPECT_TRUE(problems.empty());
   ASSERT_EQ(roots.size(), 2u);
   EXPECT_EQ(roots[0].version, 4);
@@ -68,19 +76,11 @@ TEST(UnitRoots, Version4And5) {
 }
 
 TEST(UnitRoots, ErrorsWithOffsets) {
-  SectionBuilder info;
-  compile_unit(info, 7, 0);
-  const size_t second = info.size();
-  compile_unit(info, 4, 0x10);
-  const std::vector<uint8_t> info_bytes = info.finish();
-  // comp_dir in a form this reader does not know (0x7f): an error at the attribute's value.
-  const std::vector<uint8_t> abbrev_bytes = abbrev(0x7f);
-  UnitRootSections s;
-  s.info = info_bytes;
-  s.abbrev = abbrev_bytes;
-  s.str = kStrings;
+  // A unit of version 7; then comp_dir in a form this reader does not know
+  // (0x7f): an error at the attribute's value.
+  size_t second = 0;
   std::vector<Error> problems;
-  const std::vector<UnitRoot> roots = read_unit_roots(s, &problems);
+  const std::vector<UnitRoot> roots = roots_of(7, 4, 0x7f, &second, &problems);
   EXPECT_TRUE(roots.empty());
   ASSERT_EQ(problems.size(), 2u);
   EXPECT_EQ(problems[0].code, ErrorCode::kBadUnitVersion);
