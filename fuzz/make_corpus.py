@@ -515,6 +515,31 @@ def gmon_seeds():
     return seeds
 
 
+def line_seeds():
+    """fuzz_line: the .debug_line (and .debug_line_str) of a small program
+    linked by gcc at DWARF 2, 3, 4 and 5, and DWARF 64; byte 0 = 0 (little
+    endian, 8-byte addresses), bytes 1-2 = the length of .debug_line_str."""
+    source = (b"static int sq(int x) { return x * x; }\n"
+              b"int walk(int n) { int s = 0; for (int i = 0; i < n; ++i) s += sq(i); return s; }\n"
+              b"int main(int argc, char** argv) { (void)argv; return walk(argc) == 3; }\n")
+    seeds = []
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "line.c")
+        with open(src, "wb") as f:
+            f.write(source)
+        for flags in (["-gdwarf-2"], ["-gdwarf-3"], ["-gdwarf-4"], ["-gdwarf-5"], ["-gdwarf-5", "-gdwarf64"],
+                      ["-gdwarf-4", "-O2"], ["-gdwarf-5", "-O2"]):
+            exe = os.path.join(tmp, "line")
+            subprocess.run(["gcc", "-O1", "-fdebug-prefix-map=%s=/src" % tmp] + flags + [src, "-o", exe],
+                           check=True, cwd=tmp)
+            elf = Elf(open(exe, "rb").read())
+            line, _ = elf.section_bytes(".debug_line")
+            line_str, _ = elf.section_bytes(".debug_line_str")
+            line_str = line_str or b""
+            seeds.append(struct.pack("<BH", 0, len(line_str)) + line_str + line)
+    return seeds
+
+
 def write(target, blobs):
     """Replaces the seed-* files of the target; other files there (inputs a
     fuzzing run found, merged in by hand) stay."""
@@ -562,6 +587,7 @@ def main():
     for target, blobs in (("fuzz_cfi", cfi), ("fuzz_eh_frame_hdr", hdr), ("fuzz_elf", elfs),
                           ("fuzz_archive", archives),
                           ("fuzz_expression", expression_seeds()), ("fuzz_gmon", gmon_seeds()),
+                          ("fuzz_line", line_seeds()),
                           ("fuzz_sframe_roundtrip", sframe_roundtrip_seeds()),
                           ("fuzz_sframe_generate", sframe_generate_seeds(linked_eh, object_eh, aarch64_eh))):
         if wanted and target not in wanted:

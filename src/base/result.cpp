@@ -56,6 +56,12 @@ const char* to_string(ErrorCode code) noexcept {
     case ErrorCode::kSpareUnwindOpcode: return "spare or reserved unwind instruction";
     case ErrorCode::kExidxVspAfterPop: return "unwind instructions set vsp from a register after a pop";
     case ErrorCode::kExidxPopsStackPointer: return "unwind instructions pop the stack pointer";
+    case ErrorCode::kBadLineVersion: return "unsupported .debug_line version";
+    case ErrorCode::kBadLineHeader: return "bad .debug_line header";
+    case ErrorCode::kBadForm: return "unsupported or invalid DW_FORM";
+    case ErrorCode::kBadStringOffset: return "string offset outside its section";
+    case ErrorCode::kBadUnitVersion: return "unsupported .debug_info unit version";
+    case ErrorCode::kBadAbbreviation: return "bad abbreviation";
   }
   return "unknown error";
 }

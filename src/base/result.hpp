@@ -61,6 +61,12 @@ enum class ErrorCode : uint16_t {
   kSpareUnwindOpcode,      // an EHABI unwind instruction that is spare or reserved
   kExidxVspAfterPop,       // EHABI `vsp = r[n]` after a pop: no one CFA is the base of both
   kExidxPopsStackPointer,  // EHABI instructions pop r13: the caller's SP is loaded, not the final vsp
+  kBadLineVersion,         // a .debug_line unit of a version other than 2..5
+  kBadLineHeader,          // a .debug_line header field out of range (line_range 0, opcode_base 0, header length)
+  kBadForm,                // a DW_FORM a DWARF reader cannot read or skip here
+  kBadStringOffset,        // a DW_FORM_strp/line_strp offset outside its string section
+  kBadUnitVersion,         // a .debug_info unit of a version other than 2..5
+  kBadAbbreviation,        // an abbreviation code not in the unit's table, or a broken table
 };
 
 const char* to_string(ErrorCode code) noexcept;

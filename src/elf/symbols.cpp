@@ -48,6 +48,28 @@ void SymbolTable::add_file(std::shared_ptr<const ElfFile> file) {
   files_.push_back(std::move(file));
 }
 
+RawSymbol raw_symbol(const ElfFile& file, Bytes data, size_t index) {
+  const size_t entsize = file.is_64() ? 24 : 16;
+  ByteReader r(data.subspan(index * entsize, entsize), file.endian());
+  RawSymbol s;
+  // The entry lies in `data` (the caller's promise): every read below succeeds.
+  s.name = *r.u32();
+  if (file.is_64()) {
+    s.info = *r.u8();
+    s.other = *r.u8();
+    s.shndx = *r.u16();
+    s.value = *r.u64();
+    s.size = *r.u64();
+  } else {
+    s.value = *r.u32();
+    s.size = *r.u32();
+    s.info = *r.u8();
+    s.other = *r.u8();
+    s.shndx = *r.u16();
+  }
+  return s;
+}
+
 void SymbolTable::add_from(const ElfFile& file, const Section& table) {
   if (table.link >= file.sections().size()) return;
   auto data = file.section_data(table);
@@ -59,24 +81,12 @@ void SymbolTable::add_from(const ElfFile& file, const Section& table) {
   const size_t first = symbols_.size();
   std::vector<uint32_t> name_offsets;
   for (size_t i = 1; i < count; ++i) {
-    ByteReader r(data->subspan(i * entsize, entsize), file.endian());
-    uint32_t name_off = *r.u32();
-    uint64_t value, size;
-    uint8_t info;
-    uint16_t shndx;
-    if (file.is_64()) {
-      info = *r.u8();
-      (void)*r.u8();
-      shndx = *r.u16();
-      value = *r.u64();
-      size = *r.u64();
-    } else {
-      value = *r.u32();
-      size = *r.u32();
-      info = *r.u8();
-      (void)*r.u8();
-      shndx = *r.u16();
-    }
+    const RawSymbol raw = raw_symbol(file, *data, i);
+    const uint32_t name_off = raw.name;
+    uint64_t value = raw.value;
+    const uint64_t size = raw.size;
+    const uint8_t info = raw.info;
+    const uint16_t shndx = raw.shndx;
     const uint8_t type = info & 0xf;
     if ((type != kSttFunc && type != kSttGnuIfunc) || shndx == 0) continue;
     // ARM ELF: bit 0 of a function symbol says Thumb code; the function starts at the even address.

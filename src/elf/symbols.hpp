@@ -20,6 +20,19 @@ struct Symbol {
   uint64_t limit = 0;     // for size-0 symbols: the end of their section (0: unknown)
 };
 
+// One entry of a symbol table (.symtab, .dynsym) as stored, ELF32 or ELF64.
+struct RawSymbol {
+  uint32_t name = 0;  // offset in the linked string table
+  uint8_t info = 0;   // binding << 4 | type
+  uint8_t other = 0;  // visibility in the low bits
+  uint16_t shndx = 0;
+  uint64_t value = 0;
+  uint64_t size = 0;
+};
+// Entry `index` of a symbol table's bytes; the caller keeps `index` below
+// data.size() / (file.is_64() ? 24 : 16).
+RawSymbol raw_symbol(const ElfFile& file, Bytes data, size_t index);
+
 struct SymbolMatch {
   const Symbol* symbol;
   uint64_t offset;  // address - symbol->address

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 
+#include "tools/addr2line_command.hpp"
 #include "tools/cfi_command.hpp"
 #include "tools/check_command.hpp"
 #include "tools/exidx_command.hpp"
@@ -119,6 +120,8 @@ int main(int argc, char** argv) {
                          "(default: PROFILE.times when it exists; \"\" for none)");
   framewalk::tools::ProfileCommandOptions profile;
   auto* profile_cmd = framewalk::tools::add_profile_command(app, profile);
+  framewalk::tools::Addr2lineCommandOptions addr2line;
+  auto* addr2line_cmd = framewalk::tools::add_addr2line_command(app, addr2line);
 
   try {
     app.parse(argc, argv);
@@ -184,6 +187,7 @@ int main(int argc, char** argv) {
     return framewalk::tools::run_report_command(report);
   }
   if (profile_cmd->parsed()) return framewalk::tools::run_profile_command(profile);
+  if (addr2line_cmd->parsed()) return framewalk::tools::run_addr2line_command(addr2line);
   if (stack_cmd->parsed()) {
     if (stack.pid <= 0 && stack.core.empty()) {
       std::fprintf(stderr, "framewalk stack: give -p PID or --core FILE\n");

@@ -1,0 +1,183 @@
+#include "symbol/line_table.hpp"
+
+#include <algorithm>
+
+#include "symbol/unit_roots.hpp"
+
+namespace framewalk::symbol {
+
+std::string resolve_file_path(const LineHeader& h, const LineFileEntry& entry, std::string_view comp_dir) {
+  const std::string_view name = entry.name;
+  if (!name.empty() && name[0] == '/') return std::string(name);
+  std::string_view subdir;
+  bool has_subdir = false;
+  // v2-4 number directories from 1 (0 is the unit's own); v5 from 0.
+  const uint64_t dir = h.zero_based() ? entry.directory : entry.directory - 1;
+  if (dir < h.directories.size()) {
+    subdir = h.directories[static_cast<size_t>(dir)];
+    has_subdir = true;
+  }
+  std::string_view dir_name;
+  bool has_dir = false;
+  if (!has_subdir || subdir.empty() || subdir[0] != '/') {
+    dir_name = comp_dir;
+    has_dir = !comp_dir.empty();
+  }
+  if (!has_dir) {
+    dir_name = subdir;
+    has_dir = has_subdir;
+    has_subdir = false;
+  }
+  if (!has_dir) return std::string(name);
+  std::string out(dir_name);
+  out += '/';
+  if (has_subdir) {
+    out += subdir;
+    out += '/';
+  }
+  out += name;
+  return out;
+}
+
+LineTable LineTable::build(const LineSections& s, const std::vector<std::pair<uint64_t, std::string_view>>& comp_dirs) {
+  LineTable t;
+  struct Sequence {
+    uint64_t start, end;
+    size_t first, count;  // rows in `pending`
+  };
+  std::vector<Row> pending;
+  std::vector<Sequence> sequences;
+  uint64_t offset = 0;
+  while (offset < s.line.size()) {
+    auto header = parse_line_header(s, offset);
+    if (!header) {
+      t.problems_.push_back({header.error(), ".debug_line"});
+      // A broken header inside a sound unit length: the next unit follows it.
+      ByteReader r(s.line, s.endian);
+      auto length = r.seek(static_cast<size_t>(offset)).ok() ? r.initial_length() : Result<InitialLength>(header.error());
+      if (!length || length->length > r.remaining()) break;
+      offset += length->header_size + length->length;
+      continue;
+    }
+    LineHeader& h = *header;
+    std::string_view comp_dir;
+    auto named = std::lower_bound(comp_dirs.begin(), comp_dirs.end(), h.offset,
+                                  [](const auto& entry, uint64_t o) { return entry.first < o; });
+    if (named != comp_dirs.end() && named->first == h.offset) comp_dir = named->second;
+    const size_t path_base = t.paths_.size();
+    size_t resolved = 0;  // files of the header resolved so far (define_file adds more)
+    auto resolve_new_files = [&] {
+      for (; resolved < h.files.size(); ++resolved) t.paths_.push_back(resolve_file_path(h, h.files[resolved], comp_dir));
+    };
+    resolve_new_files();
+    size_t sequence_first = pending.size();
+    const uint64_t address_mask = h.address_size >= 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * h.address_size)) - 1;
+    auto result = run_line_program(s, h, [&](const LineRow& r) {
+      resolve_new_files();
+      Row row{r.address & address_mask, kNoFile, r.line, r.column, r.discriminator};
+      const uint64_t index = h.zero_based() ? r.file : r.file - 1;
+      if (index < resolved) row.file = static_cast<uint32_t>(path_base + index);
+      if (r.end_sequence) row.file = kEndOfSequence;
+      if (!r.end_sequence) {
+        // binutils and LLVM keep the last of several rows at one address.
+        if (pending.size() > sequence_first && pending.back().address == row.address) pending.back() = row;
+        else pending.push_back(row);
+        return;
+      }
+      // A hostile program may go backwards: a sequence's rows are kept sorted,
+      // and rows at or past its end address cover nothing.
+      std::stable_sort(pending.begin() + static_cast<ptrdiff_t>(sequence_first), pending.end(),
+                       [](const Row& a, const Row& b) { return a.address < b.address; });
+      while (pending.size() > sequence_first && pending.back().address >= row.address) pending.pop_back();
+      if (pending.size() > sequence_first) {
+        pending.push_back(row);
+        sequences.push_back({pending[sequence_first].address, row.address, sequence_first,
+                             pending.size() - sequence_first});
+      }
+      sequence_first = pending.size();
+    });
+    if (!result) t.problems_.push_back({result.error(), ".debug_line"});
+    pending.resize(sequence_first);  // rows after the last end_sequence belong to no sequence
+    offset = h.end;
+  }
+  std::stable_sort(sequences.begin(), sequences.end(), [](const Sequence& a, const Sequence& b) {
+    return a.start != b.start ? a.start < b.start : a.end < b.end;
+  });
+  // Sequences that overlap one kept before them are dropped (the table stays
+  // sorted, one row in force per address): in a linked file only those of
+  // discarded sections do, all at address 0.
+  t.rows_.reserve(pending.size());
+  uint64_t kept_end = 0;
+  for (const Sequence& q : sequences) {
+    if (t.sequences_ > 0 && q.start < kept_end) continue;
+    t.rows_.insert(t.rows_.end(), pending.begin() + static_cast<ptrdiff_t>(q.first),
+                   pending.begin() + static_cast<ptrdiff_t>(q.first + q.count));
+    kept_end = q.end;
+    ++t.sequences_;
+  }
+  return t;
+}
+
+LineTable LineTable::load(std::shared_ptr<const elf::ElfFile> file) {
+  auto data = [&](std::string_view name, std::vector<LineProblem>* problems) -> Bytes {
+    const elf::Section* section = file->section_by_name(name);
+    // The legacy GNU form of a compressed section: .zdebug_* (ElfFile inflates it).
+    if (!section) section = file->section_by_name(".z" + std::string(name.substr(1)));
+    if (!section) return {};
+    auto bytes = file->section_data(*section);
+    if (!bytes) {
+      problems->push_back({bytes.error(), section->name.data()});
+      return {};
+    }
+    return *bytes;
+  };
+  std::vector<LineProblem> problems;
+  LineSections s;
+  s.endian = file->endian();
+  s.address_size = static_cast<uint8_t>(file->address_size());
+  s.line = data(".debug_line", &problems);
+  s.line_str = data(".debug_line_str", &problems);
+  s.str = data(".debug_str", &problems);
+  UnitRootSections u;
+  u.endian = file->endian();
+  u.info = data(".debug_info", &problems);
+  u.abbrev = data(".debug_abbrev", &problems);
+  u.str = s.str;
+  u.line_str = s.line_str;
+  std::vector<Error> root_problems;
+  std::vector<std::pair<uint64_t, std::string_view>> comp_dirs;
+  for (const UnitRoot& root : read_unit_roots(u, &root_problems))
+    if (root.stmt_list) comp_dirs.emplace_back(*root.stmt_list, root.comp_dir);
+  std::sort(comp_dirs.begin(), comp_dirs.end());
+  LineTable t = build(s, comp_dirs);
+  for (const Error& e : root_problems) problems.push_back({e, ".debug_info"});
+  problems.insert(problems.end(), t.problems_.begin(), t.problems_.end());
+  t.problems_ = std::move(problems);
+  t.file_ = std::move(file);
+  return t;
+}
+
+std::optional<LineLocation> LineTable::lookup(uint64_t address) const {
+  auto it = std::upper_bound(rows_.begin(), rows_.end(), address,
+                             [](uint64_t a, const Row& r) { return a < r.address; });
+  if (it == rows_.begin()) return std::nullopt;
+  const Row& r = *(it - 1);
+  if (r.file == kEndOfSequence) return std::nullopt;
+  LineLocation loc;
+  if (r.file != kNoFile) loc.file = paths_[r.file];
+  loc.line = r.line;
+  loc.column = r.column;
+  loc.discriminator = r.discriminator;
+  return loc;
+}
+
+std::vector<uint64_t> LineTable::row_addresses() const {
+  std::vector<uint64_t> out;
+  for (const Row& r : rows_)
+    if (r.file != kEndOfSequence) out.push_back(r.address);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+}  // namespace framewalk::symbol

@@ -1,0 +1,75 @@
+// Every line program of a file, run once and sorted into one compact table
+// searchable by address: for an address, the row in force (file, line,
+// column, discriminator). File names are resolved to paths the way binutils
+// addr2line prints them: the unit's DW_AT_comp_dir, the file's directory and
+// its name (an absolute directory or name stands alone). Where sequences
+// overlap, the one starting first is kept and the others dropped.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.hpp"
+#include "elf/elf_file.hpp"
+#include "symbol/line_program.hpp"
+
+namespace framewalk::symbol {
+
+struct LineLocation {
+  std::string_view file;  // the resolved path; empty when the row names no file the unit has
+  uint32_t line = 0;
+  uint32_t column = 0;
+  uint32_t discriminator = 0;
+};
+
+// A problem met while building: what, and where in .debug_line (or .debug_info).
+struct LineProblem {
+  Error error;
+  const char* section;  // ".debug_line" or ".debug_info"
+};
+
+class LineTable {
+ public:
+  // Every unit of `sections.line`; units named by no root come with no comp_dir.
+  // `comp_dirs`: (offset of a line program, the directory of its unit), sorted by offset.
+  static LineTable build(const LineSections& sections,
+                         const std::vector<std::pair<uint64_t, std::string_view>>& comp_dirs);
+  // The line table of an ELF file: .debug_line, .debug_line_str, .debug_str
+  // and the units' roots in .debug_info (sections decompressed by ElfFile).
+  static LineTable load(std::shared_ptr<const elf::ElfFile> file);
+
+  // The row in force at `address`, if a sequence covers it.
+  std::optional<LineLocation> lookup(uint64_t address) const;
+
+  size_t row_count() const { return rows_.size(); }
+  size_t sequence_count() const { return sequences_; }
+  const std::vector<LineProblem>& problems() const { return problems_; }
+  // The start address of every row (end rows excluded), sorted: what the conformance test asks about.
+  std::vector<uint64_t> row_addresses() const;
+
+ private:
+  static constexpr uint32_t kEndOfSequence = 0xffffffffu;
+  static constexpr uint32_t kNoFile = 0xfffffffeu;
+  struct Row {  // 24 bytes
+    uint64_t address;
+    uint32_t file;  // index into paths_, kNoFile, or kEndOfSequence
+    uint32_t line;
+    uint32_t column;
+    uint32_t discriminator;
+  };
+
+  std::shared_ptr<const elf::ElfFile> file_;  // keeps the sections the paths point into alive
+  std::vector<Row> rows_;
+  std::vector<std::string> paths_;
+  size_t sequences_ = 0;
+  std::vector<LineProblem> problems_;
+};
+
+// The path binutils makes of a file entry (dwarf2.c concat_filename).
+std::string resolve_file_path(const LineHeader& header, const LineFileEntry& entry, std::string_view comp_dir);
+
+}  // namespace framewalk::symbol

@@ -1,0 +1,49 @@
+// The symbol-table answer binutils gives for an address (bfd's
+// elf_find_function, what addr2line falls back on without DWARF and names
+// functions by): among the symbols of the address's section that may be
+// functions (not sections, files, objects or TLS; size 0 counting as 1; not
+// the hidden local zero-size NOTYPE marks annobin leaves), the one starting
+// last at or below the address, the larger on a tie, with no upper bound:
+// an address past a function's end still gets its name. The file name is
+// the STT_FILE symbol before it, for local symbols, and for global ones only
+// when no other symbol came between (as ld orders them, never).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "elf/elf_file.hpp"
+
+namespace framewalk::symbol {
+
+struct NearestSymbol {
+  std::string_view name;
+  std::optional<std::string_view> file;  // the STT_FILE name binutils would print, if any
+  uint64_t address = 0;
+};
+
+class NearestSymbols {
+ public:
+  // From .symtab, or .dynsym when there is no .symtab (as bfd's canonical table).
+  static NearestSymbols load(std::shared_ptr<const elf::ElfFile> file);
+  // `section` is the index of the allocated section containing `address`.
+  std::optional<NearestSymbol> lookup(uint32_t section, uint64_t address) const;
+  size_t size() const { return entries_.size(); }
+
+ private:
+  struct Entry {
+    uint32_t section;
+    uint64_t address;
+    uint64_t size;
+    uint32_t order;
+    std::string_view name;
+    std::optional<std::string_view> file;
+  };
+  std::shared_ptr<const elf::ElfFile> file_;
+  std::vector<Entry> entries_;  // by (section, address): the winner of each address only
+};
+
+}  // namespace framewalk::symbol

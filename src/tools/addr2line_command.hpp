@@ -1,0 +1,43 @@
+// `framewalk addr2line -e FILE [-a] [-f] [-C] [-s] [-p] [ADDR...]`: source
+// lines for link-time addresses of FILE from its .debug_line, printed as
+// binutils addr2line prints them (`FILE:LINE`, `??:0` for an address outside
+// every section or known nowhere, `FILE:?` / `??:?` for one with a function
+// but no line, ` (discriminator N)` after a line that has one); `-f` names the
+// function from the ELF symbol tables, `-C` demangles, `-a` prints the address
+// first, `-s` the file's base name, `-p` all on one line. `--format=json`
+// prints one JSON object per address. Addresses come from the arguments, or
+// from standard input one per line (answered and flushed one by one, so that
+// a program can drive it through a pipe). Inline frames (-i) are not read yet
+// and are refused.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace framewalk::tools {
+
+struct Addr2lineCommandOptions {
+  std::string file = "a.out";
+  bool addresses = false;  // -a
+  bool functions = false;  // -f
+  bool demangle = false;   // -C
+  bool basenames = false;  // -s
+  bool pretty = false;     // -p
+  bool inlines = false;    // -i: refused
+  std::string format = "text";  // text or json
+  std::vector<std::string> addresses_in;
+};
+
+// Adds the `addr2line` subcommand to `app`, parsed into `options`.
+CLI::App* add_addr2line_command(CLI::App& app, Addr2lineCommandOptions& options);
+
+// Exit status: 0; 1 when FILE cannot be read or its line or unit headers
+// are broken (each reported with its section offset; the rest still answers);
+// 2 for usage errors (-i).
+int run_addr2line_command(const Addr2lineCommandOptions& options);
+
+}  // namespace framewalk::tools
