@@ -39,10 +39,10 @@ for variant in $variants; do
 done
 echo "== $machine: mcount_fork_calls"
 python3 "$check" fork --exe "$bin/mcount_fork_calls" --preload "$lib" --work "$bin/work/fork" "${tools[@]}"
-# Once in about a hundred CI runs under load, qemu-aarch64 has ended this
-# program with status 1 and no output at all (a register mismatch prints
-# every word that differs; none was printed, and 300 runs here, loaded or
-# not, did not repeat it). So a silent failure is reported with its status
+# Once, in a CI run on a loaded machine, qemu-aarch64 ended this program
+# with a failure and no output at all (a register mismatch prints every word
+# that differs; none was printed, and 300 runs here, loaded or not, did not
+# repeat it). So a silent failure is reported with its status
 # and the program run once more; a run that prints a mismatch fails at once.
 for variant in $registers; do
   echo "== $machine: mcount_registers_$variant"
