@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# framewalk addr2line against binutils addr2line and llvm-symbolizer, in the
+# same run: N addresses (default 100,000; a fixed seed) inside the functions
+# of a large file with DWARF, each tool given them all on standard input;
+# then the latency of one address on a file not yet read (the first answer),
+# and each tool's peak memory. Reports medians over RUNS and ratios.
+#
+#   bench/symbolize_vs_peers.sh FRAMEWALK [FILE] [N] [RUNS]
+#
+# FILE defaults to the framewalk binary itself (a RelWithDebInfo build: gcc,
+# -O2 -g, DWARF 5, about 19 MB of .debug_info, C++ with deep inlining).
+set -eu
+usage="usage: symbolize_vs_peers.sh FRAMEWALK [FILE] [N] [RUNS]"
+fw=${1:?$usage}
+file=${2:-$fw}
+count=${3:-100000}
+runs=${4:-3}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "${BASH_SOURCE[0]}")/timing.sh"
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.1fx", a/b}'; }
+
+llvm=llvm-symbolizer
+command -v llvm-symbolizer-16 >/dev/null && llvm=llvm-symbolizer-16
+# Inline frames when this framewalk has them (an older one refuses -i).
+fw_flags="-f -i -C"
+if ! echo 0 | "$fw" addr2line -i -e "$file" >/dev/null 2>&1; then
+  fw_flags="-f -C"
+  echo "note: this framewalk refuses -i; timed without inline frames" >&2
+fi
+
+# Addresses: every function's entry first, then random addresses inside
+# random functions (FUNC symbols with a size, from nm), up to N in all.
+nm --defined-only -S "$file" | python3 -c '
+import random, sys
+count = int(sys.argv[1])
+funcs = []
+for line in sys.stdin:
+    f = line.split()
+    if len(f) >= 4 and f[2] in "tTwW" and int(f[1], 16) > 0:
+        funcs.append((int(f[0], 16), int(f[1], 16)))
+funcs = sorted(set(funcs))
+rng = random.Random(1)
+out = [a for a, _ in funcs][:count]
+while len(out) < count:
+    a, size = rng.choice(funcs)
+    out.append(a + rng.randrange(size))
+print("\n".join("0x%x" % a for a in out))
+' "$count" >"$tmp/addrs"
+echo "file: $file ($(du -h "$file" | cut -f1)), $(wc -l <"$tmp/addrs") addresses, $llvm, framewalk $fw_flags"
+
+run_fw() { "$fw" addr2line $fw_flags -e "$file" <"$1"; }
+run_binutils() { addr2line -f -i -C -e "$file" <"$1"; }
+run_llvm() { "$llvm" --obj="$file" --inlining --demangle <"$1"; }
+
+head -1 "$tmp/addrs" >"$tmp/one"
+peak_kb() { /usr/bin/time -f %M bash -c "$(declare -f "$1"); fw='$fw' file='$file' llvm='$llvm' fw_flags='$fw_flags'; $1 '$2' >/dev/null" 2>&1 | tail -1; }
+
+printf '%-16s %12s %12s %12s %10s\n' tool all_ms first_ms peak_mb lines
+for tool in fw binutils llvm; do
+  t_all=$(median_ms bash -c "$(declare -f run_$tool); fw='$fw' file='$file' llvm='$llvm' fw_flags='$fw_flags'; run_$tool '$tmp/addrs'")
+  t_one=$(median_ms bash -c "$(declare -f run_$tool); fw='$fw' file='$file' llvm='$llvm' fw_flags='$fw_flags'; run_$tool '$tmp/one'")
+  kb=$(peak_kb "run_$tool" "$tmp/addrs")
+  lines=$(run_$tool "$tmp/addrs" | wc -l)
+  printf '%-16s %12s %12s %12s %10s\n' "$tool" "$t_all" "$t_one" "$(awk -v k="$kb" 'BEGIN {printf "%.1f", k/1024}')" "$lines"
+  eval "all_$tool=$t_all one_$tool=$t_one"
+done
+echo "binutils/framewalk: $(ratio "$all_binutils" "$all_fw") (all), $(ratio "$one_binutils" "$one_fw") (first)"
+echo "llvm/framewalk:     $(ratio "$all_llvm" "$all_fw") (all), $(ratio "$one_llvm" "$one_fw") (first)"
