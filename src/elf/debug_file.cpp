@@ -3,7 +3,6 @@
 
 #include <unistd.h>
 
-#include <cstdio>
 
 namespace framewalk::elf {
 
@@ -24,17 +23,30 @@ std::string directory_of(const std::string& path) {
   return path.substr(0, slash);
 }
 
+bool build_id_is(const std::string& path, const std::vector<uint8_t>& want) {
+  auto file = ElfFile::open(path);
+  if (!file) return false;
+  auto id = (*file)->build_id();
+  return id && *id == want;
+}
+
 }  // namespace
+
+std::string build_id_hex(const std::vector<uint8_t>& id) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string hex;
+  hex.reserve(id.size() * 2);
+  for (uint8_t b : id) {
+    hex += kDigits[b >> 4];
+    hex += kDigits[b & 15];
+  }
+  return hex;
+}
 
 std::optional<std::string> find_debug_file(const ElfFile& file, const std::string& path,
                                            const DebugFileSearch& search) {
   if (auto id = file.build_id(); id && id->size() >= 2) {
-    std::string hex;
-    char buf[3];
-    for (uint8_t b : *id) {
-      std::snprintf(buf, sizeof buf, "%02x", b);
-      hex += buf;
-    }
+    const std::string hex = build_id_hex(*id);
     for (const std::string& root : search.debug_roots) {
       const std::string candidate = root + "/.build-id/" + hex.substr(0, 2) + "/" + hex.substr(2) + ".debug";
       if (exists(candidate)) return candidate;
@@ -52,6 +64,31 @@ std::optional<std::string> find_debug_file(const ElfFile& file, const std::strin
   // Last, a debuginfod server (when enabled and DEBUGINFOD_URLS names one).
   if (auto id = file.build_id(); id && !id->empty())
     if (auto fetched = debuginfod_find_debuginfo(*id)) return fetched;
+  return std::nullopt;
+}
+
+std::optional<std::string> find_supplementary_file(const ElfFile& debug_file, const std::string& debug_path,
+                                                   const DebugFileSearch& search) {
+  auto link = debug_file.debugaltlink();
+  if (!link) return std::nullopt;
+  const auto& [written, id] = *link;
+  std::vector<std::string> candidates;
+  candidates.push_back(written[0] == '/' ? written : directory_of(debug_path) + "/" + written);
+  if (id.size() >= 2) {
+    const std::string hex = build_id_hex(id);
+    for (const std::string& root : search.debug_roots)
+      candidates.push_back(root + "/.build-id/" + hex.substr(0, 2) + "/" + hex.substr(2) + ".debug");
+  }
+  for (const std::string& c : candidates)
+    if (exists(c) && build_id_is(c, id)) return c;
+  if (!id.empty())
+    if (auto fetched = debuginfod_find_debuginfo(id)) return fetched;
+  return std::nullopt;
+}
+
+std::optional<std::string> find_dwp_file(const std::string& path) {
+  std::string candidate = path + ".dwp";
+  if (exists(candidate)) return candidate;
   return std::nullopt;
 }
 

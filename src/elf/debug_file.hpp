@@ -19,4 +19,20 @@ struct DebugFileSearch {
 std::optional<std::string> find_debug_file(const ElfFile& file, const std::string& path,
                                            const DebugFileSearch& search = {});
 
+// The dwz supplementary file that `debug_file` (opened from `debug_path`)
+// names in .gnu_debugaltlink, searched as gdb searches it: the path as
+// written (relative to the debug file's directory when not absolute), then by
+// the supplementary file's build-id under each debug root, then from a
+// debuginfod server when that is enabled. A candidate counts only when its
+// build-id is the one the link names.
+std::optional<std::string> find_supplementary_file(const ElfFile& debug_file, const std::string& debug_path,
+                                                   const DebugFileSearch& search = {});
+
+// The split-DWARF package of the program at `path` (`path.dwp`, as gdb and
+// llvm-symbolizer look for it), if it exists.
+std::optional<std::string> find_dwp_file(const std::string& path);
+
+// The hexadecimal spelling of a build-id.
+std::string build_id_hex(const std::vector<uint8_t>& id);
+
 }  // namespace framewalk::elf

@@ -287,6 +287,19 @@ std::optional<std::pair<std::string, uint32_t>> ElfFile::debuglink() const {
   return std::make_pair(std::string(*name), *crc);
 }
 
+std::optional<std::pair<std::string, std::vector<uint8_t>>> ElfFile::debugaltlink() const {
+  const Section* s = section_by_name(".gnu_debugaltlink");
+  if (!s) return std::nullopt;
+  auto data = section_data(*s);
+  if (!data) return std::nullopt;
+  ByteReader r(*data, endian_);
+  auto name = r.cstring();
+  if (!name || name->empty() || r.remaining() == 0) return std::nullopt;
+  auto id = r.bytes(r.remaining());
+  if (!id) return std::nullopt;
+  return std::make_pair(std::string(*name), std::vector<uint8_t>(id->begin(), id->end()));
+}
+
 Result<std::shared_ptr<ElfFile>> ElfFile::gnu_debugdata() const {
   const Section* s = section_by_name(".gnu_debugdata");
   if (!s) return Error{ErrorCode::kNotFound, 0};

@@ -90,6 +90,9 @@ class ElfFile {
   // .gnu_debuglink: file name and CRC32.
   std::optional<std::pair<std::string, uint32_t>> debuglink() const;
 
+  // .gnu_debugaltlink (dwz): the supplementary file's path as written and its build-id.
+  std::optional<std::pair<std::string, std::vector<uint8_t>>> debugaltlink() const;
+
   // The embedded MiniDebugInfo (.gnu_debugdata, xz-compressed ELF), if any.
   Result<std::shared_ptr<ElfFile>> gnu_debugdata() const;
 

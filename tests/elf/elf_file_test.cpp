@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 #include <lzma.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -18,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "elf/debug_file.hpp"
 #include "elf/relocations.hpp"
 #include "elf/symbols.hpp"
 #include "support/section_builder.hpp"
@@ -534,6 +536,86 @@ TEST(ElfFileTest, DebuglinkWithoutCrcOrTerminator) {
   s.sections[0].data = bytes_of("no-terminator");
   auto elf2 = parse_ok(build_elf(s));
   EXPECT_EQ(elf2->debuglink(), std::nullopt);
+}
+
+TEST(ElfFileTest, Debugaltlink) {
+  SectionBuilder link(Endian::kLittle);
+  link.str("/usr/lib/debug/.dwz/x86_64-linux-gnu/pkg.debug");
+  for (uint8_t b : kBuildId) link.u8(b);
+  ElfSpec s;
+  s.sections = {{".gnu_debugaltlink", kShtProgbits, 0, 0, link.finish(), 0, 0, 0, 1}};
+  auto elf = parse_ok(build_elf(s));
+  ASSERT_NE(elf, nullptr);
+  auto alt = elf->debugaltlink();
+  ASSERT_TRUE(alt.has_value());
+  EXPECT_EQ(alt->first, "/usr/lib/debug/.dwz/x86_64-linux-gnu/pkg.debug");
+  EXPECT_EQ(alt->second, kBuildId);
+  // No build-id after the name, no terminator, an empty name: no link.
+  for (std::string bad : {std::string("x.debug\0", 8), std::string("x.debug"), std::string("\0\1\2", 3)}) {
+    s.sections[0].data = bytes_of(bad);
+    auto broken = parse_ok(build_elf(s));
+    EXPECT_EQ(broken->debugaltlink(), std::nullopt) << bad.size();
+  }
+}
+
+// A dwz supplementary file is found where its link says, relative to the
+// debug file, or by its build-id under a debug root; only with the build-id
+// the link names.
+TEST(ElfFileTest, SupplementaryFileSearch) {
+  char dir_template[] = "/tmp/framewalk-altlink-XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  auto write = [](const std::string& path, const std::vector<uint8_t>& bytes) {
+    FILE* f = std::fopen(path.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    std::fwrite(bytes.data(), 1, bytes.size(), f);
+    std::fclose(f);
+  };
+  auto with_build_id = [](const std::vector<uint8_t>& id) {
+    ElfSpec s;
+    s.sections = {{".note.gnu.build-id", kShtNote, 0, 0, note(Endian::kLittle, 3, "GNU", id), 0, 0, 0, 4}};
+    return build_elf(s);
+  };
+  auto linking_to = [](const std::string& name, const std::vector<uint8_t>& id) {
+    SectionBuilder link(Endian::kLittle);
+    link.str(name);
+    for (uint8_t b : id) link.u8(b);
+    ElfSpec s;
+    s.sections = {{".gnu_debugaltlink", kShtProgbits, 0, 0, link.finish(), 0, 0, 0, 1}};
+    return build_elf(s);
+  };
+  const std::string debug_path = dir + "/prog.debug";
+  write(debug_path, linking_to("sup.debug", kBuildId));
+  auto opened = ElfFile::open(debug_path);
+  ASSERT_TRUE(opened.ok());
+  const ElfFile* debug = opened->get();
+  DebugFileSearch search;
+  search.debug_roots = {dir + "/root"};
+  EXPECT_EQ(find_supplementary_file(*debug, debug_path, search), std::nullopt);  // nothing there yet
+
+  std::vector<uint8_t> other_id = kBuildId;
+  other_id[0] ^= 1;
+  write(dir + "/sup.debug", with_build_id(other_id));
+  EXPECT_EQ(find_supplementary_file(*debug, debug_path, search), std::nullopt);  // the wrong build-id
+
+  const std::string hex = build_id_hex(kBuildId);
+  EXPECT_EQ(hex, "deadbeef0102030405060708090a0b0c0d0e0f10");
+  ASSERT_EQ(::mkdir((dir + "/root").c_str(), 0700), 0);
+  ASSERT_EQ(::mkdir((dir + "/root/.build-id").c_str(), 0700), 0);
+  ASSERT_EQ(::mkdir((dir + "/root/.build-id/de").c_str(), 0700), 0);
+  const std::string by_id = dir + "/root/.build-id/de/" + hex.substr(2) + ".debug";
+  write(by_id, with_build_id(kBuildId));
+  EXPECT_EQ(find_supplementary_file(*debug, debug_path, search), by_id);
+
+  write(dir + "/sup.debug", with_build_id(kBuildId));  // the written path comes first
+  EXPECT_EQ(find_supplementary_file(*debug, debug_path, search), dir + "/sup.debug");
+
+  EXPECT_EQ(find_dwp_file(dir + "/prog"), std::nullopt);
+  write(dir + "/prog.dwp", {});
+  EXPECT_EQ(find_dwp_file(dir + "/prog"), dir + "/prog.dwp");
+  for (const char* f : {"/sup.debug", "/prog.debug", "/prog.dwp"}) std::remove((dir + f).c_str());
+  std::remove(by_id.c_str());
+  for (const char* d : {"/root/.build-id/de", "/root/.build-id", "/root", ""}) ::rmdir((dir + d).c_str());
 }
 
 // ---- compressed sections ----------------------------------------------------------------
