@@ -91,10 +91,29 @@ void print_text(dump::TextWriter& w, pid_t pid, const std::string& process_name,
       w.str("  (").str(t.error).str(")\n");
       continue;
     }
+    size_t number_of_frame = 0;
+    auto frame_number = [&] {
+      const size_t number = w.mark();
+      w.ch('#').udec(number_of_frame++).pad_from(number, 3);
+    };
+    auto source_line = [&](const SourceFrame& sf) {
+      if (!options.source_lines || sf.file.empty()) return;
+      w.str("    ").str(sf.file).ch(':').udec(sf.line);
+      if (sf.column) w.ch(':').udec(sf.column);
+      w.ch('\n');
+    };
     for (size_t i = 0; i < t.frames.size(); ++i) {
       const Frame& f = t.frames[i];
-      const size_t number = w.mark();
-      w.ch('#').udec(i).pad_from(number, 3).str(" 0x").hex(f.pc, pc_digits);
+      std::vector<SourceFrame> sources;
+      if (options.source_lines || options.inlines) sources = source_frames(f, options.inlines);
+      for (size_t k = 0; k + 1 < sources.size(); ++k) {  // inlined calls, innermost first
+        frame_number();
+        w.str(" 0x").hex(f.pc, pc_digits).ch(' ').str(sources[k].function.empty() ? "??" : sources[k].function);
+        w.str(" [inline]\n");
+        source_line(sources[k]);
+      }
+      frame_number();
+      w.str(" 0x").hex(f.pc, pc_digits);
       const FrameSymbol s = symbolize(f);
       if (s.found) {
         w.ch(' ').str(s.function);
@@ -109,12 +128,20 @@ void print_text(dump::TextWriter& w, pid_t pid, const std::string& process_name,
         w.ch(']');
       }
       w.ch('\n');
+      if (!sources.empty()) source_line(sources.back());
     }
     if (options.verbose || !natural_end(t)) w.str("  stop: ").str(stop_text(t.walk)).ch('\n');
   }
 }
 
-void print_json(dump::TextWriter& w, pid_t pid, const std::vector<ThreadResult>& threads, uint64_t pause_ns) {
+void json_source(dump::TextWriter& w, const SourceFrame& sf) {
+  if (sf.file.empty()) return;
+  w.str(",\"file\":\"").str(dump::json_escape(sf.file)).str("\",\"line\":").udec(sf.line);
+  if (sf.column) w.str(",\"column\":").udec(sf.column);
+}
+
+void print_json(dump::TextWriter& w, pid_t pid, const std::vector<ThreadResult>& threads, uint64_t pause_ns,
+                const StackCommandOptions& options) {
   w.str("{\"pid\":").dec(pid);
   if (pause_ns) w.str(",\"pause_us\":").udec(pause_ns / 1000);
   w.str(",\"threads\":[");
@@ -122,9 +149,24 @@ void print_json(dump::TextWriter& w, pid_t pid, const std::vector<ThreadResult>&
     const ThreadResult& t = threads[ti];
     if (ti) w.ch(',');
     w.str("\n{\"tid\":").dec(t.tid).str(",\"name\":\"").str(dump::json_escape(t.name)).str("\",\"frames\":[");
+    bool first = true;
     for (size_t i = 0; i < t.frames.size(); ++i) {
       const Frame& f = t.frames[i];
-      if (i) w.ch(',');
+      std::vector<SourceFrame> sources;
+      if (options.source_lines || options.inlines) sources = source_frames(f, options.inlines);
+      for (size_t k = 0; k + 1 < sources.size(); ++k) {  // inlined calls, innermost first
+        if (!first) w.ch(',');
+        first = false;
+        w.str("\n  {\"pc\":\"0x").hex(f.pc).str("\",\"function\":");
+        if (sources[k].function.empty()) w.str("null");
+        else w.ch('"').str(dump::json_escape(sources[k].function)).ch('"');
+        w.str(",\"inline\":true,\"module\":");
+        if (f.module) w.ch('"').str(dump::json_escape(f.module->name)).ch('"'); else w.str("null");
+        if (options.source_lines) json_source(w, sources[k]);
+        w.ch('}');
+      }
+      if (!first) w.ch(',');
+      first = false;
       const FrameSymbol s = symbolize(f);
       w.str("\n  {\"pc\":\"0x").hex(f.pc).str("\",\"function\":");
       if (s.found) w.ch('"').str(dump::json_escape(s.function)).ch('"'); else w.str("null");
@@ -133,7 +175,9 @@ void print_json(dump::TextWriter& w, pid_t pid, const std::vector<ThreadResult>&
       w.str(",\"source\":\"").str(to_string(f.source)).ch('"');
       if (f.sframe_miss != SframeMiss::kNone) w.str(",\"sframe_miss\":\"").str(to_string(f.sframe_miss)).ch('"');
       w.str(",\"activation\":").str(f.activation ? "true" : "false")
-          .str(",\"sp\":\"0x").hex(f.sp).str("\"}");
+          .str(",\"sp\":\"0x").hex(f.sp).ch('"');
+      if (options.source_lines && !sources.empty()) json_source(w, sources.back());
+      w.ch('}');
     }
     w.str("],\"stop\":\"");
     if (!t.error.empty()) w.str("unreadable\",\"error\":\"").str(dump::json_escape(t.error)).ch('"');
@@ -157,7 +201,7 @@ std::string attach_error_text(const ThreadStop& s) {
 int finish(const StackCommandOptions& options, pid_t pid, const std::string& name,
            const std::vector<ThreadResult>& threads, uint64_t pause_ns, unsigned pc_digits = 16) {
   dump::TextWriter w(stdout);
-  if (options.format == "json") print_json(w, pid, threads, pause_ns);
+  if (options.format == "json") print_json(w, pid, threads, pause_ns, options);
   else print_text(w, pid, name, threads, options, pc_digits);
   if (options.verbose && pause_ns && options.format != "json")
     w.str("process stopped for ").udec(pause_ns / 1000).str(" us in total\n");
@@ -401,6 +445,10 @@ int run_core(const StackCommandOptions& options) {
 }  // namespace
 
 int run_stack_command(const StackCommandOptions& options) {
+  if (options.inlines) {
+    std::fprintf(stderr, "framewalk stack: -i needs inline frames from .debug_info, which framewalk does not read yet\n");
+    return 2;
+  }
   g_sources = options.source == "sframe" ? SourceOrder::kSframe
               : options.source == "cfi"  ? SourceOrder::kCfi
                                          : SourceOrder::kAuto;

@@ -19,6 +19,8 @@ struct StackCommandOptions {
   std::string source = "auto";     // auto | cfi | sframe
   size_t max_frames = 256;
   bool verbose = false;
+  bool source_lines = false;  // -s: file:line of each frame
+  bool inlines = false;       // -i: inlined calls as frames of their own
   bool modules = true;        // show each frame's module
   bool debuginfod = true;     // fetch missing debug files when DEBUGINFOD_URLS is set
 };

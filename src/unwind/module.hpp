@@ -14,6 +14,7 @@
 #include "ehabi/exidx_rows.hpp"
 #include "elf/symbols.hpp"
 #include "sframe/sframe_section.hpp"
+#include "symbol/line_table.hpp"
 #include "unwind/elf_cfi.hpp"
 
 namespace framewalk {
@@ -38,17 +39,22 @@ class ModuleData {
   // .ARM.extab). Their bytes stay in the file's image.
   const ehabi::ExidxTables* exidx() const;
 
+  // Source lines: the file's own .debug_line, else its separate debug
+  // file's. Null when neither has any. Loaded on first use; thread-safe.
+  const symbol::LineTable* lines() const;
+
   // The link-time address that file offset `offset` is loaded at (via PT_LOAD).
   std::optional<uint64_t> vaddr_of_offset(uint64_t offset) const;
 
  private:
   std::string name_;
   std::shared_ptr<const elf::ElfFile> elf_;
-  mutable std::once_flag cfi_once_, symbols_once_, sframe_once_, exidx_once_;
+  mutable std::once_flag cfi_once_, symbols_once_, sframe_once_, exidx_once_, lines_once_;
   mutable std::unique_ptr<ehabi::ExidxTables> exidx_;
   mutable std::unique_ptr<sframe::Section> sframe_;
   mutable std::unique_ptr<ElfCfi> cfi_;
   mutable std::unique_ptr<elf::SymbolTable> symbols_;
+  mutable std::unique_ptr<symbol::LineTable> lines_;
 };
 
 struct Module {

@@ -28,4 +28,17 @@ FrameSymbol symbolize(const Frame& frame) {
   return s;
 }
 
+std::vector<SourceFrame> source_frames(const Frame& frame, bool inlines) {
+  (void)inlines;  // inline chains come with the .debug_info reader
+  SourceFrame physical;
+  if (frame.module && frame.module->data)
+    if (const symbol::LineTable* lines = frame.module->data->lines())
+      if (auto at = lines->lookup(frame.symbol_pc - frame.module->bias); at && !at->file.empty()) {
+        physical.file = std::string(at->file);
+        physical.line = at->line;
+        physical.column = at->column;
+      }
+  return {std::move(physical)};
+}
+
 }  // namespace framewalk

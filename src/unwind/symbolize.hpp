@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "unwind/unwinder.hpp"
 
@@ -15,6 +16,23 @@ struct FrameSymbol {
 };
 
 FrameSymbol symbolize(const Frame& frame);
+
+// What the source says of a frame's PC (the call, for a return address).
+struct SourceFrame {
+  std::string function;  // an inlined function's name; empty for the physical frame (symbolize() names it)
+  bool inlined = false;
+  std::string file;      // empty: no line information covers the PC
+  uint32_t line = 0;
+  uint32_t column = 0;   // 0: not recorded
+};
+
+// The source frames at a physical frame, innermost first, the physical
+// function's own last. Without `inlines`, that one alone, at the line the
+// module's line table gives for the PC (inside the innermost inlined call,
+// as addr2line without -i says); with it, each inlined call at the PC comes
+// first as a frame of its own and the physical function's line is the call
+// site of the outermost one.
+std::vector<SourceFrame> source_frames(const Frame& frame, bool inlines);
 
 // C++ demangling (the name itself when it is not a mangled name).
 std::string demangle_name(const std::string& name);

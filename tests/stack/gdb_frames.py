@@ -3,7 +3,7 @@
 #
 # For each frame: pc (frame 0's exact PC; a caller's return address, as `bt`
 # prints it; after a signal frame the interrupted, exact PC), its gdb frame
-# type, and the function name. Inline frames (gdb.INLINE_FRAME) share their
+# type, the function name, and its source file and line when gdb knows them. Inline frames (gdb.INLINE_FRAME) share their
 # PC with the real frame that contains them and tail-call frames
 # (gdb.TAILCALL_FRAME) are synthesised from DWARF call-site information: both
 # are kept in the output, flagged, so that the comparison can leave them out
@@ -35,7 +35,18 @@ def frames_of(thread, limit):
             name = frame.name()
         except gdb.error:
             pass
-        out.append({"pc": "0x%x" % pc, "type": TYPES.get(frame.type(), str(frame.type())), "function": name})
+        entry = {"pc": "0x%x" % pc, "type": TYPES.get(frame.type(), str(frame.type())), "function": name}
+        # The source line (tests/stack/source_lines.py): at the PC for frame 0,
+        # inside the call for callers, at the call site for an inlined call's caller.
+        try:
+            sal = frame.find_sal()
+            if sal.symtab is not None and sal.line:
+                entry["file"] = sal.symtab.filename
+                entry["fullname"] = sal.symtab.fullname()
+                entry["line"] = sal.line
+        except gdb.error:
+            pass
+        out.append(entry)
         try:
             older = frame.older()
         except gdb.error as e:

@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+"""framewalk stack -s (and -i) against gdb: the source line of every frame.
+
+For each fixture: start it, wait until every thread blocks, take gdb's frames
+with their source lines (gdb_frames.py: frame.find_sal(), at the PC for frame
+0 and inside the call for callers), then run `framewalk stack -s
+--format=json` on the live process and on a gcore core, and compare thread by
+thread. gdb shows each physical frame as the inlined calls at its PC
+(INLINE_FRAME, innermost first) followed by the frame itself:
+
+  - without -i, framewalk's frame must give the line of the innermost of
+    them (the line the line table has for the PC, as addr2line without -i);
+  - with --inlines, framewalk runs with -i and must give the same frames:
+    each inlined call as a frame marked "inline", with the same file and line
+    (the call site, for each caller of an inlined call) and the same function
+    (the last component of gdb's name found in framewalk's).
+
+A frame gdb has no line for must have none from framewalk either. Files are
+equal when their normalised paths are, or when gdb's relative name is the end
+of framewalk's path (gdb resolves a relative name against the unit's
+directory only when the source exists). Tail-call frames gdb synthesises are
+left out (framewalk does not make them).
+
+Exit status 0 when everything matches, 1 otherwise, 77 without gdb/gcore.
+
+  source_lines.py --framewalk build/framewalk --fixtures build/tests/stack/fixtures [--inlines] [-v]
+"""
+import argparse
+import atexit
+import os
+import re
+import shutil
+import signal
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import compare_with_gdb as cwg  # noqa: E402  (processes, gdb, framewalk runs)
+
+# Fixtures and how many threads of each spin (none do here).
+FIXTURES = ["inlines", "inlines_clang", "recursion", "threads", "cxx_unwind", "link_static"]
+
+
+def same_file(fw_file, gdb_file, gdb_full):
+    if not fw_file or not gdb_file:
+        return False
+    n = os.path.normpath(fw_file)
+    if gdb_full and n == os.path.normpath(gdb_full):
+        return True
+    rest = os.path.normpath(gdb_file)
+    while rest.startswith("../"):
+        rest = rest[3:]
+    return n == rest or n.endswith("/" + rest)
+
+
+def physical_groups(frames, is_inline):
+    """Frames as physical frames: [inlined calls innermost first..., the frame]."""
+    groups, current = [], []
+    for f in frames:
+        current.append(f)
+        if not is_inline(f):
+            groups.append(current)
+            current = []
+    if current:
+        groups.append(current)
+    return groups
+
+
+def gdb_groups(frames):
+    return physical_groups([f for f in frames if f["type"] != "tailcall"], lambda f: f["type"] == "inline")
+
+
+def fw_groups(frames):
+    return physical_groups(frames, lambda f: f.get("inline"))
+
+
+def last_name_component(name):
+    name = re.sub(r"\(.*\)$", "", name or "") if not (name or "").endswith("operator()") else name
+    return name.split("::")[-1]
+
+
+def describe(f):
+    where = "%s:%s" % (f.get("file"), f.get("line")) if f.get("file") else "no line"
+    return "%s %s (%s)" % (f.get("pc"), f.get("function"), where)
+
+
+def compare_frame(fw, g, check_name):
+    """None when they agree, else why not."""
+    g_has = "file" in g
+    fw_has = "file" in fw
+    if g_has != fw_has:
+        return "gdb %s, framewalk %s" % ("has a line" if g_has else "has none", "has one" if fw_has else "has none")
+    if g_has:
+        if fw["line"] != g["line"] or not same_file(fw["file"], g["file"], g.get("fullname")):
+            return "line: gdb %s:%d, framewalk %s:%d" % (g["fullname"] or g["file"], g["line"], fw["file"], fw["line"])
+    if check_name and g.get("function"):
+        want = last_name_component(g["function"])
+        if want and want not in (fw.get("function") or ""):
+            return "function: gdb %s, framewalk %s" % (g["function"], fw.get("function"))
+    return None
+
+
+def compare_thread(gdb_thread, fw_thread, inlines):
+    problems = []
+    gg = gdb_groups(gdb_thread["frames"])
+    fg = fw_groups(fw_thread["frames"])
+    if len(gg) != len(fg):
+        problems.append("%d physical frames from gdb, %d from framewalk" % (len(gg), len(fg)))
+    for i, (g, f) in enumerate(zip(gg, fg)):
+        if int(g[-1]["pc"], 16) != int(f[-1]["pc"], 16):
+            problems.append("frame %d: pc %s from gdb, %s from framewalk" % (i, g[-1]["pc"], f[-1]["pc"]))
+            break
+        if not inlines:
+            why = compare_frame(f[-1], g[0], False)
+            if why:
+                problems.append("frame %d %s: %s" % (i, describe(f[-1]), why))
+            continue
+        if len(g) != len(f):
+            problems.append("frame %d: gdb %s, framewalk %s" % (
+                i, " <- ".join(describe(x) for x in g), " <- ".join(describe(x) for x in f)))
+            continue
+        for k, (gk, fk) in enumerate(zip(g, f)):
+            why = compare_frame(fk, gk, k + 1 < len(g))
+            if why:
+                problems.append("frame %d.%d %s: %s" % (i, k, describe(fk), why))
+    return problems
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--framewalk", required=True)
+    ap.add_argument("--fixtures", required=True)
+    ap.add_argument("--inlines", action="store_true", help="run framewalk with -i and compare the inline frames")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    args = ap.parse_args()
+    for tool in ("gdb", "gcore"):
+        if not shutil.which(tool):
+            print("SKIP: %s is not installed" % tool)
+            return 77
+    atexit.register(cwg.cleanup)
+    for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(s, cwg.on_signal)
+    walker = cwg.Walker(args.framewalk)
+    flags = ["-s"] + (["-i"] if args.inlines else [])
+    workdir = tempfile.mkdtemp(prefix="framewalk-lines-")
+    failures, frames_compared, with_lines, inline_frames = 0, 0, 0, 0
+    try:
+        for name in FIXTURES:
+            path = os.path.join(args.fixtures, name)
+            if not os.path.exists(path):
+                print("skip %s: not built" % name)
+                continue
+            p, err = cwg.start_fixture(path, [])
+            err = err or cwg.wait_settled(p.pid, 0)
+            truth = None
+            if not err:
+                truth, err = cwg.gdb_frames(["-p", str(p.pid)])
+            if err:
+                print("FAIL %s: %s" % (name, err))
+                failures += 1
+                p.kill()
+                continue
+            core, err = cwg.gcore(p.pid, workdir)
+            runs = [("live", ["-p", str(p.pid)])]
+            if core:
+                runs.append(("core", ["--core", core]))
+            else:
+                print("FAIL %s: %s" % (name, err))
+                failures += 1
+            for mode, target in runs:
+                fw_json, err = cwg.framewalk(walker, flags + target)
+                if err:
+                    print("FAIL %s %s: %s" % (name, mode, err))
+                    failures += 1
+                    continue
+                by_tid = {t["tid"]: t for t in fw_json["threads"]}
+                for g in truth["threads"]:
+                    f = by_tid.get(g["tid"])
+                    if f is None:
+                        print("FAIL %s %s: thread %d missing" % (name, mode, g["tid"]))
+                        failures += 1
+                        continue
+                    problems = compare_thread(g, f, args.inlines)
+                    frames_compared += len(f["frames"])
+                    with_lines += sum(1 for x in f["frames"] if "file" in x)
+                    inline_frames += sum(1 for x in f["frames"] if x.get("inline"))
+                    status = "FAIL" if problems else "ok"
+                    if problems or args.verbose:
+                        print("%s %s %s thread %d (%s)" % (status, name, mode, g["tid"], g.get("name")))
+                    for why in problems[:10]:
+                        print("    " + why)
+                    failures += bool(problems)
+            if core:
+                os.unlink(core)
+            p.kill()
+            p.wait()
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    print("%d frames compared (%d with a line, %d inline), %d failures" % (
+        frames_compared, with_lines, inline_frames, failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
