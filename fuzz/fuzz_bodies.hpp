@@ -37,6 +37,9 @@ int fuzz_gmon(const uint8_t* data, size_t size);
 // Byte 0 chooses byte order and address size, bytes 1-2 the length of a
 // .debug_line_str that follows; the rest is .debug_line, read into a line table.
 int fuzz_line(const uint8_t* data, size_t size);
+// .debug_info, its abbreviations and range lists (six length-prefixed sections,
+// then .debug_info), read into a function index asked at every entry.
+int fuzz_dwarf_info(const uint8_t* data, size_t size);
 
 }  // namespace framewalk::fuzz
 

@@ -540,6 +540,38 @@ def line_seeds():
     return seeds
 
 
+def dwarf_info_seeds():
+    """fuzz_dwarf_info: the .debug_info and the sections it indexes of a
+    small program with inlined code, by gcc at DWARF 2, 4 and 5 (also DWARF 64)
+    and clang at DWARF 4 and 5; byte 0 = 0, then .debug_abbrev, .debug_str,
+    .debug_addr, .debug_str_offsets, .debug_rnglists and .debug_ranges, each
+    after its 2-byte length, then .debug_info."""
+    source = (b"static inline int sq(int x) { return x * x; }\n"
+              b"static inline int sum(int n) { int s = 0; for (int i = 0; i < n; ++i) s += sq(i); return s; }\n"
+              b"int walk(int n) { return sum(n) + sq(n); }\n"
+              b"int main(int argc, char** argv) { (void)argv; return walk(argc) == 3; }\n")
+    seeds = []
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "info.c")
+        with open(src, "wb") as f:
+            f.write(source)
+        for cc, flags in (("gcc", ["-gdwarf-2"]), ("gcc", ["-gdwarf-4"]), ("gcc", ["-gdwarf-5"]),
+                          ("gcc", ["-gdwarf-5", "-gdwarf64"]), ("clang", ["-gdwarf-4"]), ("clang", ["-gdwarf-5"])):
+            exe = os.path.join(tmp, "info")
+            subprocess.run([cc, "-O2", "-fdebug-prefix-map=%s=/src" % tmp] + flags + [src, "-o", exe],
+                           check=True, cwd=tmp)
+            elf = Elf(open(exe, "rb").read())
+            seed = b"\0"
+            for name in (".debug_abbrev", ".debug_str", ".debug_addr", ".debug_str_offsets", ".debug_rnglists",
+                         ".debug_ranges"):
+                data, _ = elf.section_bytes(name)
+                data = (data or b"")[:0xffff]
+                seed += struct.pack("<H", len(data)) + data
+            info, _ = elf.section_bytes(".debug_info")
+            seeds.append(seed + (info or b""))
+    return seeds
+
+
 def write(target, blobs):
     """Replaces the seed-* files of the target; other files there (inputs a
     fuzzing run found, merged in by hand) stay."""
@@ -587,7 +619,7 @@ def main():
     for target, blobs in (("fuzz_cfi", cfi), ("fuzz_eh_frame_hdr", hdr), ("fuzz_elf", elfs),
                           ("fuzz_archive", archives),
                           ("fuzz_expression", expression_seeds()), ("fuzz_gmon", gmon_seeds()),
-                          ("fuzz_line", line_seeds()),
+                          ("fuzz_line", line_seeds()), ("fuzz_dwarf_info", dwarf_info_seeds()),
                           ("fuzz_sframe_roundtrip", sframe_roundtrip_seeds()),
                           ("fuzz_sframe_generate", sframe_generate_seeds(linked_eh, object_eh, aarch64_eh))):
         if wanted and target not in wanted:

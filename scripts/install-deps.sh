@@ -16,6 +16,7 @@ packages=(
   gcc-i686-linux-gnu gcc-aarch64-linux-gnu g++-aarch64-linux-gnu
   gcc-arm-linux-gnueabihf g++-arm-linux-gnueabihf qemu-user gdb-multiarch
   libc6-dev-i386-cross libc6-dev-arm64-cross libc6-dev-armhf-cross
+  llvm-16              # llvm-symbolizer-16: the oracle of conformance.inline
   libllvm16            # the largest library of the machine: conformance and benchmarks
   uftrace              # bench/mcount_vs_peers.sh: the mcount runtime beside uftrace's
   libprotobuf-dev protobuf-compiler  # the pprof writer (framewalk report --format=pprof)

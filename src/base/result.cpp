@@ -62,6 +62,12 @@ const char* to_string(ErrorCode code) noexcept {
     case ErrorCode::kBadStringOffset: return "string offset outside its section";
     case ErrorCode::kBadUnitVersion: return "unsupported .debug_info unit version";
     case ErrorCode::kBadAbbreviation: return "bad abbreviation";
+    case ErrorCode::kBadUnitType: return "unknown .debug_info unit type";
+    case ErrorCode::kBadReference: return "bad DIE reference";
+    case ErrorCode::kBadRangeList: return "bad range list";
+    case ErrorCode::kBadIndex: return "index outside its table";
+    case ErrorCode::kNeedsSupplementary: return "reference into a supplementary file that was not given";
+    case ErrorCode::kTooDeep: return "DIE references or nesting too deep";
   }
   return "unknown error";
 }

@@ -67,6 +67,12 @@ enum class ErrorCode : uint16_t {
   kBadStringOffset,        // a DW_FORM_strp/line_strp offset outside its string section
   kBadUnitVersion,         // a .debug_info unit of a version other than 2..5
   kBadAbbreviation,        // an abbreviation code not in the unit's table, or a broken table
+  kBadUnitType,            // a DWARF 5 unit type other than DW_UT_compile..split_type
+  kBadReference,           // a DIE reference outside its unit or section, or to no DIE
+  kBadRangeList,           // a .debug_ranges / .debug_rnglists entry that cannot be read
+  kBadIndex,               // a strx/addrx/rnglistx index outside its table (or no base for it)
+  kNeedsSupplementary,     // DW_FORM_GNU_ref_alt / GNU_strp_alt without the supplementary (dwz) file
+  kTooDeep,                // a chain of DIE references or a DIE tree deeper than the reader follows
 };
 
 const char* to_string(ErrorCode code) noexcept;

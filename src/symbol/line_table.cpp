@@ -144,6 +144,7 @@ LineTable LineTable::load(std::shared_ptr<const elf::ElfFile> file) {
   u.abbrev = data(".debug_abbrev", &problems);
   u.str = s.str;
   u.line_str = s.line_str;
+  u.str_offsets = data(".debug_str_offsets", &problems);
   std::vector<Error> root_problems;
   std::vector<std::pair<uint64_t, std::string_view>> comp_dirs;
   for (const UnitRoot& root : read_unit_roots(u, &root_problems))

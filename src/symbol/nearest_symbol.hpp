@@ -23,6 +23,11 @@ struct NearestSymbol {
   std::string_view name;
   std::optional<std::string_view> file;  // the STT_FILE name binutils would print, if any
   uint64_t address = 0;
+  uint64_t size = 0;  // st_size
+  // The name llvm-symbolizer gives among the symbols at `address`: the
+  // largest st_size, then the greatest name (its stable sort by address,
+  // size and name keeps the last).
+  std::string_view llvm_name;
 };
 
 class NearestSymbols {
@@ -37,7 +42,9 @@ class NearestSymbols {
   struct Entry {
     uint32_t section;
     uint64_t address;
-    uint64_t size;
+    uint64_t size;  // st_size, 1 for 0
+    uint64_t st_size;
+    std::string_view llvm_name;
     uint32_t order;
     std::string_view name;
     std::optional<std::string_view> file;

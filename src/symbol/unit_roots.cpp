@@ -1,12 +1,17 @@
 #include "symbol/unit_roots.hpp"
 
+#include "symbol/debug_info.hpp"
 #include "symbol/line_program.hpp"
 
 namespace framewalk::symbol {
 
 namespace {
 
-inline constexpr uint64_t kAtName = 0x03, kAtStmtList = 0x10, kAtCompDir = 0x1b;
+inline constexpr uint64_t kAtName = 0x03, kAtStmtList = 0x10, kAtCompDir = 0x1b, kAtStrOffsetsBase = 0x72;
+
+bool is_strx(uint64_t f) {
+  return f == form::kStrx || f == form::kStrx1 || f == form::kStrx2 || f == form::kStrx3 || f == form::kStrx4;
+}
 
 struct UnitShape {
   bool dwarf64;
@@ -29,7 +34,7 @@ Result<void> read_value(const UnitRootSections& s, const UnitShape& u, ByteReade
     case form::kAddr: return fixed(u.address_size);
     case form::kData1: case form::kRef1: case form::kFlag: case form::kStrx1: case form::kAddrx1: return fixed(1);
     case form::kData2: case form::kRef2: case form::kStrx2: case form::kAddrx2: return fixed(2);
-    case form::kStrx3: case form::kAddrx3: return r.skip(3);
+    case form::kStrx3: case form::kAddrx3: { FW_TRY(*number, read_u24(r)); return ok(); }
     case form::kData4: case form::kRef4: case form::kStrx4: case form::kAddrx4: case form::kRefSup4: return fixed(4);
     case form::kData8: case form::kRef8: case form::kRefSig8: case form::kRefSup8: return fixed(8);
     case form::kData16: return r.skip(16);
@@ -98,6 +103,7 @@ Result<UnitRoot> read_root(const UnitRootSections& s, ByteReader& unit, uint64_t
     FW_TRY(uint8_t children, a.u8());
     (void)children;
     const bool wanted = *c == code;
+    std::optional<uint64_t> comp_dir_index, str_offsets_base;
     while (true) {
       FW_TRY(uint64_t name, a.uleb128());
       FW_TRY(uint64_t f, a.uleb128());
@@ -111,9 +117,32 @@ Result<UnitRoot> read_root(const UnitRootSections& s, ByteReader& unit, uint64_t
       uint64_t number = 0;
       FW_CHECK(read_value(s, shape, unit, f, implicit_const, &text, &number));
       if (name == kAtStmtList && f != form::kString) root.stmt_list = number;
-      if (name == kAtCompDir) root.comp_dir = text;
+      if (name == kAtCompDir) {
+        if (is_strx(f)) comp_dir_index = number;
+        else root.comp_dir = text;
+      }
+      if (name == kAtStrOffsetsBase) str_offsets_base = number;
     }
-    if (wanted) return root;
+    if (wanted) {
+      // DW_FORM_strx*: the index into .debug_str_offsets after the unit's base
+      // (which may follow DW_AT_comp_dir in the DIE; default: after the first table's header).
+      if (comp_dir_index) {
+        DwarfSections sections;
+        sections.str = s.str;
+        sections.str_offsets = s.str_offsets;
+        sections.endian = s.endian;
+        UnitContext context;
+        context.sections = &sections;
+        context.header.dwarf64 = dwarf64;
+        context.has_str_offsets_base = str_offsets_base.has_value();
+        context.str_offsets_base = str_offsets_base.value_or(0);
+        FormValue index;
+        index.kind = FormClass::kStrIndex;
+        index.number = *comp_dir_index;
+        if (auto dir = value_string(context, index)) root.comp_dir = *dir;
+      }
+      return root;
+    }
   }
 }
 

@@ -19,6 +19,7 @@ struct UnitRootSections {
   Bytes abbrev;    // .debug_abbrev
   Bytes str;       // .debug_str
   Bytes line_str;  // .debug_line_str
+  Bytes str_offsets;  // .debug_str_offsets (DW_FORM_strx*, through DW_AT_str_offsets_base)
   Endian endian = Endian::kLittle;
 };
 
@@ -26,7 +27,7 @@ struct UnitRoot {
   uint64_t offset = 0;  // of the unit in .debug_info
   uint16_t version = 0;
   std::optional<uint64_t> stmt_list;
-  std::string_view comp_dir;  // empty when absent (or in a form this reader does not resolve, strx)
+  std::string_view comp_dir;  // empty when absent (or a strx whose index leads nowhere)
 };
 
 // Every unit's root; a unit that cannot be read is reported with its offset

@@ -5,12 +5,14 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <map>
+#include <set>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "elf/elf_file.hpp"
-#include "symbol/line_table.hpp"
+#include "symbol/inline_symbolizer.hpp"
 #include "symbol/nearest_symbol.hpp"
 #include "tools/messages.hpp"
 #include "unwind/symbolize.hpp"
@@ -56,75 +58,156 @@ void json_string(std::string& out, std::string_view s) {
   out += '"';
 }
 
+// The answer for one address, as binutils addr2line (text) or as framewalk's JSON.
 class Symbolizer {
  public:
   Symbolizer(const Addr2lineCommandOptions& o, std::shared_ptr<const elf::ElfFile> file)
-      : o_(o), file_(file), lines_(symbol::LineTable::load(file)), symbols_(symbol::NearestSymbols::load(file)) {}
+      : o_(o),
+        file_(file),
+        dwarf_(symbol::InlineSymbolizer::load(file, o.file)),
+        symbols_(symbol::NearestSymbols::load(file)) {}
 
-  const symbol::LineTable& lines() const { return lines_; }
+  const symbol::InlineSymbolizer& dwarf() const { return *dwarf_; }
 
-  void answer(uint64_t address, std::string& out) const {
+  void answer(uint64_t address, std::string& out) {
     // As binutils: an address outside every allocated section is known nowhere.
     const elf::Section* section = file_->section_by_address(address);
     const bool in_section = section && address >= section->address && address - section->address < section->size;
-    std::optional<symbol::LineLocation> line;
+    std::vector<symbol::SourceFrame> frames;
     std::optional<symbol::NearestSymbol> symbol;
     if (in_section) {
-      line = lines_.lookup(address);
+      frames = dwarf_->frames(address);
       symbol = symbols_.lookup(section->index, address);
     }
-    std::string function;
-    if (symbol) function = o_.demangle ? demangle_name(std::string(symbol->name)) : std::string(symbol->name);
-    // The line's file; without a line, the STT_FILE name binutils takes from the symbol table.
-    std::optional<std::string> path;
-    if (line && !line->file.empty()) path = std::string(line->file);
-    else if (!line && symbol && symbol->file) path = std::string(*symbol->file);
-    if (o_.basenames && path) {
-      const size_t slash = path->rfind('/');
-      if (slash != std::string::npos) *path = path->substr(slash + 1);
+    // Each frame's name and place as printed.
+    struct Printed {
+      std::optional<std::string> function;
+      std::optional<std::string> path;
+      uint32_t line = 0, column = 0, discriminator = 0;
+      bool inlined = false;
+    };
+    std::vector<Printed> printed;
+    std::optional<symbol::NearestSymbol> covering;
+    // As llvm-symbolizer: a symbol of size 0 reaches the next symbol.
+    if (symbol && (symbol->size == 0 || address - symbol->address < symbol->size)) covering = symbol;
+    physical_symbol_ = &covering;
+    for (size_t i = 0; i < frames.size(); ++i) {
+      const symbol::SourceFrame& f = frames[i];
+      Printed p;
+      p.function = name_of(f, i == 0 ? &symbol : nullptr);
+      if (!f.file.empty()) p.path = std::string(f.file);
+      p.line = f.line;
+      p.column = f.column;
+      // binutils prints the innermost row's discriminator after every line of the chain.
+      p.discriminator = frames[0].discriminator;
+      p.inlined = f.inlined;
+      printed.push_back(std::move(p));
+    }
+    // Without a DWARF function: binutils takes the nearest symbol below the
+    // address, llvm-symbolizer (and the JSON) only one that covers it.
+    const std::optional<symbol::NearestSymbol>& fallback = o_.format == "json" ? covering : symbol;
+    if (printed.empty() && fallback) {
+      Printed p;
+      p.function = std::string(o_.format == "json" ? fallback->llvm_name : fallback->name);
+      if (fallback->file) p.path = std::string(*fallback->file);  // the STT_FILE name before a local symbol
+      printed.push_back(std::move(p));
+    } else if (!printed.empty() && !printed[0].function && fallback) {
+      printed[0].function = std::string(o_.format == "json" ? fallback->llvm_name : fallback->name);
+    }
+    for (Printed& p : printed) {
+      if (p.function && o_.demangle) p.function = demangle_name(*p.function);
+      if (o_.basenames && p.path) {
+        const size_t slash = p.path->rfind('/');
+        if (slash != std::string::npos) *p.path = p.path->substr(slash + 1);
+      }
     }
     if (o_.format == "json") {
+      auto place = [&](const Printed& p) {
+        out += ",\"function\":";
+        if (p.function) json_string(out, *p.function); else out += "null";
+        out += ",\"file\":";
+        if (p.path) json_string(out, *p.path); else out += "null";
+        out += ",\"line\":" + std::to_string(p.line);
+        out += ",\"column\":" + std::to_string(p.column);
+      };
       out += "{\"address\":";
       json_string(out, hex(address));
-      out += ",\"function\":";
-      if (symbol) json_string(out, function); else out += "null";
-      out += ",\"file\":";
-      if (path) json_string(out, *path); else out += "null";
-      out += ",\"line\":" + std::to_string(line ? line->line : 0);
-      out += ",\"column\":" + std::to_string(line ? line->column : 0);
-      out += ",\"discriminator\":" + std::to_string(line ? line->discriminator : 0);
-      out += "}\n";
+      const Printed none;
+      place(printed.empty() ? none : printed[0]);
+      out += ",\"discriminator\":" + std::to_string(frames.empty() ? 0 : frames[0].discriminator);
+      out += ",\"frames\":[";
+      for (size_t i = 0; i < printed.size(); ++i) {
+        if (i) out += ',';
+        out += "{\"inlined\":";
+        out += printed[i].inlined ? "true" : "false";
+        place(printed[i]);
+        out += '}';
+      }
+      out += "]}\n";
       return;
     }
     if (o_.addresses) {
       out += hex(address, file_->is_64() ? 16 : 8);
       out += o_.pretty ? ": " : "\n";
     }
-    if (!line && !symbol) {
+    if (printed.empty()) {
       if (o_.functions) out += o_.pretty ? "?? " : "??\n";
       out += "??:0\n";
       return;
     }
-    if (o_.functions) {
-      out += function.empty() ? "??" : function;
-      out += o_.pretty ? " at " : "\n";
+    const size_t count = o_.inlines ? printed.size() : 1;
+    for (size_t i = 0; i < count; ++i) {
+      const Printed& p = printed[i];
+      if (i > 0 && o_.pretty) out += " (inlined by) ";
+      if (o_.functions) {
+        out += p.function && !p.function->empty() ? *p.function : std::string("??");
+        out += o_.pretty ? " at " : "\n";
+      }
+      out += p.path ? *p.path : std::string("??");
+      out += ':';
+      if (p.line != 0) {
+        out += std::to_string(p.line);
+        if (p.discriminator != 0) out += " (discriminator " + std::to_string(p.discriminator) + ")";
+      } else {
+        out += '?';
+      }
+      out += '\n';
     }
-    out += path ? *path : std::string("??");
-    out += ':';
-    if (line && line->line != 0) {
-      out += std::to_string(line->line);
-      if (line->discriminator != 0) out += " (discriminator " + std::to_string(line->discriminator) + ")";
-    } else {
-      out += '?';
-    }
-    out += '\n';
   }
 
  private:
+  // The name binutils prints for a frame (not demangled yet): the DWARF
+  // name. For the innermost frame whose name binutils does not take as final
+  // (neither a linkage name nor a C function's name: dwarf2.c is_linkage),
+  // the first answer in the function prints the ELF symbol's name instead,
+  // and where the symbol starts where the function does binutils keeps it as
+  // the function's name (later answers and chains that pass through it print
+  // it too); else later answers print the DWARF name. In JSON, as
+  // llvm-symbolizer names frames: the DWARF name, and for the physical frame
+  // the symbol covering the address (clones and cold parts: foo.constprop.0,
+  // main.cold) when there is one.
+  std::optional<std::string> name_of(const symbol::SourceFrame& f, const std::optional<symbol::NearestSymbol>* symbol) {
+    if (f.function.empty()) return std::nullopt;
+    if (o_.format == "json") {
+      if (!f.inlined && physical_symbol_ && *physical_symbol_) return std::string((*physical_symbol_)->llvm_name);
+      return std::string(f.function);
+    }
+    if (f.final_name) return std::string(f.function);
+    const uint64_t key = f.function_die;
+    if (auto found = renamed_.find(key); found != renamed_.end()) return found->second;
+    if (!symbol || !asked_.insert(key).second || !*symbol) return std::string(f.function);
+    std::string name((*symbol)->name);
+    if ((*symbol)->address == f.function_entry) renamed_.emplace(key, name);
+    return name;
+  }
+
   const Addr2lineCommandOptions& o_;
   std::shared_ptr<const elf::ElfFile> file_;
-  symbol::LineTable lines_;
+  std::unique_ptr<symbol::InlineSymbolizer> dwarf_;
   symbol::NearestSymbols symbols_;
+  std::map<uint64_t, std::string> renamed_;  // by DIE offset
+  std::set<uint64_t> asked_;
+  const std::optional<symbol::NearestSymbol>* physical_symbol_ = nullptr;  // during answer()
 };
 
 }  // namespace
@@ -133,48 +216,54 @@ CLI::App* add_addr2line_command(CLI::App& app, Addr2lineCommandOptions& o) {
   auto* cmd = app.add_subcommand("addr2line", "Source file and line of addresses, as binutils addr2line prints them");
   cmd->add_option("-e,--exe", o.file, "the ELF file the addresses are in (link-time addresses; default a.out)");
   cmd->add_flag("-a,--addresses", o.addresses, "print each address before its answer");
-  cmd->add_flag("-f,--functions", o.functions, "print the function name (from the ELF symbol tables)");
+  cmd->add_flag("-f,--functions", o.functions, "print the function name (from .debug_info, else the ELF symbol tables)");
   cmd->add_flag("-C,--demangle", o.demangle, "demangle C++ function names");
   cmd->add_flag("-s,--basenames", o.basenames, "print only the file's base name");
   cmd->add_flag("-p,--pretty-print", o.pretty, "print each answer on one line");
-  cmd->add_flag("-i,--inlines", o.inlines, "inline frames: not supported yet (refused)");
+  cmd->add_flag("-i,--inlines", o.inlines, "also print the functions the address's code was inlined into, with their call sites");
   cmd->add_option("--format", o.format, "text (default, as binutils addr2line) or json (one object per address)")
       ->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("address", o.addresses_in, "hex addresses (default: one per line from standard input)");
   cmd->footer(
-      "Inline frames (-i) are not supported yet: names come from the symbol tables, not from .debug_info,\n"
-      "so an address in inlined code is named by the function it was inlined into.");
+      "Names and inline chains come from .debug_info (the separate debug file's, by build-id or\n"
+      ".gnu_debuglink, when FILE has none), else from the ELF symbol tables. --format=json prints\n"
+      "every address's inline chain (\"frames\", innermost first) whatever -i says.");
   return cmd;
 }
 
 int run_addr2line_command(const Addr2lineCommandOptions& o) {
-  if (o.inlines) {
-    std::fprintf(stderr, "framewalk addr2line: -i (inline frames) is not supported yet\n");
-    return 2;
-  }
   auto file = elf::ElfFile::open(o.file);
   if (!file) {
     report(o.file, open_error_text(file.error()));
     return 1;
   }
-  const Symbolizer symbolizer(o, *file);
-  for (const symbol::LineProblem& p : symbolizer.lines().problems())
-    report(o.file, std::string(to_string(p.error.code)) + " at offset " + hex(p.error.offset) + " of " + p.section);
+  Symbolizer symbolizer(o, *file);
+  size_t reported = 0;
+  auto report_problems = [&] {
+    const std::vector<symbol::DwarfProblem> problems = symbolizer.dwarf().problems();
+    for (; reported < problems.size(); ++reported) {
+      const symbol::DwarfProblem& p = problems[reported];
+      report(o.file, std::string(to_string(p.error.code)) + " at offset " + hex(p.error.offset) + " of " + p.section);
+    }
+  };
+  report_problems();
   std::string out;
   if (!o.addresses_in.empty()) {
     for (const std::string& text : o.addresses_in) symbolizer.answer(scan_hex(text), out);
+    report_problems();
     std::fwrite(out.data(), 1, out.size(), stdout);
   } else {
     std::string text;
     while (std::getline(std::cin, text)) {
       out.clear();
       symbolizer.answer(scan_hex(text), out);
+      report_problems();
       std::fwrite(out.data(), 1, out.size(), stdout);
       std::fflush(stdout);  // one answer per question, for a program on the other end of a pipe
     }
   }
   std::fflush(stdout);
-  return symbolizer.lines().problems().empty() ? 0 : 1;
+  return reported == 0 ? 0 : 1;
 }
 
 }  // namespace framewalk::tools

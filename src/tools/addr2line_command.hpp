@@ -3,12 +3,13 @@
 // binutils addr2line prints them (`FILE:LINE`, `??:0` for an address outside
 // every section or known nowhere, `FILE:?` / `??:?` for one with a function
 // but no line, ` (discriminator N)` after a line that has one); `-f` names the
-// function from the ELF symbol tables, `-C` demangles, `-a` prints the address
-// first, `-s` the file's base name, `-p` all on one line. `--format=json`
-// prints one JSON object per address. Addresses come from the arguments, or
-// from standard input one per line (answered and flushed one by one, so that
-// a program can drive it through a pipe). Inline frames (-i) are not read yet
-// and are refused.
+// function from .debug_info (else the ELF symbol tables, as binutils does),
+// `-i` adds the functions the code was inlined into with their call sites,
+// `-C` demangles, `-a` prints the address first, `-s` the file's base name,
+// `-p` all on one line (` (inlined by) ` between frames). `--format=json`
+// prints one JSON object per address with its inline chain. Addresses come
+// from the arguments, or from standard input one per line (answered and
+// flushed one by one, so that a program can drive it through a pipe).
 #pragma once
 
 #include <string>
@@ -27,7 +28,7 @@ struct Addr2lineCommandOptions {
   bool demangle = false;   // -C
   bool basenames = false;  // -s
   bool pretty = false;     // -p
-  bool inlines = false;    // -i: refused
+  bool inlines = false;    // -i
   std::string format = "text";  // text or json
   std::vector<std::string> addresses_in;
 };
@@ -35,9 +36,9 @@ struct Addr2lineCommandOptions {
 // Adds the `addr2line` subcommand to `app`, parsed into `options`.
 CLI::App* add_addr2line_command(CLI::App& app, Addr2lineCommandOptions& options);
 
-// Exit status: 0; 1 when FILE cannot be read or its line or unit headers
-// are broken (each reported with its section offset; the rest still answers);
-// 2 for usage errors (-i).
+// Exit status: 0; 1 when FILE cannot be read or its DWARF is broken (each
+// problem reported with its section offset as it is met; the rest still
+// answers); 2 for usage errors.
 int run_addr2line_command(const Addr2lineCommandOptions& options);
 
 }  // namespace framewalk::tools

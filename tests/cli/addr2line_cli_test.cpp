@@ -1,9 +1,12 @@
 // `framewalk addr2line` on a program compiled here: text, -a -f -p -s, JSON,
-// standard input, unknown addresses, the refused -i and a missing file.
+// standard input, unknown addresses, inline chains (-i, -p, JSON) of a
+// program whose inlining is known by construction, and a missing file.
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
+#include <cstdint>
 #include <fstream>
 #include <string>
 
@@ -25,10 +28,24 @@ class Addr2lineCli : public ::testing::Test {
     ASSERT_EQ(status, 0);
     const std::string nm = test::run_command("nm " + dir_ + "/one | awk '$3 == \"one\" { print $1 }'", &status);
     one_ = nm.substr(0, nm.find('\n'));
+    // top() is leaf() inlined into mid() inlined into top(), nothing else.
+    std::ofstream(dir_ + "/chain.c") << "static inline __attribute__((always_inline)) int leaf(int x) { return x * x * 3; }\n"
+                                        "static inline __attribute__((always_inline)) int mid(int x) { return leaf(x) + 1; }\n"
+                                        "int top(int x) {\n"
+                                        "  return mid(x);\n"
+                                        "}\n"
+                                        "int main(int argc, char** argv) { (void)argv; return top(argc); }\n";
+    (void)test::run_command("cd " + dir_ + " && cc -O2 -g chain.c -o chain", &status);
+    ASSERT_EQ(status, 0);
+    const std::string top = test::run_command("nm -S " + dir_ + "/chain | awk '$4 == \"top\" { print $1, $2 }'", &status);
+    top_ = std::strtoull(top.c_str(), nullptr, 16);
+    top_size_ = std::strtoull(top.c_str() + top.find(' '), nullptr, 16);
   }
   static std::string dir_, one_;
+  static uint64_t top_, top_size_;
 };
 std::string Addr2lineCli::dir_, Addr2lineCli::one_;
+uint64_t Addr2lineCli::top_, Addr2lineCli::top_size_;
 
 TEST_F(Addr2lineCli, TextFlagsAndUnknownAddresses) {
   int status = 0;
@@ -52,11 +69,37 @@ TEST_F(Addr2lineCli, StandardInputAndJson) {
   EXPECT_NE(out.find("\"function\":\"one\",\"file\":\"" + dir_ + "/one.c\",\"line\":1,"), std::string::npos) << out;
 }
 
-TEST_F(Addr2lineCli, InlinesRefusedAndMissingFile) {
+TEST_F(Addr2lineCli, InlineChainsAndMissingFile) {
   int status = 0;
-  std::string out = test::run_command(kCli + " addr2line -i -e " + dir_ + "/one " + one_, &status);
-  EXPECT_EQ(status, 2);
-  EXPECT_NE(out.find("-i (inline frames) is not supported yet"), std::string::npos) << out;
+  ASSERT_GT(top_size_, 0u);
+  std::string addresses;
+  char buf[32];
+  for (uint64_t a = top_; a < top_ + top_size_; ++a) {
+    std::snprintf(buf, sizeof buf, " %llx", static_cast<unsigned long long>(a));
+    addresses += buf;
+  }
+  // Some address of top() is in leaf(): leaf at line 1, called by mid at
+  // line 2, called by top at line 4; and none names another function.
+  const std::string c = dir_ + "/chain.c";
+  std::string out = test::run_command(kCli + " addr2line -f -i -e " + dir_ + "/chain" + addresses, &status, false);
+  EXPECT_EQ(status, 0);
+  EXPECT_NE(out.find("leaf\n" + c + ":1\nmid\n" + c + ":2\ntop\n" + c + ":4\n"), std::string::npos) << out;
+  for (const char* name : {"main", "??"}) EXPECT_EQ(out.find(std::string(name) + "\n"), std::string::npos) << out;
+  out = test::run_command(kCli + " addr2line -f -i -p -s -e " + dir_ + "/chain" + addresses, &status, false);
+  EXPECT_NE(out.find("leaf at chain.c:1\n (inlined by) mid at chain.c:2\n (inlined by) top at chain.c:4\n"),
+            std::string::npos) << out;
+  // Without -i, the innermost function only: two lines an address.
+  out = test::run_command(kCli + " addr2line -f -e " + dir_ + "/chain" + addresses, &status, false);
+  EXPECT_EQ(static_cast<uint64_t>(std::count(out.begin(), out.end(), '\n')), 2 * top_size_) << out;
+  EXPECT_NE(out.find("leaf\n" + c + ":1\n"), std::string::npos) << out;
+  out = test::run_command(kCli + " addr2line --format=json -e " + dir_ + "/chain" + addresses, &status, false);
+  EXPECT_NE(out.find("\"frames\":[{\"inlined\":true,\"function\":\"leaf\",\"file\":\"" + c +
+                     "\",\"line\":1,"),
+            std::string::npos) << out;
+  EXPECT_NE(out.find("{\"inlined\":true,\"function\":\"mid\",\"file\":\"" + c + "\",\"line\":2,"),
+            std::string::npos) << out;
+  EXPECT_NE(out.find("{\"inlined\":false,\"function\":\"top\",\"file\":\"" + c + "\",\"line\":4,"),
+            std::string::npos) << out;
   out = test::run_command(kCli + " addr2line -e /nonexistent/file 0", &status);
   EXPECT_EQ(status, 1);
   EXPECT_NE(out.find("framewalk: /nonexistent/file: No such file or directory"), std::string::npos) << out;

@@ -1,0 +1,515 @@
+#include "symbol/function_index.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "symbol/line_program.hpp"
+#include "symbol/line_table.hpp"
+
+namespace framewalk::symbol {
+
+namespace {
+// Chains of abstract_origin/specification and DIE trees are followed this deep at most.
+constexpr int kMaxReferenceDepth = 16;
+constexpr size_t kMaxTreeDepth = 4096;
+
+bool contains(const std::vector<AddressRange>& ranges, uint32_t first, uint32_t count, uint64_t address) {
+  for (uint32_t i = first; i < first + count; ++i)
+    if (address >= ranges[i].low && address < ranges[i].high) return true;
+  return false;
+}
+}  // namespace
+
+struct FunctionIndex::Node {
+  uint64_t die = 0;
+  uint32_t first_range = 0, range_count = 0;
+  int32_t first_child = -1, last_child = -1, next_sibling = -1;
+  uint32_t depth = 0;
+  bool inlined = false;
+  uint64_t call_file = 0;
+  bool has_call_file = false;
+  uint32_t call_line = 0, call_column = 0;
+};
+
+struct FunctionIndex::Unit {
+  const UnitHeader* header = nullptr;
+  std::vector<AddressRange> root_ranges;
+  bool decoded = false;
+  bool broken = false;
+  std::optional<uint64_t> stmt_list;
+  std::string_view comp_dir;
+  std::vector<Node> nodes;
+  std::vector<AddressRange> ranges;  // of the nodes
+  struct Entry {
+    uint64_t low, high;
+    uint32_t node;
+  };
+  std::vector<Entry> by_low;     // subprogram ranges, sorted by low
+  std::vector<uint64_t> reach;   // reach[i]: the largest high of by_low[0..i]
+  bool files_loaded = false;
+  std::vector<std::string> files;  // the line header's paths, by DW_AT_call_file index
+  bool zero_based_files = false;
+};
+
+struct FunctionIndex::Impl {
+  DwarfSections main_sections;
+  std::optional<DwarfSections> alt_sections;
+  mutable std::mutex mutex;
+  mutable std::unique_ptr<DwarfFile> main;
+  mutable std::unique_ptr<DwarfFile> alt;
+  mutable bool started = false;
+  mutable std::vector<Unit> units;  // compile and partial units of `main`, by offset
+  struct UnitRange {
+    uint64_t low, high;
+    size_t unit;
+  };
+  mutable std::vector<UnitRange> unit_ranges;  // sorted by low
+  mutable std::vector<uint64_t> unit_reach;
+  mutable std::vector<size_t> rangeless;  // units without root ranges or aranges
+  mutable std::vector<DwarfProblem> problems;
+  struct Name {
+    std::string_view text;
+    bool linkage = false, final = false;
+  };
+  mutable std::map<std::pair<bool, uint64_t>, Name> names;
+
+  void start() const;
+  void decode(Unit& u) const;
+  void load_files(Unit& u) const;
+  Name name_of(bool in_alt, uint64_t die) const;
+  void resolve_name(bool in_alt, uint64_t die, int depth, std::string_view* name, bool* linkage, bool* final) const;
+  bool chain_in(Unit& u, uint64_t address, std::vector<FunctionLevel>* out) const;
+  void report(Error e, const char* section) const { problems.push_back({e, section}); }
+};
+
+FunctionIndex::FunctionIndex(const DwarfSections& sections, const DwarfSections* supplementary)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->main_sections = sections;
+  if (supplementary) impl_->alt_sections = *supplementary;
+}
+
+FunctionIndex::~FunctionIndex() = default;
+
+void FunctionIndex::Impl::start() const {
+  if (started) return;
+  started = true;
+  main = std::make_unique<DwarfFile>(main_sections);
+  problems.insert(problems.end(), main->problems().begin(), main->problems().end());
+  if (alt_sections) alt = std::make_unique<DwarfFile>(*alt_sections);
+  for (const UnitHeader& h : main->units()) {
+    if (h.unit_type != ut::kCompile && h.unit_type != ut::kPartial && h.unit_type != ut::kSkeleton) continue;
+    Unit u;
+    u.header = &h;
+    units.push_back(std::move(u));
+  }
+  // The root ranges of each unit.
+  for (Unit& u : units) {
+    const UnitHeader& h = *u.header;
+    auto ctx = main->context(h);
+    auto table = ctx ? main->abbrevs(h.abbrev_offset) : Result<const AbbrevTable*>(ctx.error());
+    if (!ctx || !table) {
+      report(ctx ? table.error() : ctx.error(), ".debug_info");
+      u.broken = true;
+      continue;
+    }
+    auto r = main->reader_at(h, h.first_die);
+    if (!r) continue;
+    std::optional<FormValue> low, high, ranges;
+    auto root = main->read_die(h, **table, *r, [&](uint64_t name, const FormValue& v) {
+      if (name == at::kLowPc) low = v;
+      else if (name == at::kHighPc) high = v;
+      else if (name == at::kRanges) ranges = v;
+    });
+    if (!root) {
+      report(root.error(), ".debug_info");
+      u.broken = true;
+      continue;
+    }
+    if (ranges) {
+      auto read = read_ranges(*ctx, *ranges, &u.root_ranges);
+      if (!read) report(read.error(), h.version >= 5 ? ".debug_rnglists" : ".debug_ranges");
+    } else if (low && high) {
+      auto l = value_address(*ctx, *low);
+      if (l) {
+        uint64_t hi = high->kind == FormClass::kConstant ? *l + high->number : 0;
+        if (high->kind != FormClass::kConstant) {
+          auto a = value_address(*ctx, *high);
+          if (a) hi = *a;
+        }
+        if (*l < hi) u.root_ranges.push_back({*l, hi});
+      }
+    }
+  }
+  // .debug_aranges, when every compile unit has a set there.
+  std::vector<DwarfProblem> arange_problems;
+  std::vector<ArangeSet> sets = read_aranges(main_sections.aranges, main_sections.endian, &arange_problems);
+  problems.insert(problems.end(), arange_problems.begin(), arange_problems.end());
+  std::map<uint64_t, size_t> by_offset;
+  for (size_t i = 0; i < units.size(); ++i) by_offset[units[i].header->offset] = i;
+  std::set<uint64_t> covered;
+  for (const ArangeSet& s : sets) covered.insert(s.unit_offset);
+  bool complete = !sets.empty() && arange_problems.empty();
+  for (const Unit& u : units)
+    if (u.header->unit_type == ut::kCompile && !covered.count(u.header->offset)) complete = false;
+  std::vector<bool> ranged(units.size(), false);
+  if (complete) {
+    for (const ArangeSet& s : sets) {
+      auto it = by_offset.find(s.unit_offset);
+      if (it == by_offset.end()) continue;
+      for (const AddressRange& r : s.ranges) unit_ranges.push_back({r.low, r.high, it->second});
+      ranged[it->second] = !s.ranges.empty();
+    }
+  } else {
+    for (size_t i = 0; i < units.size(); ++i) {
+      for (const AddressRange& r : units[i].root_ranges) unit_ranges.push_back({r.low, r.high, i});
+      ranged[i] = !units[i].root_ranges.empty();
+    }
+  }
+  for (size_t i = 0; i < units.size(); ++i)
+    if (!ranged[i] && !units[i].broken) rangeless.push_back(i);
+  std::sort(unit_ranges.begin(), unit_ranges.end(),
+            [](const UnitRange& a, const UnitRange& b) { return a.low < b.low; });
+  uint64_t reach = 0;
+  for (const UnitRange& r : unit_ranges) unit_reach.push_back(reach = std::max(reach, r.high));
+}
+
+void FunctionIndex::Impl::decode(Unit& u) const {
+  if (u.decoded) return;
+  u.decoded = true;
+  const UnitHeader& h = *u.header;
+  auto ctx = main->context(h);
+  if (!ctx) {
+    report(ctx.error(), ".debug_info");
+    u.broken = true;
+    return;
+  }
+  auto table = main->abbrevs(h.abbrev_offset);
+  if (!table) {
+    report(table.error(), ".debug_abbrev");
+    u.broken = true;
+    return;
+  }
+  auto reader = main->reader_at(h, h.first_die);
+  if (!reader) {
+    u.broken = true;
+    return;
+  }
+  ByteReader& r = *reader;
+  std::vector<int32_t> enclosing;  // per open level: the function node DIEs there belong to, or -1
+  bool root = true;
+  while (!r.at_end()) {
+    const uint64_t die = r.absolute_offset();
+    std::optional<FormValue> low, high, ranges, call_file, call_line, call_column, stmt_list, comp_dir;
+    auto abbrev = main->read_die(h, **table, r, [&](uint64_t name, const FormValue& v) {
+      switch (name) {
+        case at::kLowPc: low = v; break;
+        case at::kHighPc: high = v; break;
+        case at::kRanges: ranges = v; break;
+        case at::kCallFile: call_file = v; break;
+        case at::kCallLine: call_line = v; break;
+        case at::kCallColumn: call_column = v; break;
+        case at::kStmtList: stmt_list = v; break;
+        case at::kCompDir: comp_dir = v; break;
+        default: break;
+      }
+    });
+    if (!abbrev) {
+      // What was decoded before the fault still answers.
+      report(abbrev.error(), ".debug_info");
+      u.broken = true;
+      break;
+    }
+    if (!*abbrev) {
+      if (enclosing.empty()) break;  // padding after the root's children
+      enclosing.pop_back();
+      if (enclosing.empty()) break;
+      continue;
+    }
+    const Abbrev& a = **abbrev;
+    if (root) {
+      root = false;
+      if (stmt_list && stmt_list->kind != FormClass::kString) u.stmt_list = stmt_list->number;
+      if (comp_dir) {
+        auto dir = value_string(*ctx, *comp_dir, alt ? alt->sections().str : Bytes{});
+        if (dir) u.comp_dir = *dir;
+      }
+      if (!a.has_children) break;
+      enclosing.push_back(-1);
+      continue;
+    }
+    int32_t created = -1;
+    const int32_t parent = enclosing.empty() ? -1 : enclosing.back();
+    const bool is_sub = a.tag == tag::kSubprogram;
+    const bool is_inline = a.tag == tag::kInlinedSubroutine && parent >= 0;
+    if (is_sub || is_inline) {
+      const size_t first = u.ranges.size();
+      if (ranges) {
+        auto read = read_ranges(*ctx, *ranges, &u.ranges);
+        if (!read) {
+          report(read.error(), h.version >= 5 ? ".debug_rnglists" : ".debug_ranges");
+          u.ranges.resize(first);
+        }
+      } else if (low && high) {
+        auto l = value_address(*ctx, *low);
+        std::optional<uint64_t> hi;
+        if (l && (high->kind == FormClass::kConstant || high->kind == FormClass::kSigned)) {
+          hi = *l + high->number;
+        } else if (l) {
+          auto a2 = value_address(*ctx, *high);
+          if (a2) hi = *a2;
+          else report(a2.error(), ".debug_addr");
+        } else {
+          report(l.error(), ".debug_addr");
+        }
+        if (l && hi && *l < *hi) u.ranges.push_back({*l, *hi});
+      }
+      if (u.ranges.size() > first) {
+        Node n;
+        n.die = die;
+        n.first_range = static_cast<uint32_t>(first);
+        n.range_count = static_cast<uint32_t>(u.ranges.size() - first);
+        n.inlined = is_inline;
+        n.depth = static_cast<uint32_t>(enclosing.size());
+        if (call_file && call_file->kind == FormClass::kConstant) {
+          n.call_file = call_file->number;
+          n.has_call_file = true;
+        }
+        if (call_line) n.call_line = static_cast<uint32_t>(call_line->number);
+        if (call_column) n.call_column = static_cast<uint32_t>(call_column->number);
+        created = static_cast<int32_t>(u.nodes.size());
+        u.nodes.push_back(n);
+        if (parent >= 0) {
+          Node& p = u.nodes[static_cast<size_t>(parent)];
+          if (p.last_child < 0) p.first_child = created;
+          else u.nodes[static_cast<size_t>(p.last_child)].next_sibling = created;
+          p.last_child = created;
+        }
+        if (is_sub)
+          for (size_t i = first; i < u.ranges.size(); ++i)
+            u.by_low.push_back({u.ranges[i].low, u.ranges[i].high, static_cast<uint32_t>(created)});
+      }
+    }
+    if (a.has_children) {
+      if (enclosing.size() >= kMaxTreeDepth) {
+        report(Error{ErrorCode::kTooDeep, die}, ".debug_info");
+        u.broken = true;
+        break;
+      }
+      enclosing.push_back(created >= 0 ? created : parent);
+    }
+  }
+  std::sort(u.by_low.begin(), u.by_low.end(), [](const Unit::Entry& x, const Unit::Entry& y) {
+    return x.low != y.low ? x.low < y.low : x.node < y.node;
+  });
+  uint64_t reach = 0;
+  u.reach.reserve(u.by_low.size());
+  for (const Unit::Entry& e : u.by_low) u.reach.push_back(reach = std::max(reach, e.high));
+}
+
+void FunctionIndex::Impl::load_files(Unit& u) const {
+  if (u.files_loaded) return;
+  u.files_loaded = true;
+  if (!u.stmt_list) return;
+  LineSections s;
+  s.line = main_sections.line;
+  s.line_str = main_sections.line_str;
+  s.str = main_sections.str;
+  s.endian = main_sections.endian;
+  s.address_size = u.header->address_size;
+  auto header = parse_line_header(s, *u.stmt_list);
+  if (!header) {
+    report(header.error(), ".debug_line");
+    return;
+  }
+  u.zero_based_files = header->zero_based();
+  for (const LineFileEntry& f : header->files) u.files.push_back(resolve_file_path(*header, f, u.comp_dir));
+}
+
+void FunctionIndex::Impl::resolve_name(bool in_alt, uint64_t die, int depth, std::string_view* name,
+                                       bool* linkage, bool* final) const {
+  if (depth > kMaxReferenceDepth) {
+    report(Error{ErrorCode::kTooDeep, die}, ".debug_info");
+    return;
+  }
+  DwarfFile* file = in_alt ? alt.get() : main.get();
+  const UnitHeader* unit = file->unit_containing(die);
+  const char* section = in_alt ? ".debug_info (supplementary)" : ".debug_info";
+  if (!unit) {
+    report(Error{ErrorCode::kBadReference, die}, section);
+    return;
+  }
+  auto ctx = file->context(*unit);
+  auto table = ctx ? file->abbrevs(unit->abbrev_offset) : Result<const AbbrevTable*>(ctx.error());
+  auto r = file->reader_at(*unit, die);
+  if (!ctx || !table || !r) {
+    report(!ctx ? ctx.error() : !table ? table.error() : r.error(), section);
+    return;
+  }
+  std::optional<FormValue> own_name, linkage_name, origin, specification;
+  auto read = file->read_die(*unit, **table, *r, [&](uint64_t at_name, const FormValue& v) {
+    if (at_name == at::kName) own_name = v;
+    else if (at_name == at::kLinkageName || at_name == at::kMipsLinkageName) linkage_name = v;
+    else if (at_name == at::kAbstractOrigin) origin = v;
+    else if (at_name == at::kSpecification) specification = v;
+  });
+  if (!read || !*read) {
+    report(read ? Error{ErrorCode::kBadReference, die} : read.error(), section);
+    return;
+  }
+  // Strings of a supplementary file's DIE are its own; its GNU_strp_alt are not used there.
+  const Bytes alt_str = !in_alt && alt ? alt->sections().str : Bytes{};
+  auto text = [&](const FormValue& v) -> std::optional<std::string_view> {
+    if (in_alt && v.kind == FormClass::kAltStrOffset) return std::nullopt;
+    auto s = value_string(*ctx, v, alt_str);
+    if (!s) {
+      report(s.error(), s.error().code == ErrorCode::kNeedsSupplementary ? ".debug_info" : ".debug_str");
+      return std::nullopt;
+    }
+    return *s;
+  };
+  if (linkage_name) {
+    if (auto s = text(*linkage_name)) {
+      *name = *s;
+      *linkage = true;
+      *final = true;
+      return;
+    }
+  }
+  if (own_name && name->empty()) {
+    if (auto s = text(*own_name)) {
+      *name = *s;
+      *final = !language_mangles(ctx->language);
+    }
+  }
+  for (const std::optional<FormValue>* ref : {&origin, &specification}) {
+    if (!*ref) continue;
+    const FormValue& v = **ref;
+    bool target_alt = in_alt;
+    uint64_t target = 0;
+    if (v.kind == FormClass::kUnitRef) {
+      target = unit->offset + v.number;
+    } else if (v.kind == FormClass::kSectionRef) {
+      target = v.number;
+    } else if (v.kind == FormClass::kAltRef) {
+      if (!alt) {
+        report(Error{ErrorCode::kNeedsSupplementary, die}, section);
+        continue;
+      }
+      target_alt = true;
+      target = v.number;
+    } else {
+      continue;  // ref_sig8: a type, never a function's name
+    }
+    if (target == die && target_alt == in_alt) continue;
+    resolve_name(target_alt, target, depth + 1, name, linkage, final);
+    if (*linkage) return;
+  }
+}
+
+FunctionIndex::Impl::Name FunctionIndex::Impl::name_of(bool in_alt, uint64_t die) const {
+  auto key = std::make_pair(in_alt, die);
+  auto found = names.find(key);
+  if (found != names.end()) return found->second;
+  Name n;
+  resolve_name(in_alt, die, 0, &n.text, &n.linkage, &n.final);
+  names.emplace(key, n);
+  return n;
+}
+
+bool FunctionIndex::Impl::chain_in(Unit& u, uint64_t address, std::vector<FunctionLevel>* out) const {
+  decode(u);
+  // The deepest subprogram covering the address (nested functions lie inside their parents).
+  auto it = std::upper_bound(u.by_low.begin(), u.by_low.end(), address,
+                             [](uint64_t a, const Unit::Entry& e) { return a < e.low; });
+  int32_t best = -1;
+  for (size_t i = static_cast<size_t>(it - u.by_low.begin()); i-- > 0;) {
+    if (u.reach[i] <= address) break;
+    const Unit::Entry& e = u.by_low[i];
+    if (address < e.high && (best < 0 || u.nodes[e.node].depth > u.nodes[static_cast<size_t>(best)].depth ||
+                             (u.nodes[e.node].depth == u.nodes[static_cast<size_t>(best)].depth &&
+                              static_cast<int32_t>(e.node) > best)))
+      best = static_cast<int32_t>(e.node);
+  }
+  if (best < 0) return false;
+  // Down the inlined calls that cover the address.
+  std::vector<int32_t> path{best};
+  for (int32_t at = best;;) {
+    int32_t next = -1;
+    for (int32_t c = u.nodes[static_cast<size_t>(at)].first_child; c >= 0;
+         c = u.nodes[static_cast<size_t>(c)].next_sibling) {
+      const Node& n = u.nodes[static_cast<size_t>(c)];
+      if (n.inlined && contains(u.ranges, n.first_range, n.range_count, address)) {
+        next = c;
+        break;
+      }
+    }
+    if (next < 0) break;
+    path.push_back(next);
+    at = next;
+  }
+  load_files(u);
+  out->clear();
+  for (size_t i = path.size(); i-- > 0;) {
+    const Node& n = u.nodes[static_cast<size_t>(path[i])];
+    FunctionLevel level;
+    const Name name = name_of(false, n.die);
+    level.name = name.text;
+    level.linkage_name = name.linkage;
+    level.final_name = name.final;
+    level.entry = u.ranges[n.first_range].low;
+    level.die = n.die;
+    level.inlined = n.inlined;
+    if (n.inlined) {
+      if (n.has_call_file) {
+        const uint64_t index = u.zero_based_files ? n.call_file : n.call_file - 1;
+        if (index < u.files.size()) level.call_file = u.files[static_cast<size_t>(index)];
+      }
+      level.call_line = n.call_line;
+      level.call_column = n.call_column;
+    }
+    out->push_back(level);
+  }
+  return true;
+}
+
+std::vector<FunctionLevel> FunctionIndex::chain(uint64_t address) const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  Impl& m = *impl_;
+  m.start();
+  std::vector<FunctionLevel> out;
+  auto it = std::upper_bound(m.unit_ranges.begin(), m.unit_ranges.end(), address,
+                             [](uint64_t a, const Impl::UnitRange& r) { return a < r.low; });
+  std::vector<size_t> tried;
+  for (size_t i = static_cast<size_t>(it - m.unit_ranges.begin()); i-- > 0;) {
+    if (m.unit_reach[i] <= address) break;
+    const Impl::UnitRange& r = m.unit_ranges[i];
+    if (address >= r.high || std::find(tried.begin(), tried.end(), r.unit) != tried.end()) continue;
+    tried.push_back(r.unit);
+    if (m.chain_in(m.units[r.unit], address, &out)) return out;
+  }
+  for (size_t unit : m.rangeless)
+    if (m.chain_in(m.units[unit], address, &out)) return out;
+  return {};
+}
+
+std::vector<uint64_t> FunctionIndex::function_entries() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  Impl& m = *impl_;
+  m.start();
+  std::vector<uint64_t> out;
+  for (Unit& u : m.units) {
+    m.decode(u);
+    for (const Node& n : u.nodes)
+      if (!n.inlined) out.push_back(u.ranges[n.first_range].low);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::vector<DwarfProblem> FunctionIndex::problems() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->problems;
+}
+
+}  // namespace framewalk::symbol

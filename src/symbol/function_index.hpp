@@ -1,0 +1,67 @@
+// The functions of a file's .debug_info, found by address: each
+// DW_TAG_subprogram with code (low_pc/high_pc or DW_AT_ranges) and the tree
+// of DW_TAG_inlined_subroutine under it, with their call sites. Lazy: the
+// unit headers and roots are read at the first lookup, a unit's DIEs when an
+// address first falls in it (then cached). The unit of an address comes from
+// .debug_aranges when every compile unit has a set there, else from the
+// units' root ranges; units without root ranges are scanned last. Names
+// follow DW_AT_abstract_origin and DW_AT_specification chains, across units
+// (DW_FORM_ref_addr) and into a supplementary (dwz) file when one is given.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "symbol/debug_info.hpp"
+
+namespace framewalk::symbol {
+
+// One level of an inline chain as .debug_info has it.
+struct FunctionLevel {
+  std::string_view name;      // DW_AT_linkage_name anywhere on the chain, else the first DW_AT_name; empty: none
+  bool linkage_name = false;  // `name` is a linkage (mangled) name
+  // binutils' is_linkage: a linkage name, or a DW_AT_name in a unit of a
+  // language it does not demangle (C). Else binutils looks the ELF symbol up.
+  bool final_name = false;
+  uint64_t entry = 0;         // the low address of its first range
+  uint64_t die = 0;           // the offset of its DIE in .debug_info: what tells two functions apart
+  bool inlined = false;       // a DW_TAG_inlined_subroutine (else the physical DW_TAG_subprogram)
+  // Where an inlined function was called from (in the level after it); meaningful when `inlined`.
+  std::string_view call_file;  // resolved as the line table resolves paths; empty when unknown
+  uint32_t call_line = 0;
+  uint32_t call_column = 0;
+};
+
+class FunctionIndex {
+ public:
+  // `supplementary`: the sections of the dwz file `.gnu_debugaltlink` names, if found.
+  explicit FunctionIndex(const DwarfSections& sections, const DwarfSections* supplementary = nullptr);
+  ~FunctionIndex();
+  FunctionIndex(const FunctionIndex&) = delete;
+  FunctionIndex& operator=(const FunctionIndex&) = delete;
+
+  // The functions covering `address`, innermost first, ending with the
+  // physical subprogram; empty when no function with code covers it.
+  // The views stay valid as long as the index.
+  std::vector<FunctionLevel> chain(uint64_t address) const;
+
+  // The entry of every subprogram with code (all units decoded), sorted.
+  std::vector<uint64_t> function_entries() const;
+
+  // Problems met so far (each names its section and offset); grows as units are decoded.
+  std::vector<DwarfProblem> problems() const;
+
+ private:
+  struct Node;
+  struct Unit;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace framewalk::symbol

@@ -1,0 +1,485 @@
+// .debug_info on hand-written bytes: unit headers of every kind, abbreviation
+// tables, each form class, the DWARF 5 index forms through their bases, range
+// lists of both sections, and the function index (abstract_origin and
+// specification chains, across units, inline trees, a broken unit).
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "support/section_builder.hpp"
+#include "symbol/debug_info.hpp"
+#include "symbol/function_index.hpp"
+#include "symbol/line_program.hpp"
+
+namespace framewalk::symbol {
+namespace {
+
+using test::Label;
+using test::SectionBuilder;
+
+TEST(DebugInfo, UnitHeadersOfEveryKind) {
+  SectionBuilder b;
+  // DWARF 4 compile unit.
+  Label e1 = b.new_label(), s1 = b.new_label();
+  b.diff32(e1, s1).mark(s1).u16(4).u32(0x10).u8(8).uleb(0).mark(e1);
+  // DWARF 5 type unit: signature and type offset.
+  const size_t second = b.size();
+  Label e2 = b.new_label(), s2 = b.new_label();
+  b.diff32(e2, s2).mark(s2).u16(5).u8(ut::kType).u8(4).u32(0x20).u64(0x1122334455667788).u32(0x19).uleb(0).mark(e2);
+  // DWARF 5 skeleton, DWARF 64.
+  const size_t third = b.size();
+  Label e3 = b.new_label(), s3 = b.new_label();
+  b.u32(0xffffffff).diff64(e3, s3).mark(s3).u16(5).u8(ut::kSkeleton).u8(8).u64(0x30).u64(0xabcdef).uleb(0).mark(e3);
+  // DWARF 5 with unit type 9: reported with the type's offset, the next unit is read.
+  const size_t fourth = b.size();
+  Label e4 = b.new_label(), s4 = b.new_label();
+  b.diff32(e4, s4).mark(s4).u16(5).u8(9).u8(8).u32(0).mark(e4);
+  const size_t fifth = b.size();
+  Label e5 = b.new_label(), s5 = b.new_label();
+  b.diff32(e5, s5).mark(s5).u16(2).u32(0).u8(4).uleb(0).mark(e5);
+  const std::vector<uint8_t> info = b.finish();
+
+  std::vector<DwarfProblem> problems;
+  const std::vector<UnitHeader> units = read_unit_headers(info, Endian::kLittle, &problems);
+  ASSERT_EQ(units.size(), 4u);
+  EXPECT_EQ(units[0].version, 4);
+  EXPECT_EQ(units[0].abbrev_offset, 0x10u);
+  EXPECT_EQ(units[0].first_die, 11u);
+  EXPECT_EQ(units[1].offset, second);
+  EXPECT_EQ(units[1].unit_type, ut::kType);
+  EXPECT_EQ(units[1].address_size, 4);
+  EXPECT_EQ(units[1].signature, 0x1122334455667788u);
+  EXPECT_EQ(units[1].type_offset, 0x19u);
+  EXPECT_EQ(units[1].first_die, second + 4 + 2 + 1 + 1 + 4 + 8 + 4);
+  EXPECT_EQ(units[2].offset, third);
+  EXPECT_TRUE(units[2].dwarf64);
+  EXPECT_EQ(units[2].abbrev_offset, 0x30u);
+  EXPECT_EQ(units[2].signature, 0xabcdefu);
+  EXPECT_EQ(units[2].first_die, third + 12 + 2 + 1 + 1 + 8 + 8);
+  EXPECT_EQ(units[3].offset, fifth);
+  EXPECT_EQ(units[3].version, 2);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0].error.code, ErrorCode::kBadUnitType);
+  EXPECT_EQ(problems[0].error.offset, fourth + 4 + 2);
+  EXPECT_STREQ(problems[0].section, ".debug_info");
+}
+
+TEST(DebugInfo, AbbreviationTables) {
+  SectionBuilder a;
+  a.u8(0);  // another table's end before ours, at offset 0
+  a.uleb(7).uleb(tag::kSubprogram).u8(0).uleb(at::kName).uleb(form::kString).uleb(0x88).uleb(form::kImplicitConst)
+      .sleb(-5).uleb(0).uleb(0);
+  a.uleb(2).uleb(tag::kCompileUnit).u8(1).uleb(0).uleb(0);
+  a.uleb(0);
+  const size_t duplicate = a.size();
+  a.uleb(1).uleb(tag::kCompileUnit).u8(0).uleb(0).uleb(0);
+  a.uleb(1).uleb(tag::kSubprogram).u8(0).uleb(0).uleb(0).uleb(0);
+  const std::vector<uint8_t> bytes = a.finish();
+  auto t = AbbrevTable::parse(bytes, Endian::kLittle, 1);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->size(), 2u);
+  const Abbrev* seven = t->find(7);
+  ASSERT_NE(seven, nullptr);
+  EXPECT_EQ(seven->tag, tag::kSubprogram);
+  EXPECT_FALSE(seven->has_children);
+  ASSERT_EQ(seven->count, 2u);
+  EXPECT_EQ(t->attributes(*seven)[1].implicit_const, -5);
+  ASSERT_NE(t->find(2), nullptr);
+  EXPECT_TRUE(t->find(2)->has_children);
+  EXPECT_EQ(t->find(3), nullptr);
+  EXPECT_EQ(t->find(0), nullptr);
+  auto dup = AbbrevTable::parse(bytes, Endian::kLittle, duplicate);
+  ASSERT_FALSE(dup.ok());
+  EXPECT_EQ(dup.error().code, ErrorCode::kBadAbbreviation);
+  EXPECT_EQ(dup.error().offset, duplicate + 5);
+  EXPECT_FALSE(AbbrevTable::parse(bytes, Endian::kLittle, bytes.size()).ok());
+}
+
+TEST(DebugInfo, EveryFormClass) {
+  UnitHeader u;
+  u.version = 5;
+  u.address_size = 8;
+  SectionBuilder b;
+  b.u64(0x401000);                             // addr
+  b.u8(0x12).u16(0x3456).u32(0x789a).u64(9);  // data1, 2, 4, 8
+  b.zeros(16);                                 // data16
+  b.sleb(-2).uleb(300);                        // sdata, udata
+  b.str("hi");                                 // string
+  b.u32(0x44);                                 // strp
+  b.u32(0x55);                                 // line_strp
+  b.uleb(3).u8(4).u16(5).bytes({6, 0, 1}).u32(7);  // strx, strx1-4
+  b.uleb(8).u8(9).u16(10).bytes({0x0b, 0, 0}).u32(12);  // addrx, addrx1-4
+  b.u8(1).u16(2).u32(3).u64(4).uleb(5);        // ref1-8, ref_udata
+  b.u32(0x99);                                 // ref_addr (DWARF 5: offset size)
+  b.u64(0xfeed);                               // ref_sig8
+  b.u32(0x66).u32(0x77);                       // GNU_ref_alt, GNU_strp_alt
+  b.u32(0x88).uleb(2).uleb(3);                 // sec_offset, rnglistx, loclistx
+  b.u8(2).bytes({1, 2}).uleb(1).u8(0x9c);      // block1, exprloc
+  b.u8(1);                                     // flag
+  b.uleb(form::kData2).u16(0xbeef);            // indirect data2
+  b.uleb(form::kIndirect).uleb(form::kData1);  // indirect indirect: refused
+  const std::vector<uint8_t> bytes = b.finish();
+  ByteReader r(bytes, Endian::kLittle);
+  struct Want {
+    uint64_t form;
+    FormClass kind;
+    uint64_t number;
+  };
+  const Want wants[] = {
+      {form::kAddr, FormClass::kAddress, 0x401000}, {form::kData1, FormClass::kConstant, 0x12},
+      {form::kData2, FormClass::kConstant, 0x3456}, {form::kData4, FormClass::kConstant, 0x789a},
+      {form::kData8, FormClass::kConstant, 9}, {form::kData16, FormClass::kBlock, 0},
+      {form::kSdata, FormClass::kSigned, static_cast<uint64_t>(-2)}, {form::kUdata, FormClass::kConstant, 300},
+      {form::kString, FormClass::kString, 0}, {form::kStrp, FormClass::kStrOffset, 0x44},
+      {form::kLineStrp, FormClass::kLineStrOffset, 0x55}, {form::kStrx, FormClass::kStrIndex, 3},
+      {form::kStrx1, FormClass::kStrIndex, 4}, {form::kStrx2, FormClass::kStrIndex, 5},
+      {form::kStrx3, FormClass::kStrIndex, 0x010006}, {form::kStrx4, FormClass::kStrIndex, 7},
+      {form::kAddrx, FormClass::kAddrIndex, 8}, {form::kAddrx1, FormClass::kAddrIndex, 9},
+      {form::kAddrx2, FormClass::kAddrIndex, 10}, {form::kAddrx3, FormClass::kAddrIndex, 11},
+      {form::kAddrx4, FormClass::kAddrIndex, 12}, {form::kRef1, FormClass::kUnitRef, 1},
+      {form::kRef2, FormClass::kUnitRef, 2}, {form::kRef4, FormClass::kUnitRef, 3},
+      {form::kRef8, FormClass::kUnitRef, 4}, {form::kRefUdata, FormClass::kUnitRef, 5},
+      {form::kRefAddr, FormClass::kSectionRef, 0x99}, {form::kRefSig8, FormClass::kSignatureRef, 0xfeed},
+      {form::kGnuRefAlt, FormClass::kAltRef, 0x66}, {form::kGnuStrpAlt, FormClass::kAltStrOffset, 0x77},
+      {form::kSecOffset, FormClass::kSectionOffset, 0x88}, {form::kRnglistx, FormClass::kRnglistIndex, 2},
+      {form::kLoclistx, FormClass::kLoclistIndex, 3}, {form::kBlock1, FormClass::kBlock, 0},
+      {form::kExprloc, FormClass::kBlock, 0}, {form::kFlag, FormClass::kFlag, 1},
+      {form::kFlagPresent, FormClass::kFlag, 1}, {form::kImplicitConst, FormClass::kConstant, 42},
+      {form::kIndirect, FormClass::kConstant, 0xbeef},
+  };
+  for (const Want& w : wants) {
+    auto v = read_form(r, u, w.form, 42);
+    ASSERT_TRUE(v.ok()) << "form " << w.form;
+    EXPECT_EQ(v->kind, w.kind) << "form " << w.form;
+    if (w.kind != FormClass::kBlock && w.kind != FormClass::kString) EXPECT_EQ(v->number, w.number) << "form " << w.form;
+    if (w.form == form::kString) EXPECT_EQ(v->text, "hi");
+    if (w.form == form::kData16) EXPECT_EQ(v->block.size(), 16u);
+    if (w.form == form::kBlock1) EXPECT_EQ(v->block.size(), 2u);
+  }
+  const size_t at = r.offset();
+  auto twice = read_form(r, u, form::kIndirect, 0);
+  ASSERT_FALSE(twice.ok());
+  EXPECT_EQ(twice.error().code, ErrorCode::kBadForm);
+  EXPECT_EQ(twice.error().offset, at + 1);
+  auto unknown = read_form(r, u, 0x7f, 0);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().code, ErrorCode::kBadForm);
+  // DWARF 2's ref_addr is address-sized.
+  UnitHeader v2 = u;
+  v2.version = 2;
+  v2.address_size = 4;
+  const std::vector<uint8_t> four = {1, 0, 0, 0, 0xff};
+  ByteReader r2(four, Endian::kLittle);
+  auto ref = read_form(r2, v2, form::kRefAddr, 0);
+  ASSERT_TRUE(ref.ok());
+  EXPECT_EQ(ref->number, 1u);
+  EXPECT_EQ(r2.offset(), 4u);
+}
+
+TEST(DebugInfo, IndexFormsThroughTheirBases) {
+  const std::vector<uint8_t> str = {'x', 0, 'n', 'a', 'm', 'e', 0};
+  SectionBuilder offsets;
+  offsets.u32(12).u16(5).u16(0).u32(0).u32(2);  // header, then entries: 0, 2
+  const std::vector<uint8_t> str_offsets = offsets.finish();
+  SectionBuilder addr;
+  addr.u32(20).u16(5).u8(8).u8(0).u64(0x1000).u64(0x2000);
+  const std::vector<uint8_t> addr_bytes = addr.finish();
+  DwarfSections s;
+  s.str = str;
+  s.str_offsets = str_offsets;
+  s.addr = addr_bytes;
+  UnitContext u;
+  u.sections = &s;
+  u.header.version = 5;
+  u.str_offsets_base = 8;
+  u.has_str_offsets_base = true;
+  u.addr_base = 8;
+  u.has_addr_base = true;
+  FormValue v;
+  v.kind = FormClass::kStrIndex;
+  v.number = 1;
+  auto name = value_string(u, v);
+  ASSERT_TRUE(name.ok());
+  EXPECT_EQ(*name, "name");
+  v.number = 2;
+  auto past = value_string(u, v);
+  ASSERT_FALSE(past.ok());
+  EXPECT_EQ(past.error().code, ErrorCode::kBadIndex);
+  v.kind = FormClass::kAddrIndex;
+  v.number = 1;
+  auto a = value_address(u, v);
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(*a, 0x2000u);
+  v.number = 2;
+  EXPECT_FALSE(value_address(u, v).ok());
+  v.kind = FormClass::kAltStrOffset;
+  v.number = 0;
+  auto alt = value_string(u, v);
+  ASSERT_FALSE(alt.ok());
+  EXPECT_EQ(alt.error().code, ErrorCode::kNeedsSupplementary);
+  auto with_alt = value_string(u, v, str);
+  ASSERT_TRUE(with_alt.ok());
+  EXPECT_EQ(*with_alt, "x");
+}
+
+TEST(DebugInfo, RangeListsOfBothSections) {
+  SectionBuilder addr;
+  addr.u32(28).u16(5).u8(8).u8(0).u64(0x1000).u64(0x2000).u64(0x3000);
+  const std::vector<uint8_t> addr_bytes = addr.finish();
+  SectionBuilder rl;
+  rl.u32(0).u16(5).u8(8).u8(0).u32(1);  // header with one offset
+  rl.u32(4);                             // offsets[0]: the list, 4 bytes after the offsets' base (12)
+  rl.u8(0x01).uleb(0);                   // base_addressx 0x1000
+  rl.u8(0x04).uleb(0x10).uleb(0x20);     // offset_pair: 0x1010-0x1020
+  rl.u8(0x02).uleb(1).uleb(2);           // startx_endx: 0x2000-0x3000
+  rl.u8(0x03).uleb(2).uleb(0x8);         // startx_length: 0x3000-0x3008
+  rl.u8(0x05).u64(0x5000);               // base_address 0x5000
+  rl.u8(0x04).uleb(1).uleb(1);           // offset_pair, empty: left out
+  rl.u8(0x04).uleb(1).uleb(2);           // 0x5001-0x5002
+  rl.u8(0x06).u64(0x6000).u64(0x6010);   // start_end
+  rl.u8(0x07).u64(0x7000).uleb(0x10);    // start_length
+  rl.u8(0x00);
+  const size_t bad = rl.size();
+  rl.u8(0x09);
+  const std::vector<uint8_t> rnglists = rl.finish();
+  SectionBuilder r4;
+  r4.u64(0x10).u64(0x20).u64(~uint64_t{0}).u64(0x9000).u64(0x1).u64(0x2).u64(0).u64(0);
+  const std::vector<uint8_t> ranges = r4.finish();
+  DwarfSections s;
+  s.addr = addr_bytes;
+  s.rnglists = rnglists;
+  s.ranges = ranges;
+  UnitContext u;
+  u.sections = &s;
+  u.header.version = 5;
+  u.header.address_size = 8;
+  u.addr_base = 8;
+  u.has_addr_base = true;
+  u.rnglists_base = 12;
+  u.has_rnglists_base = true;
+  u.base_address = 0x400;
+  std::vector<AddressRange> out;
+  FormValue v;
+  v.kind = FormClass::kRnglistIndex;
+  v.number = 0;
+  ASSERT_TRUE(read_ranges(u, v, &out).ok());
+  const std::vector<std::pair<uint64_t, uint64_t>> want = {{0x1010, 0x1020}, {0x2000, 0x3000}, {0x3000, 0x3008},
+                                                           {0x5001, 0x5002}, {0x6000, 0x6010}, {0x7000, 0x7010}};
+  ASSERT_EQ(out.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(out[i].low, want[i].first);
+    EXPECT_EQ(out[i].high, want[i].second);
+  }
+  v.kind = FormClass::kSectionOffset;
+  v.number = bad;
+  out.clear();
+  auto broken = read_ranges(u, v, &out);
+  ASSERT_FALSE(broken.ok());
+  EXPECT_EQ(broken.error().code, ErrorCode::kBadRangeList);
+  EXPECT_EQ(broken.error().offset, bad);
+  v.kind = FormClass::kRnglistIndex;
+  v.number = 1;
+  EXPECT_EQ(read_ranges(u, v, &out).error().code, ErrorCode::kBadIndex);
+  // DWARF 4 .debug_ranges: the unit's base, then a base selection entry.
+  u.header.version = 4;
+  v.kind = FormClass::kSectionOffset;
+  v.number = 0;
+  out.clear();
+  ASSERT_TRUE(read_ranges(u, v, &out).ok());
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].low, 0x410u);
+  EXPECT_EQ(out[0].high, 0x420u);
+  EXPECT_EQ(out[1].low, 0x9001u);
+  EXPECT_EQ(out[1].high, 0x9002u);
+}
+
+// Two DWARF 4 units. Unit A: an abstract function (name "helper", linkage
+// "_Z6helperv" in a declaration it names by DW_AT_specification), the
+// physical "outer" at 0x1000-0x1100 with an inlined helper (0x1010-0x1040,
+// call at file 1, line 7, column 3) that inlines "leaf" (0x1020-0x1030, at
+// line 9 column 5), leaf's abstract DIE in unit B through ref_addr.
+// Unit B: "leaf", and "solo" at 0x2000-0x2010 (high_pc an address).
+// Unit C: a DIE with an unknown abbreviation code (broken).
+struct TwoUnits {
+  std::vector<uint8_t> info, abbrev, str;
+  uint64_t leaf_die = 0;
+  size_t broken_die = 0;
+};
+
+TwoUnits two_units() {
+  SectionBuilder a;
+  // 1: compile_unit, children: name string, low_pc addr, high_pc data4
+  a.uleb(1).uleb(tag::kCompileUnit).u8(1).uleb(at::kName).uleb(form::kString).uleb(at::kLowPc).uleb(form::kAddr)
+      .uleb(at::kHighPc).uleb(form::kData4).uleb(0).uleb(0);
+  // 2: subprogram declaration: name strp, linkage_name string
+  a.uleb(2).uleb(tag::kSubprogram).u8(0).uleb(at::kName).uleb(form::kStrp).uleb(at::kLinkageName)
+      .uleb(form::kString).uleb(0).uleb(0);
+  // 3: abstract subprogram: specification ref4
+  a.uleb(3).uleb(tag::kSubprogram).u8(0).uleb(at::kSpecification).uleb(form::kRef4).uleb(0).uleb(0);
+  // 4: physical subprogram: name string, low_pc, high_pc data4, children
+  a.uleb(4).uleb(tag::kSubprogram).u8(1).uleb(at::kName).uleb(form::kString).uleb(at::kLowPc).uleb(form::kAddr)
+      .uleb(at::kHighPc).uleb(form::kData4).uleb(0).uleb(0);
+  // 5: inlined_subroutine: abstract_origin ref4, low_pc, high_pc data4, call_file/line/column data1, children
+  a.uleb(5).uleb(tag::kInlinedSubroutine).u8(1).uleb(at::kAbstractOrigin).uleb(form::kRef4).uleb(at::kLowPc)
+      .uleb(form::kAddr).uleb(at::kHighPc).uleb(form::kData4).uleb(at::kCallFile).uleb(form::kData1)
+      .uleb(at::kCallLine).uleb(form::kData1).uleb(at::kCallColumn).uleb(form::kData1).uleb(0).uleb(0);
+  // 6: inlined_subroutine, no children, origin by ref_addr
+  a.uleb(6).uleb(tag::kInlinedSubroutine).u8(0).uleb(at::kAbstractOrigin).uleb(form::kRefAddr).uleb(at::kLowPc)
+      .uleb(form::kAddr).uleb(at::kHighPc).uleb(form::kData4).uleb(at::kCallFile).uleb(form::kData1)
+      .uleb(at::kCallLine).uleb(form::kData1).uleb(at::kCallColumn).uleb(form::kData1).uleb(0).uleb(0);
+  // 7: subprogram name only
+  a.uleb(7).uleb(tag::kSubprogram).u8(0).uleb(at::kName).uleb(form::kString).uleb(0).uleb(0);
+  // 8: subprogram name, low_pc, high_pc addr
+  a.uleb(8).uleb(tag::kSubprogram).u8(0).uleb(at::kName).uleb(form::kString).uleb(at::kLowPc).uleb(form::kAddr)
+      .uleb(at::kHighPc).uleb(form::kAddr).uleb(0).uleb(0);
+  a.uleb(0);
+  TwoUnits t;
+  t.abbrev = a.finish();
+  t.str = {'h', 'e', 'l', 'p', 'e', 'r', 0};
+
+  SectionBuilder b;
+  // Unit A
+  Label ea = b.new_label(), sa = b.new_label();
+  b.diff32(ea, sa).mark(sa).u16(4).u32(0).u8(8);
+  const uint64_t unit_a = 0;
+  b.uleb(1).str("a.c").u64(0x1000).u32(0x100);
+  const uint64_t decl = b.size();
+  b.uleb(2).u32(0).str("_Z6helperv");
+  const uint64_t abstract = b.size();
+  b.uleb(3).u32(static_cast<uint32_t>(decl - unit_a));
+  b.uleb(4).str("outer").u64(0x1000).u32(0x100);
+  b.uleb(5).u32(static_cast<uint32_t>(abstract - unit_a)).u64(0x1010).u32(0x30).u8(1).u8(7).u8(3);
+  Label leaf_ref = b.new_label();
+  b.uleb(6).offset32(leaf_ref).u64(0x1020).u32(0x10).u8(1).u8(9).u8(5);
+  b.uleb(0);  // end of helper's children
+  b.uleb(0);  // end of outer's children
+  b.uleb(0);  // end of the unit's children
+  b.mark(ea);
+  // Unit B
+  Label eb = b.new_label(), sb = b.new_label();
+  b.diff32(eb, sb).mark(sb).u16(4).u32(0).u8(8);
+  b.uleb(1).str("b.c").u64(0x2000).u32(0x10);
+  b.mark(leaf_ref);
+  b.uleb(7).str("leaf");
+  b.uleb(8).str("solo").u64(0x2000).u64(0x2010);
+  b.uleb(0);
+  b.mark(eb);
+  // Unit C: broken at its second DIE.
+  Label ec = b.new_label(), sc = b.new_label();
+  b.diff32(ec, sc).mark(sc).u16(4).u32(0).u8(8);
+  b.uleb(1).str("c.c").u64(0x3000).u32(0x10);
+  const size_t broken = b.size();
+  b.uleb(0x55);
+  b.uleb(0);
+  b.mark(ec);
+  t.info = b.finish();
+  t.leaf_die = b.offset_of(leaf_ref);
+  t.broken_die = broken;
+  return t;
+}
+
+TEST(FunctionIndex, InlineChainThroughOriginsAndUnits) {
+  const TwoUnits t = two_units();
+  DwarfSections s;
+  s.info = t.info;
+  s.abbrev = t.abbrev;
+  s.str = t.str;
+  FunctionIndex index(s);
+  EXPECT_TRUE(index.problems().empty());  // lazy: nothing read yet
+
+  auto chain = index.chain(0x1024);
+  ASSERT_EQ(chain.size(), 3u);
+  EXPECT_EQ(chain[0].name, "leaf");
+  EXPECT_FALSE(chain[0].linkage_name);
+  EXPECT_TRUE(chain[0].inlined);
+  EXPECT_EQ(chain[0].call_line, 9u);
+  EXPECT_EQ(chain[0].call_column, 5u);
+  EXPECT_EQ(chain[0].entry, 0x1020u);
+  EXPECT_EQ(chain[1].name, "_Z6helperv");  // the declaration's linkage name, through specification
+  EXPECT_TRUE(chain[1].linkage_name);
+  EXPECT_TRUE(chain[1].inlined);
+  EXPECT_EQ(chain[1].call_line, 7u);
+  EXPECT_EQ(chain[1].call_column, 3u);
+  EXPECT_EQ(chain[2].name, "outer");
+  EXPECT_FALSE(chain[2].inlined);
+  EXPECT_EQ(chain[2].entry, 0x1000u);
+
+  chain = index.chain(0x1038);  // in helper, past leaf
+  ASSERT_EQ(chain.size(), 2u);
+  EXPECT_EQ(chain[0].name, "_Z6helperv");
+  chain = index.chain(0x10ff);
+  ASSERT_EQ(chain.size(), 1u);
+  EXPECT_EQ(chain[0].name, "outer");
+  EXPECT_TRUE(index.chain(0x1100).empty());
+  chain = index.chain(0x200f);  // high_pc as an address
+  ASSERT_EQ(chain.size(), 1u);
+  EXPECT_EQ(chain[0].name, "solo");
+  EXPECT_TRUE(index.chain(0x2010).empty());
+
+  // The broken unit is reported with the DIE's offset; the others still answer.
+  EXPECT_TRUE(index.chain(0x3004).empty());
+  const std::vector<DwarfProblem> problems = index.problems();
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0].error.code, ErrorCode::kBadAbbreviation);
+  EXPECT_EQ(problems[0].error.offset, t.broken_die);
+  EXPECT_STREQ(problems[0].section, ".debug_info");
+  EXPECT_EQ(index.chain(0x1024).size(), 3u);
+  EXPECT_EQ(index.function_entries(), (std::vector<uint64_t>{0x1000, 0x2000}));
+}
+
+TEST(FunctionIndex, SupplementaryReferenceWithoutTheFileIsReported) {
+  SectionBuilder a;
+  a.uleb(1).uleb(tag::kCompileUnit).u8(1).uleb(at::kLowPc).uleb(form::kAddr).uleb(at::kHighPc).uleb(form::kData1)
+      .uleb(0).uleb(0);
+  a.uleb(2).uleb(tag::kSubprogram).u8(0).uleb(at::kAbstractOrigin).uleb(form::kGnuRefAlt).uleb(at::kLowPc)
+      .uleb(form::kAddr).uleb(at::kHighPc).uleb(form::kData1).uleb(0).uleb(0);
+  a.uleb(0);
+  const std::vector<uint8_t> abbrev = a.finish();
+  SectionBuilder b;
+  Label e = b.new_label(), st = b.new_label();
+  b.diff32(e, st).mark(st).u16(4).u32(0).u8(8);
+  b.uleb(1).u64(0x100).u8(0x10);
+  const size_t die = b.size();
+  b.uleb(2).u32(0x40).u64(0x100).u8(0x10).uleb(0).mark(e);
+  const std::vector<uint8_t> info = b.finish();
+  // The supplementary file: one unit with "alt_name" at its DIE 0x0b.
+  SectionBuilder alt_abbrev;
+  alt_abbrev.uleb(1).uleb(tag::kPartialUnit).u8(1).uleb(0).uleb(0);
+  alt_abbrev.uleb(2).uleb(tag::kSubprogram).u8(0).uleb(at::kName).uleb(form::kString).uleb(0).uleb(0).uleb(0);
+  const std::vector<uint8_t> alt_abbrev_bytes = alt_abbrev.finish();
+  SectionBuilder alt;
+  Label ae = alt.new_label(), as = alt.new_label();
+  alt.diff32(ae, as).mark(as).u16(4).u32(0).u8(8).uleb(1);
+  const size_t alt_die = alt.size();
+  alt.uleb(2).str("alt_name").uleb(0).mark(ae);
+  const std::vector<uint8_t> alt_info = alt.finish();
+
+  DwarfSections s;
+  s.info = info;
+  s.abbrev = abbrev;
+  {
+    FunctionIndex index(s);
+    auto chain = index.chain(0x108);
+    ASSERT_EQ(chain.size(), 1u);
+    EXPECT_TRUE(chain[0].name.empty());
+    const std::vector<DwarfProblem> problems = index.problems();
+    ASSERT_EQ(problems.size(), 1u);
+    EXPECT_EQ(problems[0].error.code, ErrorCode::kNeedsSupplementary);
+    EXPECT_EQ(problems[0].error.offset, die);
+  }
+  // With the file: the name is its DIE's. The reference is fixed up to the DIE's offset.
+  std::vector<uint8_t> fixed = info;
+  fixed[die + 1] = static_cast<uint8_t>(alt_die);
+  s.info = fixed;
+  DwarfSections sup;
+  sup.info = alt_info;
+  sup.abbrev = alt_abbrev_bytes;
+  FunctionIndex index(s, &sup);
+  auto chain = index.chain(0x108);
+  ASSERT_EQ(chain.size(), 1u);
+  EXPECT_EQ(chain[0].name, "alt_name");
+  EXPECT_TRUE(index.problems().empty());
+}
+
+}  // namespace
+}  // namespace framewalk::symbol
