@@ -1,7 +1,5 @@
 #include "symbol/inline_symbolizer.hpp"
 
-#include <cstring>
-
 #include "elf/debug_file.hpp"
 
 namespace framewalk::symbol {
@@ -36,23 +34,11 @@ DwarfSections dwarf_sections(const elf::ElfFile& file, std::vector<DwarfProblem>
 
 namespace {
 
-// The dwz file named by .gnu_debugaltlink: a path, absolute or relative to
-// the directory of the file (`path`) that names it.
+// The dwz file named by .gnu_debugaltlink, its build-id checked (elf/debug_file).
 std::shared_ptr<const elf::ElfFile> open_supplementary(const elf::ElfFile& file, const std::string& path) {
-  const elf::Section* link = file.section_by_name(".gnu_debugaltlink");
-  if (!link) return nullptr;
-  auto bytes = file.section_data(*link);
-  if (!bytes || bytes->empty()) return nullptr;
-  const void* nul = std::memchr(bytes->data(), 0, bytes->size());
-  if (!nul) return nullptr;
-  std::string name(reinterpret_cast<const char*>(bytes->data()),
-                   static_cast<size_t>(static_cast<const uint8_t*>(nul) - bytes->data()));
-  if (name.empty()) return nullptr;
-  if (name[0] != '/') {
-    const size_t slash = path.rfind('/');
-    name = (slash == std::string::npos ? std::string(".") : path.substr(0, slash)) + "/" + name;
-  }
-  auto alt = elf::ElfFile::open(name);
+  auto found = elf::find_supplementary_file(file, path);
+  if (!found) return nullptr;
+  auto alt = elf::ElfFile::open(*found);
   if (!alt) return nullptr;
   return *alt;
 }

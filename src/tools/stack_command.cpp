@@ -445,10 +445,6 @@ int run_core(const StackCommandOptions& options) {
 }  // namespace
 
 int run_stack_command(const StackCommandOptions& options) {
-  if (options.inlines) {
-    std::fprintf(stderr, "framewalk stack: -i needs inline frames from .debug_info, which framewalk does not read yet\n");
-    return 2;
-  }
   g_sources = options.source == "sframe" ? SourceOrder::kSframe
               : options.source == "cfi"  ? SourceOrder::kCfi
                                          : SourceOrder::kAuto;

@@ -95,30 +95,12 @@ const ehabi::ExidxTables* ModuleData::exidx() const {
   return exidx_.get();
 }
 
-namespace {
-
-bool has_debug_section(const elf::ElfFile& file, std::string_view name) {
-  const elf::Section* s = file.section_by_name(name);
-  if (!s) s = file.section_by_name(std::string(".z") + std::string(name.substr(1)));
-  return s && s->type != elf::kShtNobits && s->size > 0;
-}
-
-}  // namespace
-
-const symbol::LineTable* ModuleData::lines() const {
-  std::call_once(lines_once_, [&] {
-    std::shared_ptr<const elf::ElfFile> file = elf_;
-    if (!has_debug_section(*file, ".debug_line")) {
-      file = nullptr;
-      if (const ElfCfi* c = cfi(); c && !c->separate_debug_file().empty())
-        if (auto debug = elf::ElfFile::open(c->separate_debug_file()); debug && has_debug_section(**debug, ".debug_line"))
-          file = *debug;
-    }
-    if (!file) return;
-    auto table = std::make_unique<symbol::LineTable>(symbol::LineTable::load(std::move(file)));
-    if (table->row_count()) lines_ = std::move(table);
+const symbol::InlineSymbolizer* ModuleData::source() const {
+  std::call_once(source_once_, [&] {
+    auto loaded = symbol::InlineSymbolizer::load(elf_, elf_->name());
+    if (loaded && (loaded->lines().row_count() || loaded->has_debug_info())) source_ = std::move(loaded);
   });
-  return lines_.get();
+  return source_.get();
 }
 
 std::optional<uint64_t> ModuleData::vaddr_of_offset(uint64_t offset) const {

@@ -14,7 +14,7 @@
 #include "ehabi/exidx_rows.hpp"
 #include "elf/symbols.hpp"
 #include "sframe/sframe_section.hpp"
-#include "symbol/line_table.hpp"
+#include "symbol/inline_symbolizer.hpp"
 #include "unwind/elf_cfi.hpp"
 
 namespace framewalk {
@@ -39,9 +39,10 @@ class ModuleData {
   // .ARM.extab). Their bytes stay in the file's image.
   const ehabi::ExidxTables* exidx() const;
 
-  // Source lines: the file's own .debug_line, else its separate debug
-  // file's. Null when neither has any. Loaded on first use; thread-safe.
-  const symbol::LineTable* lines() const;
+  // Source lines and inline chains: the file's own DWARF, else its separate
+  // debug file's (and a dwz supplementary file's). Null when neither has a
+  // line table or functions. Loaded on first use; thread-safe.
+  const symbol::InlineSymbolizer* source() const;
 
   // The link-time address that file offset `offset` is loaded at (via PT_LOAD).
   std::optional<uint64_t> vaddr_of_offset(uint64_t offset) const;
@@ -49,12 +50,12 @@ class ModuleData {
  private:
   std::string name_;
   std::shared_ptr<const elf::ElfFile> elf_;
-  mutable std::once_flag cfi_once_, symbols_once_, sframe_once_, exidx_once_, lines_once_;
+  mutable std::once_flag cfi_once_, symbols_once_, sframe_once_, exidx_once_, source_once_;
   mutable std::unique_ptr<ehabi::ExidxTables> exidx_;
   mutable std::unique_ptr<sframe::Section> sframe_;
   mutable std::unique_ptr<ElfCfi> cfi_;
   mutable std::unique_ptr<elf::SymbolTable> symbols_;
-  mutable std::unique_ptr<symbol::LineTable> lines_;
+  mutable std::unique_ptr<symbol::InlineSymbolizer> source_;
 };
 
 struct Module {

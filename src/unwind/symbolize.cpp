@@ -29,16 +29,31 @@ FrameSymbol symbolize(const Frame& frame) {
 }
 
 std::vector<SourceFrame> source_frames(const Frame& frame, bool inlines) {
-  (void)inlines;  // inline chains come with the .debug_info reader
-  SourceFrame physical;
+  std::vector<symbol::SourceFrame> chain;
   if (frame.module && frame.module->data)
-    if (const symbol::LineTable* lines = frame.module->data->lines())
-      if (auto at = lines->lookup(frame.symbol_pc - frame.module->bias); at && !at->file.empty()) {
-        physical.file = std::string(at->file);
-        physical.line = at->line;
-        physical.column = at->column;
-      }
-  return {std::move(physical)};
+    if (const symbol::InlineSymbolizer* source = frame.module->data->source())
+      chain = source->frames(frame.symbol_pc - frame.module->bias);
+  auto located = [](const symbol::SourceFrame& from) {
+    SourceFrame out;
+    if (from.file.empty()) return out;
+    out.file = std::string(from.file);
+    out.line = from.line;
+    out.column = from.column;
+    return out;
+  };
+  if (chain.empty()) return {SourceFrame{}};
+  if (!inlines) return {located(chain.front())};  // the innermost line, as addr2line without -i
+  std::vector<SourceFrame> out;
+  out.reserve(chain.size());
+  for (size_t k = 0; k < chain.size(); ++k) {
+    SourceFrame f = located(chain[k]);
+    if (k + 1 < chain.size()) {
+      f.inlined = true;
+      f.function = chain[k].linkage_name ? demangle_name(std::string(chain[k].function)) : std::string(chain[k].function);
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
 }
 
 }  // namespace framewalk
