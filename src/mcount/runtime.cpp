@@ -6,14 +6,20 @@
 // saves the vector argument registers too and calls framewalk_mcount_slow,
 // which may call into the C library.
 //
-// Hot path (framewalk_mcount_fast): a thread-local pointer (initial-exec
-// TLS: no call), the thread's recursion guard, one probe of the thread's own
-// table. No lock, no atomic read-modify-write, no allocation, no store to a
+// Hot path: on machines whose stub reads it (x86-64), the thread's first
+// probe (first_probe.h): a direct-mapped array of pointers to the slots of
+// the arcs the thread counted last; a hit adds the call with one
+// instruction, before the stub saves a register the C side needs. Else
+// (framewalk_mcount_fast): a thread-local pointer (initial-exec TLS: no
+// call), the thread's recursion guard, one probe of the thread's own table,
+// and the first probe's entry set to the arc's slot. No lock, no atomic read-modify-write, no allocation, no store to a
 // cache line another thread writes. It is async-signal-safe: a signal
 // handler that calls instrumented code while its thread is inside the
 // runtime finds the guard taken and leaves its arc in a small per-thread
 // queue (an atomic increment claims a slot), which the interrupted call
-// adds to the table before it lets the guard go. So the guard is per thread
+// adds to the table before it lets the guard go; a stub's first probe hit
+// needs no guard (its one instruction cannot be split by a signal, and the
+// C side adds to a count with one instruction too: host::add_count). So the guard is per thread
 // and loses nothing, where glibc's one global busy flag drops every call
 // that meets another thread's.
 //
@@ -83,6 +89,10 @@ struct ThreadState {
   FunctionTable* times;
   ShadowStack* shadow;
   uint64_t untimed;   // activations not timed: no memory for a table or a shadow stack
+  // The first probe (first_probe.h): slots of this state's tables, so valid
+  // for whichever thread owns the state; an entry is one word, stored after
+  // its slot is published.
+  ArcSlot* probe[kFirstProbeEntries];
 };
 
 struct Settings {
@@ -97,7 +107,6 @@ struct Settings {
 
 ThreadState* g_states;         // the registry's head
 int g_init_state;              // 0 not yet, 1 being initialised, 2 done
-int g_counting = 1;            // moncontrol
 int g_dump_busy;               // one dump or arc walk at a time
 int g_final_dump_done;
 int g_monstartup_called;       // gcrt1.o set the program up for profiling
@@ -123,30 +132,63 @@ void mirror_table(const ThreadState* t) {
 }
 __thread int tls_attaching __attribute__((tls_model("initial-exec")));
 
+}  // namespace
+}  // namespace framewalk::mcount
+
+// What the stubs read by name (mcount_entry.S): moncontrol's switch, and the
+// thread's first probe (its state's, or nullptr while it has none).
+extern "C" {
+__attribute__((visibility("hidden"))) int framewalk_mcount_counting = 1;
+__attribute__((visibility("hidden"), tls_model("initial-exec"))) __thread framewalk::mcount::ArcSlot**
+    framewalk_mcount_probe;
+}
+
+namespace framewalk::mcount {
+namespace {
+
 void count_lost(uint64_t* counter, uint64_t n) { __atomic_fetch_add(counter, n, __ATOMIC_RELAXED); }
 
 // Out of line: the hot path only reaches it when a thread's table is full.
-__attribute__((noinline, cold)) void grow_and_add(ThreadState* t, uintptr_t from_pc, uintptr_t self_pc,
-                                                  uint64_t count) {
+// The full table is retired, not copied: it keeps its arcs and goes on
+// counting the calls of first-probe entries that point into it (a stub
+// interrupted between its probe and its add by a handler that grew the
+// table adds there afterwards), and every dump walks the chain. The new
+// table, twice as large, takes the arcs from now on; the tables left behind
+// add up to less than the live one. The arc's slot, or nullptr (no memory).
+__attribute__((noinline, cold)) ArcSlot* grow_for(ThreadState* t, uintptr_t from_pc, uintptr_t self_pc) {
   ArcTable* old = t->table;
-  ArcTable* bigger = arc_table_grown(*old);
-  if (bigger == nullptr) {
-    count_lost(&t->lost, count);
-    return;
-  }
-  arc_table_add(*bigger, from_pc, self_pc, count);
+  ArcTable* bigger = arc_table_create(old->capacity * 2);
+  if (bigger == nullptr) return nullptr;
+  bigger->retired = old;
+  ArcSlot* slot = arc_table_slot(*bigger, bigger->shift, from_pc, self_pc);
   t->table_shift = bigger->shift;
   __atomic_store_n(&t->table, bigger, __ATOMIC_RELEASE);
   mirror_table(t);  // only the owner adds to its table
-  // The old table stays mapped: a dump in another thread may still be
-  // reading it. The tables left behind add up to less than the live one.
-  (void)old;
+  return slot;
 }
 
 inline void add(ThreadState* t, uintptr_t from_pc, uintptr_t self_pc, uint64_t count) {
   // Only the owning thread adds (tls.state == t): its mirror is t's table.
-  if (__builtin_expect(arc_table_add(*tls.table, tls.table_shift, from_pc, self_pc, count), 1)) return;
-  grow_and_add(t, from_pc, self_pc, count);
+  ArcSlot* slot = arc_table_slot(*tls.table, tls.table_shift, from_pc, self_pc);
+  if (__builtin_expect(slot == nullptr, 0)) slot = grow_for(t, from_pc, self_pc);
+  if (slot == nullptr) {
+    count_lost(&t->lost, count);
+    return;
+  }
+  host::add_count(slot->count, count);
+  if constexpr (host::kStubReadsFirstProbe) {
+    __atomic_store_n(&t->probe[first_probe_index(from_pc, self_pc)], slot, __ATOMIC_RELEASE);
+  }
+}
+
+// Calls fn(from_pc, self_pc, count) for every arc of the state's tables,
+// the live one and those it retired.
+template <typename Fn>
+void for_each_arc_of(const ThreadState* s, Fn&& fn) {
+  for (const ArcTable* table = __atomic_load_n(&s->table, __ATOMIC_ACQUIRE); table != nullptr;
+       table = table->retired) {
+    arc_table_for_each(*table, fn);
+  }
 }
 
 // A handler nested in the runtime on this thread: queue the arc for the
@@ -339,7 +381,10 @@ ThreadState* claim_state() {
 
 void on_thread_exit(void* data) {
   auto* t = static_cast<ThreadState*>(data);
-  if (tls.state == t) tls.state = nullptr;
+  if (tls.state == t) {
+    tls.state = nullptr;
+    framewalk_mcount_probe = nullptr;
+  }
   if (t->has_timer) {
     stop_thread_timer(t->timer);
     t->has_timer = 0;
@@ -435,6 +480,7 @@ ThreadState* attach_thread() {
   if (t != nullptr) {
     t->busy = 0;
     mirror_table(t);
+    framewalk_mcount_probe = t->probe;
     tls.state = t;
     pthread_setspecific(g_thread_key, t);
     t->has_timer = start_thread_timer(t->timer) ? 1 : 0;
@@ -459,22 +505,24 @@ namespace {
 ArcTable* merge_all() {
   std::size_t total = 0;
   for (ThreadState* s = __atomic_load_n(&g_states, __ATOMIC_ACQUIRE); s != nullptr; s = s->next) {
-    total += __atomic_load_n(&s->table, __ATOMIC_ACQUIRE)->used;
+    for (const ArcTable* table = __atomic_load_n(&s->table, __ATOMIC_ACQUIRE); table != nullptr;
+         table = table->retired) {
+      total += table->used;
+    }
   }
   std::size_t capacity = 16;
   while (capacity < 2 * total + 2) capacity *= 2;
   ArcTable* merged = arc_table_create(capacity);
   for (ThreadState* s = __atomic_load_n(&g_states, __ATOMIC_ACQUIRE); s != nullptr && merged != nullptr;
        s = s->next) {
-    arc_table_for_each(*__atomic_load_n(&s->table, __ATOMIC_ACQUIRE),
-                       [&](uintptr_t from_pc, uintptr_t self_pc, uint64_t count) {
-                         if (merged == nullptr || arc_table_add(*merged, from_pc, self_pc, count)) return;
-                         // Arcs other threads added since the sizing.
-                         ArcTable* bigger = arc_table_grown(*merged);
-                         arc_table_destroy(merged);
-                         merged = bigger;
-                         if (merged != nullptr) arc_table_add(*merged, from_pc, self_pc, count);
-                       });
+    for_each_arc_of(s, [&](uintptr_t from_pc, uintptr_t self_pc, uint64_t count) {
+      if (merged == nullptr || arc_table_add(*merged, from_pc, self_pc, count)) return;
+      // Arcs other threads added since the sizing.
+      ArcTable* bigger = arc_table_grown(*merged);
+      arc_table_destroy(merged);
+      merged = bigger;
+      if (merged != nullptr) arc_table_add(*merged, from_pc, self_pc, count);
+    });
   }
   return merged;
 }
@@ -599,6 +647,7 @@ int write_profile(const char* path) {
     writer.histogram(h.low_pc, h.high_pc, h.bins, h.nbins, h.rate);
     if (merged != nullptr) {
       arc_table_for_each(*merged, [&](uintptr_t from_pc, uintptr_t self_pc, uint64_t count) {
+        if (count == 0) return;  // published, its first call not added yet
         // gprof reads one program: arcs with an end elsewhere (a shared
         // library, a signal trampoline, the thread start in libc) have no
         // address it could look up, as with glibc, which drops them too.
@@ -685,7 +734,7 @@ extern "C" {
 __attribute__((visibility("hidden"))) int framewalk_mcount_fast(uintptr_t from_pc, uintptr_t self_pc) {
   ThreadState* t = tls.state;
   if (__builtin_expect(t == nullptr, 0)) return 1;
-  if (__builtin_expect(__atomic_load_n(&g_counting, __ATOMIC_RELAXED), 1)) record(t, from_pc, self_pc);
+  if (__builtin_expect(__atomic_load_n(&framewalk_mcount_counting, __ATOMIC_RELAXED), 1)) record(t, from_pc, self_pc);
   return 0;
 }
 
@@ -695,7 +744,7 @@ __attribute__((visibility("hidden"))) void framewalk_mcount_slow(uintptr_t from_
     count_lost(&g_lost_unattached, 1);
     return;
   }
-  if (__atomic_load_n(&g_counting, __ATOMIC_RELAXED)) record(t, from_pc, self_pc);
+  if (__atomic_load_n(&framewalk_mcount_counting, __ATOMIC_RELAXED)) record(t, from_pc, self_pc);
 }
 
 // -finstrument-functions: ordinary C calls, so no stub. Besides the arc,
@@ -714,7 +763,7 @@ __attribute__((visibility("default"), no_instrument_function)) void __cyg_profil
       return;
     }
   }
-  if (!__atomic_load_n(&g_counting, __ATOMIC_RELAXED)) return;
+  if (!__atomic_load_n(&framewalk_mcount_counting, __ATOMIC_RELAXED)) return;
   if (__builtin_expect(t->busy, 0)) {
     enqueue(t, from_pc, self_pc);
     return;
@@ -749,7 +798,7 @@ __attribute__((visibility("default"))) void __monstartup(unsigned long, unsigned
 __attribute__((visibility("default"))) void monstartup(unsigned long low, unsigned long high) { __monstartup(low, high); }
 __attribute__((visibility("default"))) void _mcleanup(void) {}
 __attribute__((visibility("default"))) void moncontrol(int mode) {
-  __atomic_store_n(&g_counting, mode != 0 ? 1 : 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&framewalk_mcount_counting, mode != 0 ? 1 : 0, __ATOMIC_RELAXED);
   histogram_enable(mode != 0);
 }
 
@@ -766,6 +815,7 @@ long framewalk_mcount_for_each_arc(framewalk_mcount_arc_fn fn, void* context) {
   if (merged != nullptr) {
     n = 0;
     arc_table_for_each(*merged, [&](uintptr_t from_pc, uintptr_t self_pc, uint64_t count) {
+      if (count == 0) return;  // published, its first call not added yet
       fn(from_pc, self_pc, count, context);
       ++n;
     });

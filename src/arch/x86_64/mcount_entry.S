@@ -14,7 +14,65 @@
 // framewalk_mcount_slow (a thread's first call), which calls into the C
 // library. The stack is aligned to 16 bytes before C is called: gcc gives
 // no alignment at the call (a leaf at -O0 calls mcount with rsp % 16 == 0).
+//
+// Before all that, the first probe (src/mcount/first_probe.h): with rax and
+// rcx pushed (the only registers it uses), the thread's entry for the arc
+// is looked up and, when it points to the arc's slot, the call is added
+// with one instruction (no signal can split it) and the stub returns. A
+// thread without state has no first probe (nullptr), and any miss goes the
+// full way above.
+#include "mcount/first_probe.h"
+
         .text
+
+// The first probe, from_pc at `from` (an operand that stays valid with rax
+// and rcx pushed), self_pc at 16(%rsp): returns on a hit, falls through on
+// a miss with the stack and registers as it found them. The flags are not
+// kept (no call keeps them on x86-64).
+.macro FIRST_PROBE from
+        movq    \from, %rcx
+        movq    16(%rsp), %rax
+        xorq    %rcx, %rax
+        imulq   $FRAMEWALK_MCOUNT_PROBE_MULTIPLIER, %rax, %rax
+        shrq    $FRAMEWALK_MCOUNT_PROBE_SHIFT, %rax
+        andl    $((1 << FRAMEWALK_MCOUNT_PROBE_BITS) - 1), %eax
+        movq    framewalk_mcount_probe@GOTTPOFF(%rip), %rcx
+        movq    %fs:(%rcx), %rcx
+        testq   %rcx, %rcx
+        jz      1f
+        movq    (%rcx,%rax,8), %rcx
+        testq   %rcx, %rcx
+        jz      1f
+        movq    \from, %rax
+        cmpq    %rax, FRAMEWALK_MCOUNT_SLOT_FROM_PC(%rcx)
+        jne     1f
+        movq    16(%rsp), %rax
+        cmpq    %rax, FRAMEWALK_MCOUNT_SLOT_SELF_PC(%rcx)
+        jne     1f
+        cmpl    $0, framewalk_mcount_counting(%rip)
+        je      2f
+        addq    $1, FRAMEWALK_MCOUNT_SLOT_COUNT(%rcx)
+2:
+        .cfi_remember_state
+        popq    %rcx
+        .cfi_adjust_cfa_offset -8
+        popq    %rax
+        .cfi_adjust_cfa_offset -8
+        ret
+        .cfi_restore_state
+1:
+        popq    %rcx
+        .cfi_adjust_cfa_offset -8
+        popq    %rax
+        .cfi_adjust_cfa_offset -8
+.endm
+
+.macro PROBE_SAVE
+        pushq   %rax
+        .cfi_adjust_cfa_offset 8
+        pushq   %rcx
+        .cfi_adjust_cfa_offset 8
+.endm
 
 // A frame of our own at rbp (its return address at 8(%rbp)), the stack
 // aligned, the argument registers and r11 saved at 0..64(%rsp).
@@ -45,6 +103,8 @@
 mcount:
 _mcount:
         .cfi_startproc
+        PROBE_SAVE
+        FIRST_PROBE 8(%rbp)      // from_pc: the instrumented function's return address
         MCOUNT_SAVE
         movq    0(%rbp), %rdi    // the instrumented function's frame pointer
         movq    8(%rdi), %rdi    // from_pc: its return address
@@ -59,6 +119,8 @@ _mcount:
         .p2align 4
 __fentry__:
         .cfi_startproc
+        PROBE_SAVE
+        FIRST_PROBE 24(%rsp)     // from_pc: the instrumented function's return address
         MCOUNT_SAVE
         movq    16(%rbp), %rdi   // from_pc: the instrumented function's return address
         movq    8(%rbp), %rsi    // self_pc: our return address, its first instruction's end
