@@ -322,17 +322,23 @@ def check_histogram(args):
 
 
 def read_times(path):
-    """gmon.out.times (src/mcount/function_times.hpp): address -> (calls, inclusive_ns, self_ns)."""
+    """gmon.out.times (src/mcount/function_times.hpp): the executable's
+    functions, address -> (calls, inclusive_ns, self_ns), and the shared
+    libraries', (path, address) -> the same."""
     lines = open(path).read().splitlines()
-    if not lines or lines[0] != "# framewalk mcount function times 1":
+    if not lines or lines[0] != "# framewalk mcount function times 2":
         raise SystemExit(f"{path}: not a function times file: {lines[:1]}")
-    times = {}
+    times, modules = {}, {}
     for line in lines:
         if line.startswith("#"):
             continue
-        address, calls, inclusive, self_ns = line.split()
-        times[int(address, 16)] = (int(calls), int(inclusive), int(self_ns))
-    return times
+        fields = line.split(" ", 4)
+        values = (int(fields[1]), int(fields[2]), int(fields[3]))
+        if len(fields) == 5:
+            modules[(fields[4], int(fields[0], 16))] = values
+        else:
+            times[int(fields[0], 16)] = values
+    return times, modules
 
 
 def check_times(args):
@@ -341,8 +347,14 @@ def check_times(args):
     out = run(program_command(args, exe, []), args.work, preload_env(args, args.preload))
     symbols = Symbols(exe, args.nm)
     by_name = {}
-    for address, values in read_times(os.path.join(args.work, "gmon.out.times")).items():
+    times, modules = read_times(os.path.join(args.work, "gmon.out.times"))
+    for address, values in times.items():
         by_name[symbols.name(address)] = values
+    library_symbols = {}
+    for (path, address), values in modules.items():
+        if path not in library_symbols:
+            library_symbols[path] = Symbols(path, args.nm)
+        by_name[library_symbols[path].name(address)] = values
     problems = []
     for line in out.stdout.splitlines():
         parts = line.split()
@@ -379,7 +391,9 @@ def check_times(args):
         if got.returncode != 0:
             problems.append(f"framewalk report: exit {got.returncode}: {got.stderr.strip()}")
         else:
-            reported = {f["name"]: f["exact"] for f in json.loads(got.stdout)["functions"] if f.get("exact")}
+            report_json = json.loads(got.stdout)
+            reported = {f["name"]: f["exact"] for f in report_json["functions"] if f.get("exact")}
+            reported.update({f["name"]: f["exact"] for f in report_json["module_functions"]})
             for name, (calls, inclusive, self_ns) in by_name.items():
                 if name is None:
                     continue
@@ -389,7 +403,8 @@ def check_times(args):
                 elif (exact["calls"], exact["inclusive_ns"], exact["self_ns"]) != (calls, inclusive, self_ns):
                     problems.append(f"framewalk report: {name}: {exact}, the file has {(calls, inclusive, self_ns)}")
     summary = ", ".join(f"{n} {by_name[n][0]}x {by_name[n][1] / 1e6:.2f}/{by_name[n][2] / 1e6:.2f} ms"
-                        for n in ("outer", "inner_a", "inner_b", "rec", "deep", "worker") if n in by_name)
+                        for n in ("outer", "inner_a", "inner_b", "rec", "deep", "worker", "lib_timed", "lib_leaf")
+                        if n in by_name)
     report(problems, f"inclusive/self: {summary}")
 
 

@@ -7,6 +7,7 @@
 //        -> rec(3) -> rec(2) -> rec(1) -> rec(0): 5 ms in each
 //        -> jumper -> deep(1), which longjmps back to jumper; deep(0), 5 ms
 //        -> a thread: worker, 15 ms
+//        -> lib_timed twice, in a shared library (timed_lib.c): 10 ms, lib_leaf 5 ms
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdio.h>
@@ -36,6 +37,8 @@ NOINLINE int rec(int n) {
   return n == 0 ? 0 : 1 + rec(n - 1);
 }
 
+void lib_timed(void);  // timed_lib.c
+
 static jmp_buf jump;
 
 NOINLINE void deep(int leave) {
@@ -61,6 +64,8 @@ int main(void) {
   pthread_t t;
   if (pthread_create(&t, NULL, worker, NULL) != 0) return 1;
   pthread_join(t, NULL);
+  lib_timed();
+  lib_timed();
   printf("expect outer 1 60 10\n");
   printf("expect inner_a 1 30 30\n");
   printf("expect inner_b 2 20 20\n");
@@ -68,6 +73,8 @@ int main(void) {
   printf("expect deep 2 5 5\n");
   printf("expect jumper 1 5 0\n");
   printf("expect worker 1 15 15\n");
-  printf("expect main 1 100 0\n");
+  printf("expect lib_timed 2 30 20\n");
+  printf("expect lib_leaf 2 10 10\n");
+  printf("expect main 1 130 0\n");
   return 0;
 }
