@@ -14,6 +14,22 @@
 namespace framewalk::profile {
 namespace {
 
+// What `write` puts through a TextWriter.
+template <typename Write>
+std::string rendered(Write&& write) {
+  char* text = nullptr;
+  size_t size = 0;
+  std::FILE* f = open_memstream(&text, &size);
+  {
+    dump::TextWriter w(f);
+    write(w);
+  }
+  std::fclose(f);
+  std::string out(text, size);
+  free(text);
+  return out;
+}
+
 constexpr const char* kFile =
     "# framewalk mcount function times 1\n"
     "# clock monotonic\n"
@@ -85,16 +101,7 @@ TEST(FunctionTimes, ChargedToFunctionsAndReported) {
   EXPECT_EQ(graph.functions[2].exact->calls, 3u);
   EXPECT_EQ(graph.functions[2].exact->self_ns, 50142222u);
 
-  char* text = nullptr;
-  size_t size = 0;
-  std::FILE* f = open_memstream(&text, &size);
-  {
-    dump::TextWriter w(f);
-    write_text_report(graph, w);
-  }
-  std::fclose(f);
-  const std::string report(text, size);
-  free(text);
+  const std::string report = rendered([&](dump::TextWriter& w) { write_text_report(graph, w); });
   EXPECT_NE(report.find("Exact times (-finstrument-functions, wall clock)"), std::string::npos) << report;
   // By self time: work (50.142 ms) before main (10.071 ms).
   const size_t work = report.find("      50.142  work"), main_line = report.find("      10.071  main");
@@ -102,14 +109,7 @@ TEST(FunctionTimes, ChargedToFunctionsAndReported) {
   EXPECT_NE(main_line, std::string::npos) << report;
   EXPECT_LT(work, main_line);
 
-  f = open_memstream(&text, &size);
-  {
-    dump::TextWriter w(f);
-    write_json_report(graph, ReportSource{}, w);
-  }
-  std::fclose(f);
-  const std::string json(text, size);
-  free(text);
+  const std::string json = rendered([&](dump::TextWriter& w) { write_json_report(graph, ReportSource{}, w); });
   EXPECT_NE(json.find("\"exact\":{\"calls\":1,\"inclusive_ns\":60213455,\"self_ns\":10071233}"), std::string::npos)
       << json;
 }
@@ -153,16 +153,7 @@ TEST(FunctionTimes, LibraryLinesAreNamedFromTheLibrarysSymbols) {
   EXPECT_EQ(graph.module_functions[0].exact.calls, 3u);
   EXPECT_EQ(graph.functions.size(), 1u);
 
-  char* text = nullptr;
-  size_t size = 0;
-  std::FILE* f = open_memstream(&text, &size);
-  {
-    dump::TextWriter w(f);
-    write_text_report(graph, w);
-  }
-  std::fclose(f);
-  const std::string report(text, size);
-  free(text);
+  const std::string report = rendered([&](dump::TextWriter& w) { write_text_report(graph, w); });
   EXPECT_NE(report.find("thread CPU clock"), std::string::npos) << report;
   // By self time: lib_work (40 ns) first, main (10) before lib_leaf (7).
   const size_t work = report.find("  lib_work (my lib.so)\n"), main_line = report.find("  main\n"),
@@ -173,14 +164,7 @@ TEST(FunctionTimes, LibraryLinesAreNamedFromTheLibrarysSymbols) {
   EXPECT_LT(main_line, leaf);
   EXPECT_NE(report.find("  0x3000 (libother.so)\n"), std::string::npos) << report;
 
-  f = open_memstream(&text, &size);
-  {
-    dump::TextWriter w(f);
-    write_json_report(graph, ReportSource{}, w);
-  }
-  std::fclose(f);
-  const std::string json(text, size);
-  free(text);
+  const std::string json = rendered([&](dump::TextWriter& w) { write_json_report(graph, ReportSource{}, w); });
   EXPECT_NE(json.find("{\"name\":\"lib_work\",\"module\":\"/usr/lib/my lib.so\",\"address\":\"0x2000\","
                       "\"exact\":{\"calls\":3,\"inclusive_ns\":50,\"self_ns\":40}}"),
             std::string::npos)
