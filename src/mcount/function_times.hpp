@@ -9,10 +9,12 @@
 // twice) and self time (inclusive minus the callees' inclusive time, summed
 // over every activation). Frames left by longjmp are dropped (their time
 // goes to the function they were left in): the shared runtime interposes
-// longjmp, siglongjmp and __longjmp_chk, and the thread's next hook drops
-// the frames whose stack address shows they are gone (at or below the new
-// entry's, below the exit's own); without that (the static runtime), an
-// exit pops down to its own activation, which catches frames left above it. Activations deeper than kShadowDepth are not timed
+// longjmp, siglongjmp and __longjmp_chk (the static one wraps them, for a
+// program linked with --wrap), and the thread's next hook drops the frames
+// whose stack address shows they are gone (at or below the new entry's,
+// below the exit's own); without that (a static program linked without the
+// option), an exit pops down to its own activation, which catches frames
+// left above it. Activations deeper than kShadowDepth are not timed
 // (their time is their caller's), and calls made by a signal handler that
 // interrupts the runtime itself are not timed either (theirs goes to the
 // function interrupted). All memory is mapped (mmap), never malloc'd; a

@@ -522,7 +522,8 @@ def check_profile(args):
     else:
         check_arcs("static", named[0], static, parse_lines(out.stdout, "expect"))
     out = profile([os.path.abspath(args.static_glibc)], out_dir="static_glibc")
-    if out.returncode != 2 or "statically linked" not in out.stderr or "libframewalk_mcount.a" not in out.stderr:
+    if (out.returncode != 2 or "statically linked" not in out.stderr or "libframewalk_mcount.a" not in out.stderr
+            or "--wrap=pthread_create" not in out.stderr):
         problems.append(f"static with glibc's runtime: exit {out.returncode}: {out.stderr}")
     if os.path.exists(os.path.join(args.work, "static_glibc")):
         problems.append("static with glibc's runtime: it was run")
@@ -551,7 +552,7 @@ def main():
     parser.add_argument("--signal-exe")
     parser.add_argument("--static-framewalk")
     parser.add_argument("--static-glibc")
-    parser.add_argument("--run", choices=["busy", "thread"], help="histogram: what cpu_time.c does")
+    parser.add_argument("--run", choices=["busy", "thread", "threads"], help="histogram: what cpu_time.c does")
     parser.add_argument("--hz", type=int, default=100)
     parser.add_argument("--qemu", help="the emulator and its options, one string: 'qemu-arm -L /usr/arm-linux-gnueabihf'")
     args = parser.parse_args()
