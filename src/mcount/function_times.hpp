@@ -86,6 +86,10 @@ struct ShadowFrame {
   uintptr_t stack;       // the entry hook's frame address: where on the stack the activation is
   uint64_t entered_ns;
   uint64_t callees_ns;  // inclusive time of the callees that have returned
+  // -pg -mfentry with return-address patching (runtime.cpp): the address
+  // the patched slot (`stack`) held, which the return goes on to; 0 for a
+  // -finstrument-functions activation (nothing patched).
+  uintptr_t return_address;
 };
 
 inline constexpr std::size_t kShadowDepth = 4096;

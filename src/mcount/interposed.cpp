@@ -11,11 +11,19 @@
 // (function_times.hpp). Each wrapper marks the thread and jumps with the C
 // library's own.
 //
-// The C library's functions are looked up once with dlsym(RTLD_NEXT), which
-// does not allocate when the symbol is found.
+// The unwinder's entry points (_Unwind_RaiseException, _Unwind_ForcedUnwind,
+// _Unwind_Resume_or_Rethrow) and __cxa_begin_catch, for -pg -mfentry's
+// return-address patching (FRAMEWALK_MCOUNT_FENTRY_TIMES=1): the patched
+// slots get their addresses back before an unwinder walks the stack, and
+// the frames still live where the exception is caught are patched again
+// (runtime.hpp). Without patching they only pass the call on.
+//
+// The C library's (and libgcc_s's, libstdc++'s) functions are looked up once
+// with dlsym(RTLD_NEXT), which does not allocate when the symbol is found.
 #include <cerrno>
 #include <dlfcn.h>
 #include <setjmp.h>
+#include <unwind.h>
 
 #include "mcount/runtime.hpp"
 #include "mcount/thread_start.hpp"
@@ -46,12 +54,46 @@ using JumpFn = void (*)(__jmp_buf_tag*, int);
 
 JumpFn g_longjmp, g__longjmp, g_siglongjmp, g_longjmp_chk;
 
+using RaiseFn = _Unwind_Reason_Code (*)(_Unwind_Exception*);
+using ForcedFn = _Unwind_Reason_Code (*)(_Unwind_Exception*, _Unwind_Stop_Fn, void*);
+using CatchFn = void* (*)(void*);
+RaiseFn g_raise, g_rethrow;
+ForcedFn g_forced;
+CatchFn g_begin_catch;
+
+// The caller's stack pointer before its call: every live activation's slot is above it.
+#define FW_CALLER_STACK() reinterpret_cast<uintptr_t>(__builtin_dwarf_cfa())
+
 }  // namespace
 }  // namespace framewalk::mcount
 
 using namespace framewalk::mcount;
 
 extern "C" {
+
+__attribute__((visibility("hidden"))) extern const int framewalk_mcount_unwinder_interposed = 1;
+
+__attribute__((visibility("default"))) _Unwind_Reason_Code _Unwind_RaiseException(_Unwind_Exception* exception) {
+  restore_return_addresses(FW_CALLER_STACK());
+  const RaiseFn real = resolve(&g_raise, "_Unwind_RaiseException");
+  return real != nullptr ? real(exception) : _URC_FATAL_PHASE1_ERROR;
+}
+__attribute__((visibility("default"))) _Unwind_Reason_Code _Unwind_Resume_or_Rethrow(_Unwind_Exception* exception) {
+  restore_return_addresses(FW_CALLER_STACK());
+  const RaiseFn real = resolve(&g_rethrow, "_Unwind_Resume_or_Rethrow");
+  return real != nullptr ? real(exception) : _URC_FATAL_PHASE1_ERROR;
+}
+__attribute__((visibility("default"))) _Unwind_Reason_Code _Unwind_ForcedUnwind(_Unwind_Exception* exception,
+                                                                               _Unwind_Stop_Fn stop, void* arg) {
+  restore_return_addresses(FW_CALLER_STACK());
+  const ForcedFn real = resolve(&g_forced, "_Unwind_ForcedUnwind");
+  return real != nullptr ? real(exception, stop, arg) : _URC_FATAL_PHASE2_ERROR;
+}
+__attribute__((visibility("default"))) void* __cxa_begin_catch(void* exception) noexcept {
+  repatch_live_frames(FW_CALLER_STACK());
+  const CatchFn real = resolve(&g_begin_catch, "__cxa_begin_catch");
+  return real != nullptr ? real(exception) : nullptr;
+}
 
 __attribute__((visibility("default"))) int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
                                                           StartRoutine start, void* arg) {

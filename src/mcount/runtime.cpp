@@ -103,6 +103,7 @@ struct Settings {
   bool times = true;              // FRAMEWALK_MCOUNT_TIMES=0: no exact times
   clockid_t clock = CLOCK_MONOTONIC;  // FRAMEWALK_MCOUNT_CLOCK=thread: CLOCK_THREAD_CPUTIME_ID
   const char* clock_name = "monotonic";
+  bool fentry_times = false;      // FRAMEWALK_MCOUNT_FENTRY_TIMES=1, where it can be done
 };
 
 ThreadState* g_states;         // the registry's head
@@ -139,6 +140,13 @@ __thread int tls_attaching __attribute__((tls_model("initial-exec")));
 // thread's first probe (its state's, or nullptr while it has none).
 extern "C" {
 __attribute__((visibility("hidden"))) int framewalk_mcount_counting = 1;
+// Nonzero: __fentry__ patches return addresses (FRAMEWALK_MCOUNT_FENTRY_TIMES=1).
+__attribute__((visibility("hidden"))) int framewalk_mcount_patching = 0;
+// Where a patched function returns to (mcount_entry.S).
+void framewalk_mcount_return() __attribute__((weak));  // none on machines that do not patch
+// Defined where the unwinder's entry points are interposed (interposed.cpp:
+// the shared library): only there may return addresses be patched.
+extern const int framewalk_mcount_unwinder_interposed __attribute__((weak));
 __attribute__((visibility("hidden"), tls_model("initial-exec"))) __thread framewalk::mcount::ArcSlot**
     framewalk_mcount_probe;
 }
@@ -305,8 +313,38 @@ void time_enter(ThreadState* t, uintptr_t function, uintptr_t call_site, uintptr
   ++slot->calls;
   ++slot->active;
   ShadowStack& s = *t->shadow;
-  if (s.depth < kShadowDepth) s.frames[s.depth] = ShadowFrame{function, call_site, stack, clock_ns(), 0};
+  if (s.depth < kShadowDepth) s.frames[s.depth] = ShadowFrame{function, call_site, stack, clock_ns(), 0, 0};
   ++s.depth;
+}
+
+// Ends the activation frames[i - 1] of the thread's shadow stack at `now`
+// (its times charged, its caller's callee time grown); those above it were
+// left (longjmp, an exception) and only drop their activation counts.
+void close_activation(ThreadState* t, std::size_t i, uint64_t now) {
+  ShadowStack* s = t->shadow;
+  for (std::size_t j = i; j < s->depth; ++j) {
+    FunctionSlot* left = function_table_slot(*t->times, s->frames[j].function);
+    if (left != nullptr && left->active > 0) --left->active;
+  }
+  const ShadowFrame& frame = s->frames[i - 1];
+  const uint64_t elapsed = now > frame.entered_ns ? now - frame.entered_ns : 0;
+  FunctionSlot* slot = function_table_slot(*t->times, frame.function);  // there since its entry
+  if (slot != nullptr) {
+    slot->self_ns += elapsed > frame.callees_ns ? elapsed - frame.callees_ns : 0;
+    if (slot->active > 0 && --slot->active == 0) slot->inclusive_ns += elapsed;  // the outermost activation
+  }
+  s->depth = i - 1;
+  if (i >= 2) s->frames[i - 2].callees_ns += elapsed;
+}
+
+// Drops the activations above the first `keep` (left without an exit).
+void drop_above(ThreadState* t, std::size_t keep) {
+  ShadowStack* s = t->shadow;
+  while (s->depth > keep) {
+    FunctionSlot* left = function_table_slot(*t->times, s->frames[s->depth - 1].function);
+    if (left != nullptr && left->active > 0) --left->active;
+    --s->depth;
+  }
 }
 
 void time_exit(ThreadState* t, uintptr_t function, uintptr_t call_site, uintptr_t stack, uint64_t now) {
@@ -324,19 +362,7 @@ void time_exit(ThreadState* t, uintptr_t function, uintptr_t call_site, uintptr_
   std::size_t i = s->depth;
   while (i > 0 && !(s->frames[i - 1].function == function && s->frames[i - 1].call_site == call_site)) --i;
   if (i == 0) return;  // entered before its thread was timed (moncontrol, no memory then)
-  for (std::size_t j = i; j < s->depth; ++j) {
-    FunctionSlot* left = function_table_slot(*t->times, s->frames[j].function);
-    if (left != nullptr && left->active > 0) --left->active;
-  }
-  const ShadowFrame& frame = s->frames[i - 1];
-  const uint64_t elapsed = now > frame.entered_ns ? now - frame.entered_ns : 0;
-  FunctionSlot* slot = function_table_slot(*t->times, function);  // there since its entry
-  if (slot != nullptr) {
-    slot->self_ns += elapsed > frame.callees_ns ? elapsed - frame.callees_ns : 0;
-    if (slot->active > 0 && --slot->active == 0) slot->inclusive_ns += elapsed;  // the outermost activation
-  }
-  s->depth = i - 1;
-  if (i >= 2) s->frames[i - 2].callees_ns += elapsed;
+  close_activation(t, i, now);
 }
 
 // A state given up by its thread: no activation of it is in progress any more.
@@ -444,12 +470,16 @@ void initialize() {
     g_settings.clock = CLOCK_THREAD_CPUTIME_ID;
     g_settings.clock_name = "thread";
   }
+  const char* fentry = getenv("FRAMEWALK_MCOUNT_FENTRY_TIMES");
+  g_settings.fentry_times = fentry != nullptr && *fentry != '\0' && *fentry != '0' && g_settings.times &&
+                            host::kStubPatchesReturns && &framewalk_mcount_unwinder_interposed != nullptr;
   const char* prefix = getenv("GMON_OUT_PREFIX");
   if (prefix != nullptr && *prefix != '\0' && getauxval(AT_SECURE) == 0) g_settings.prefix = prefix;
   g_have_text = find_executable_text(g_text);
   if (!g_have_text || !histogram_start(g_text, g_settings.rate)) g_settings.rate = 0;
   pthread_key_create(&g_thread_key, on_thread_exit);
   pthread_atfork(nullptr, nullptr, on_fork_child);
+  if (g_settings.fentry_times) __atomic_store_n(&framewalk_mcount_patching, 1, __ATOMIC_RELAXED);
   if (g_settings.dump_on_sigusr2) {
     struct sigaction action = {};
     action.sa_handler = on_dump_signal;
@@ -493,9 +523,88 @@ ThreadState* attach_thread() {
 
 void attach_current_thread() { attach_thread(); }
 
+namespace {
+
+// The thread's state for a hook that times (its guard free), attaching the
+// thread at its first call; nullptr when the call is done with: not
+// counting (moncontrol), no state (counted lost), or the guard taken (a
+// handler that interrupted the runtime: its arc queued, not timed).
+ThreadState* timing_hook_state(uintptr_t from_pc, uintptr_t self_pc) {
+  ThreadState* t = tls.state;
+  if (__builtin_expect(t == nullptr, 0)) {
+    t = attach_thread();
+    if (t == nullptr) {
+      count_lost(&g_lost_unattached, 1);
+      return nullptr;
+    }
+  }
+  if (!__atomic_load_n(&framewalk_mcount_counting, __ATOMIC_RELAXED)) return nullptr;
+  if (__builtin_expect(t->busy, 0)) {
+    enqueue(t, from_pc, self_pc);
+    return nullptr;
+  }
+  return t;
+}
+
+}  // namespace
+
 void note_longjmp() {
   ThreadState* t = tls.state;
   if (t != nullptr && t->shadow != nullptr) __atomic_store_n(&t->shadow->jumped, 1, __ATOMIC_RELAXED);
+}
+
+// -pg -mfentry's exact times by return-address patching
+// (FRAMEWALK_MCOUNT_FENTRY_TIMES=1; machines whose stub does it, in the
+// shared library): __fentry__ keeps the instrumented function's return
+// address in a shadow frame (return_address, the slot's address as `stack`)
+// and puts framewalk_mcount_return's in the slot, which at the return ends
+// the activation and jumps on to the kept address, as uftrace does. A frame
+// whose slot lies below the stack of a later hook is gone (a longjmp, an
+// exception): it is dropped, its time its caller's. Before an unwinder walks
+// the stack (an exception, a thread's cancellation) every slot gets its
+// address back (restore_return_addresses); where the exception is caught
+// the frames still live are patched again (repatch_live_frames).
+namespace {
+
+uintptr_t trampoline() { return reinterpret_cast<uintptr_t>(&framewalk_mcount_return); }
+
+// The activations whose slot lies below `stack` are gone.
+void drop_gone(ThreadState* t, uintptr_t stack) {
+  ShadowStack* s = t->shadow;
+  std::size_t keep = s->depth;
+  while (keep > 0 && s->frames[keep - 1].stack < stack) --keep;
+  drop_above(t, keep);
+}
+
+}  // namespace
+
+void restore_return_addresses(uintptr_t stack) {
+  ThreadState* t = tls.state;
+  if (!framewalk_mcount_patching || t == nullptr || t->shadow == nullptr) return;
+  guarded(t, [&] {
+    drop_gone(t, stack);
+    // From the top down: a tail call's frames share a slot, the lowest frame's address is the real one.
+    ShadowStack* s = t->shadow;
+    for (std::size_t i = s->depth; i > 0; --i) {
+      const ShadowFrame& f = s->frames[i - 1];
+      if (f.return_address != 0) *reinterpret_cast<uintptr_t*>(f.stack) = f.return_address;
+    }
+  });
+}
+
+void repatch_live_frames(uintptr_t stack) {
+  ThreadState* t = tls.state;
+  if (!framewalk_mcount_patching || t == nullptr || t->shadow == nullptr) return;
+  const uint64_t now = clock_ns();
+  guarded(t, [&] {
+    // The frames the exception unwound end now, as their exit hooks would
+    // with -finstrument-functions.
+    ShadowStack* s = t->shadow;
+    while (s->depth > 0 && s->frames[s->depth - 1].stack < stack) close_activation(t, s->depth, now);
+    for (std::size_t i = 0; i < s->depth; ++i) {
+      if (s->frames[i].return_address != 0) *reinterpret_cast<uintptr_t*>(s->frames[i].stack) = trampoline();
+    }
+  });
 }
 
 namespace {
@@ -747,6 +856,63 @@ __attribute__((visibility("hidden"))) void framewalk_mcount_slow(uintptr_t from_
   if (__atomic_load_n(&framewalk_mcount_counting, __ATOMIC_RELAXED)) record(t, from_pc, self_pc);
 }
 
+// __fentry__ with return-address patching (see restore_return_addresses):
+// the arc, then the activation and the patch, unless the thread's guard is
+// taken (a handler that interrupted the runtime: then only the arc, queued).
+__attribute__((visibility("hidden"))) void framewalk_mcount_fentry_patch(uintptr_t from_pc, uintptr_t self_pc,
+                                                                         uintptr_t* slot) {
+  ThreadState* t = timing_hook_state(from_pc, self_pc);
+  if (t == nullptr) return;
+  const uintptr_t stack = reinterpret_cast<uintptr_t>(slot);
+  guarded(t, [&] {
+    if (t->shadow == nullptr) t->shadow = static_cast<ShadowStack*>(map_zeroed(sizeof(ShadowStack)));
+    ShadowStack* s = t->shadow;
+    // A tail call from a patched function: the slot holds the trampoline
+    // already, and the caller is the one of the frame that patched it. A
+    // frame at this slot that does not hold it is gone (a longjmp left it).
+    const uintptr_t original = *slot;
+    if (s != nullptr) drop_gone(t, original == trampoline() ? stack : stack + 1);
+    uintptr_t caller = original;
+    if (original == trampoline() && s != nullptr && s->depth > 0 && s->frames[s->depth - 1].stack == stack) {
+      caller = s->frames[s->depth - 1].call_site;
+    }
+    add(t, caller, self_pc, 1);
+    // Timed by the function's start, as -finstrument-functions' are (the file lists starts).
+    const uintptr_t function = host::fentry_function_start(self_pc);
+    FunctionSlot* fs = s != nullptr && s->depth < kShadowDepth ? times_slot(t, function) : nullptr;
+    if (fs == nullptr) {
+      ++t->untimed;
+      return;
+    }
+    ++fs->calls;
+    ++fs->active;
+    s->frames[s->depth++] = ShadowFrame{function, caller, stack, clock_ns(), 0, original};
+    *slot = trampoline();
+  });
+}
+
+// framewalk_mcount_return's C side: ends the activation whose slot is
+// `slot` (those above it are gone) and gives back its return address.
+__attribute__((visibility("hidden"))) uintptr_t framewalk_mcount_fentry_return(uintptr_t slot) {
+  const uint64_t now = clock_ns();
+  ThreadState* t = tls.state;
+  uintptr_t to = 0;
+  if (t != nullptr && t->shadow != nullptr) {
+    // Never with the guard taken: the runtime calls no instrumented code, and
+    // a handler's calls while it is inside are not patched.
+    guarded(t, [&] {
+      ShadowStack* s = t->shadow;
+      drop_gone(t, slot);
+      if (s->depth > 0 && s->frames[s->depth - 1].stack == slot) {
+        to = s->frames[s->depth - 1].return_address;
+        close_activation(t, s->depth, now);
+      }
+    });
+  }
+  if (to == 0) __builtin_trap();  // no activation patched this slot: nowhere to return to
+  return to;
+}
+
 // -finstrument-functions: ordinary C calls, so no stub. Besides the arc,
 // the entry and the exit time the function (function_times.hpp), unless a
 // signal handler interrupted the runtime on this thread (its guard is
@@ -755,19 +921,8 @@ __attribute__((visibility("default"), no_instrument_function)) void __cyg_profil
                                                                                               void* call_site) {
   uintptr_t self_pc = host::code_address(reinterpret_cast<uintptr_t>(this_fn));
   uintptr_t from_pc = host::code_address(reinterpret_cast<uintptr_t>(call_site));
-  ThreadState* t = tls.state;
-  if (__builtin_expect(t == nullptr, 0)) {
-    t = attach_thread();
-    if (t == nullptr) {
-      count_lost(&g_lost_unattached, 1);
-      return;
-    }
-  }
-  if (!__atomic_load_n(&framewalk_mcount_counting, __ATOMIC_RELAXED)) return;
-  if (__builtin_expect(t->busy, 0)) {
-    enqueue(t, from_pc, self_pc);
-    return;
-  }
+  ThreadState* t = timing_hook_state(from_pc, self_pc);
+  if (t == nullptr) return;
   const uintptr_t stack = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
   guarded(t, [&] {
     add(t, from_pc, self_pc, 1);

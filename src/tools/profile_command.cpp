@@ -237,7 +237,9 @@ CLI::App* add_profile_command(CLI::App& app, ProfileCommandOptions& options) {
   cmd->footer(
       "Exit status: the program's (128+N when signal N ended it; 127: not found, 126: cannot be run; 2: usage).\n"
       "Read a file with `gprof CMD DIR/gmon.out.<pid>` or `framewalk report DIR/gmon.out.<pid> --exe CMD`.\n"
-      "FRAMEWALK_MCOUNT_HZ sets the histogram's samples per CPU second (default 100).\n"
+      "FRAMEWALK_MCOUNT_HZ sets the histogram's samples per CPU second (default 100); "
+      "FRAMEWALK_MCOUNT_FENTRY_TIMES=1 times\n"
+      "-pg -mfentry programs exactly by patching return addresses (x86-64; README).\n"
       "A static program links libframewalk_mcount.a instead, with " + std::string(kStaticWrapOptions) + "\n"
       "(its threads sampled from their start, its longjmps seen), and is run as it is.");
   return cmd;

@@ -344,7 +344,10 @@ def read_times(path):
 def check_times(args):
     fresh(args.work)
     exe = os.path.abspath(args.exe)
-    out = run(program_command(args, exe, []), args.work, preload_env(args, args.preload))
+    env = preload_env(args, args.preload)
+    if args.fentry_times:
+        env["FRAMEWALK_MCOUNT_FENTRY_TIMES"] = "1"
+    out = run(program_command(args, exe, []), args.work, env)
     symbols = Symbols(exe, args.nm)
     by_name = {}
     times, modules = read_times(os.path.join(args.work, "gmon.out.times"))
@@ -379,6 +382,11 @@ def check_times(args):
         "rec inclusive = rec self": (total("rec", 1), total("rec", 2)),
         "jumper = self + deep (the longjmp'd frame dropped)": (total("jumper", 1), total("jumper", 2) +
                                                                 total("deep", 1)),
+        "catcher = self + middle (the frames an exception unwinds end at the catch)": (
+            total("catcher", 1), total("catcher", 2) + total("middle", 1)),
+        "middle = self + thrower": (total("middle", 1), total("middle", 2) + total("thrower", 1)),
+        "tail_from = self + tail_to (a tail call)": (total("tail_from", 1), total("tail_from", 2) +
+                                                     total("tail_to", 1)),
     }
     for what, (left, right) in sums.items():
         if left != right:
@@ -403,7 +411,8 @@ def check_times(args):
                 elif (exact["calls"], exact["inclusive_ns"], exact["self_ns"]) != (calls, inclusive, self_ns):
                     problems.append(f"framewalk report: {name}: {exact}, the file has {(calls, inclusive, self_ns)}")
     summary = ", ".join(f"{n} {by_name[n][0]}x {by_name[n][1] / 1e6:.2f}/{by_name[n][2] / 1e6:.2f} ms"
-                        for n in ("outer", "inner_a", "inner_b", "rec", "deep", "worker", "lib_timed", "lib_leaf")
+                        for n in ("outer", "inner_a", "inner_b", "rec", "deep", "worker", "lib_timed", "lib_leaf",
+                                  "catcher", "thrower", "tail_to")
                         if n in by_name)
     report(problems, f"inclusive/self: {summary}")
 
@@ -554,6 +563,8 @@ def main():
     parser.add_argument("--static-glibc")
     parser.add_argument("--run", choices=["busy", "thread", "threads"], help="histogram: what cpu_time.c does")
     parser.add_argument("--hz", type=int, default=100)
+    parser.add_argument("--fentry-times", action="store_true",
+                        help="times: FRAMEWALK_MCOUNT_FENTRY_TIMES=1 (a -pg -mfentry program)")
     parser.add_argument("--qemu", help="the emulator and its options, one string: 'qemu-arm -L /usr/arm-linux-gnueabihf'")
     args = parser.parse_args()
     if args.preload:

@@ -29,4 +29,9 @@ inline constexpr bool kStubReadsFirstProbe = false;
 // guard: no stub adds without it on this machine).
 inline void add_count(uint64_t& count, uint64_t n) { count += n; }
 
+// No stub patches return addresses on this machine (FRAMEWALK_MCOUNT_FENTRY_TIMES
+// is ignored): -finstrument-functions gives exact times.
+inline constexpr bool kStubPatchesReturns = false;
+inline uintptr_t fentry_function_start(uintptr_t self_pc) { return self_pc; }  // not called here
+
 }  // namespace framewalk::mcount::host
