@@ -61,6 +61,9 @@ RaiseFn g_raise, g_rethrow;
 ForcedFn g_forced;
 CatchFn g_begin_catch;
 
+// Without the real entry point an unwind ends as at the end of the stack
+// (_URC_END_OF_STACK: a code every ABI's unwind.h has, ARM EHABI's too).
+
 // The caller's stack pointer before its call: every live activation's slot is above it.
 #define FW_CALLER_STACK() reinterpret_cast<uintptr_t>(__builtin_dwarf_cfa())
 
@@ -76,18 +79,18 @@ __attribute__((visibility("hidden"))) extern const int framewalk_mcount_unwinder
 __attribute__((visibility("default"))) _Unwind_Reason_Code _Unwind_RaiseException(_Unwind_Exception* exception) {
   restore_return_addresses(FW_CALLER_STACK());
   const RaiseFn real = resolve(&g_raise, "_Unwind_RaiseException");
-  return real != nullptr ? real(exception) : _URC_FATAL_PHASE1_ERROR;
+  return real != nullptr ? real(exception) : _URC_END_OF_STACK;
 }
 __attribute__((visibility("default"))) _Unwind_Reason_Code _Unwind_Resume_or_Rethrow(_Unwind_Exception* exception) {
   restore_return_addresses(FW_CALLER_STACK());
   const RaiseFn real = resolve(&g_rethrow, "_Unwind_Resume_or_Rethrow");
-  return real != nullptr ? real(exception) : _URC_FATAL_PHASE1_ERROR;
+  return real != nullptr ? real(exception) : _URC_END_OF_STACK;
 }
 __attribute__((visibility("default"))) _Unwind_Reason_Code _Unwind_ForcedUnwind(_Unwind_Exception* exception,
                                                                                _Unwind_Stop_Fn stop, void* arg) {
   restore_return_addresses(FW_CALLER_STACK());
   const ForcedFn real = resolve(&g_forced, "_Unwind_ForcedUnwind");
-  return real != nullptr ? real(exception, stop, arg) : _URC_FATAL_PHASE2_ERROR;
+  return real != nullptr ? real(exception, stop, arg) : _URC_END_OF_STACK;
 }
 __attribute__((visibility("default"))) void* __cxa_begin_catch(void* exception) noexcept {
   repatch_live_frames(FW_CALLER_STACK());
