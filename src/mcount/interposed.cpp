@@ -64,7 +64,7 @@ CatchFn g_begin_catch;
 // Without the real entry point an unwind ends as at the end of the stack
 // (_URC_END_OF_STACK: a code every ABI's unwind.h has, ARM EHABI's too).
 
-// The caller's stack pointer before its call: every live activation's slot is above it.
+// The caller's stack pointer before its call: the catching function's, for __cxa_begin_catch.
 #define FW_CALLER_STACK() reinterpret_cast<uintptr_t>(__builtin_dwarf_cfa())
 
 }  // namespace
@@ -77,18 +77,18 @@ extern "C" {
 __attribute__((visibility("hidden"))) extern const int framewalk_mcount_unwinder_interposed = 1;
 
 __attribute__((visibility("default"))) _Unwind_Reason_Code _Unwind_RaiseException(_Unwind_Exception* exception) {
-  restore_return_addresses(FW_CALLER_STACK());
+  restore_return_addresses();
   const RaiseFn real = resolve(&g_raise, "_Unwind_RaiseException");
   return real != nullptr ? real(exception) : _URC_END_OF_STACK;
 }
 __attribute__((visibility("default"))) _Unwind_Reason_Code _Unwind_Resume_or_Rethrow(_Unwind_Exception* exception) {
-  restore_return_addresses(FW_CALLER_STACK());
+  restore_return_addresses();
   const RaiseFn real = resolve(&g_rethrow, "_Unwind_Resume_or_Rethrow");
   return real != nullptr ? real(exception) : _URC_END_OF_STACK;
 }
 __attribute__((visibility("default"))) _Unwind_Reason_Code _Unwind_ForcedUnwind(_Unwind_Exception* exception,
                                                                                _Unwind_Stop_Fn stop, void* arg) {
-  restore_return_addresses(FW_CALLER_STACK());
+  restore_return_addresses();
   const ForcedFn real = resolve(&g_forced, "_Unwind_ForcedUnwind");
   return real != nullptr ? real(exception, stop, arg) : _URC_END_OF_STACK;
 }

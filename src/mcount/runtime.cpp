@@ -558,36 +558,38 @@ void note_longjmp() {
 // shared library): __fentry__ keeps the instrumented function's return
 // address in a shadow frame (return_address, the slot's address as `stack`)
 // and puts framewalk_mcount_return's in the slot, which at the return ends
-// the activation and jumps on to the kept address, as uftrace does. A frame
-// whose slot lies below the stack of a later hook is gone (a longjmp, an
-// exception): it is dropped, its time its caller's. Before an unwinder walks
-// the stack (an exception, a thread's cancellation) every slot gets its
-// address back (restore_return_addresses); where the exception is caught
-// the frames still live are patched again (repatch_live_frames).
+// the activation and jumps on to the kept address, as uftrace does.
+//
+// Which frames are gone is told without comparing stack addresses where a
+// signal handler on an alternate stack could make them mislead: a return
+// ends the newest activation of its slot and drops the newer ones (left
+// without a return); only the first hook after a longjmp (the interposed
+// longjmp marks it) drops the frames below its slot. A slot is written only
+// while it holds what the runtime put there: before an unwinder walks the
+// stack (an exception, a thread's cancellation) every slot that holds the
+// trampoline gets its address back (restore_return_addresses); where the
+// exception is caught, the frames below the catcher's stack end at that
+// moment (as -finstrument-functions' exit hooks would have timed them) and
+// those whose slot still holds its address are patched again
+// (repatch_live_frames). Limit: an exception caught in a handler on an
+// alternate stack above the thread's ends the thread's older frames too,
+// and their returns then find no activation (the process is stopped).
 namespace {
 
 uintptr_t trampoline() { return reinterpret_cast<uintptr_t>(&framewalk_mcount_return); }
-
-// The activations whose slot lies below `stack` are gone.
-void drop_gone(ThreadState* t, uintptr_t stack) {
-  ShadowStack* s = t->shadow;
-  std::size_t keep = s->depth;
-  while (keep > 0 && s->frames[keep - 1].stack < stack) --keep;
-  drop_above(t, keep);
-}
+uintptr_t& slot_at(uintptr_t stack) { return *reinterpret_cast<uintptr_t*>(stack); }
 
 }  // namespace
 
-void restore_return_addresses(uintptr_t stack) {
+void restore_return_addresses() {
   ThreadState* t = tls.state;
   if (!framewalk_mcount_patching || t == nullptr || t->shadow == nullptr) return;
   guarded(t, [&] {
-    drop_gone(t, stack);
     // From the top down: a tail call's frames share a slot, the lowest frame's address is the real one.
     ShadowStack* s = t->shadow;
     for (std::size_t i = s->depth; i > 0; --i) {
       const ShadowFrame& f = s->frames[i - 1];
-      if (f.return_address != 0) *reinterpret_cast<uintptr_t*>(f.stack) = f.return_address;
+      if (f.return_address != 0 && slot_at(f.stack) == trampoline()) slot_at(f.stack) = f.return_address;
     }
   });
 }
@@ -597,12 +599,12 @@ void repatch_live_frames(uintptr_t stack) {
   if (!framewalk_mcount_patching || t == nullptr || t->shadow == nullptr) return;
   const uint64_t now = clock_ns();
   guarded(t, [&] {
-    // The frames the exception unwound end now, as their exit hooks would
-    // with -finstrument-functions.
     ShadowStack* s = t->shadow;
     while (s->depth > 0 && s->frames[s->depth - 1].stack < stack) close_activation(t, s->depth, now);
+    // From the bottom up, so that a tail call's upper frame finds the slot patched again.
     for (std::size_t i = 0; i < s->depth; ++i) {
-      if (s->frames[i].return_address != 0) *reinterpret_cast<uintptr_t*>(s->frames[i].stack) = trampoline();
+      const ShadowFrame& f = s->frames[i];
+      if (f.return_address != 0 && slot_at(f.stack) == f.return_address) slot_at(f.stack) = trampoline();
     }
   });
 }
@@ -871,7 +873,15 @@ __attribute__((visibility("hidden"))) void framewalk_mcount_fentry_patch(uintptr
     // already, and the caller is the one of the frame that patched it. A
     // frame at this slot that does not hold it is gone (a longjmp left it).
     const uintptr_t original = *slot;
-    if (s != nullptr) drop_gone(t, original == trampoline() ? stack : stack + 1);
+    if (s != nullptr && s->jumped) {
+      // The first hook after a longjmp: the frames below this slot are gone,
+      // and so is one at it that no longer holds the trampoline.
+      s->jumped = 0;
+      const uintptr_t gone_below = original == trampoline() ? stack : stack + 1;
+      std::size_t keep = s->depth;
+      while (keep > 0 && s->frames[keep - 1].stack < gone_below) --keep;
+      drop_above(t, keep);
+    }
     uintptr_t caller = original;
     if (original == trampoline() && s != nullptr && s->depth > 0 && s->frames[s->depth - 1].stack == stack) {
       caller = s->frames[s->depth - 1].call_site;
@@ -901,11 +911,13 @@ __attribute__((visibility("hidden"))) uintptr_t framewalk_mcount_fentry_return(u
     // Never with the guard taken: the runtime calls no instrumented code, and
     // a handler's calls while it is inside are not patched.
     guarded(t, [&] {
+      // The newest activation of this slot; any newer were left without a return.
       ShadowStack* s = t->shadow;
-      drop_gone(t, slot);
-      if (s->depth > 0 && s->frames[s->depth - 1].stack == slot) {
-        to = s->frames[s->depth - 1].return_address;
-        close_activation(t, s->depth, now);
+      std::size_t i = s->depth;
+      while (i > 0 && !(s->frames[i - 1].stack == slot && s->frames[i - 1].return_address != 0)) --i;
+      if (i > 0) {
+        to = s->frames[i - 1].return_address;
+        close_activation(t, i, now);
       }
     });
   }

@@ -16,12 +16,10 @@ void note_longjmp();
 
 // -pg -mfentry's return-address patching (FRAMEWALK_MCOUNT_FENTRY_TIMES=1):
 // before an unwinder walks the calling thread's stack, every patched slot
-// gets its return address back (the activations below `stack`, the
-// caller's stack pointer, are gone and dropped); where an exception is
-// caught, the activations above `stack` (the catching function's stack
-// pointer) are patched again and the others dropped. Nothing without
-// patching.
-void restore_return_addresses(uintptr_t stack);
+// gets its return address back; where an exception is caught, the
+// activations below `stack` (the catching function's stack pointer) end and
+// the others are patched again. Nothing without patching.
+void restore_return_addresses();
 void repatch_live_frames(uintptr_t stack);
 
 }  // namespace framewalk::mcount

@@ -215,7 +215,7 @@ void write_exact_times(const CallGraph& g, dump::TextWriter& out) {
   for (const ModuleFunction& f : g.module_functions) timed.push_back(Timed{&f.exact, &f.name, &f.module});
   std::stable_sort(timed.begin(), timed.end(),
                    [](const Timed& a, const Timed& b) { return a.exact->self_ns > b.exact->self_ns; });
-  out.str("Exact times (-finstrument-functions, ").str(g.exact_clock == "thread" ? "thread CPU" : "wall").str(" clock):\n\n");
+  out.str("Exact times (the runtime's .times file, ").str(g.exact_clock == "thread" ? "thread CPU" : "wall").str(" clock):\n\n");
   out.str("       calls  inclusive ms       self ms  name\n");
   for (const Timed& t : timed) {
     const std::string calls = std::to_string(t.exact->calls);
