@@ -16,6 +16,7 @@ ArcTable* arc_table_create(std::size_t capacity) {
   table->limit = capacity / 2;
   table->map_bytes = bytes;
   table->shift = static_cast<unsigned>(sizeof(uintptr_t) * 8) - log2;
+  table->retired = nullptr;
   return table;
 }
 

@@ -16,6 +16,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "mcount/first_probe.h"
+
 namespace framewalk::mcount {
 
 struct ArcSlot {
@@ -23,6 +25,10 @@ struct ArcSlot {
   uintptr_t from_pc;
   uint64_t count;
 };
+// The entry stubs that read the first probe (first_probe.h) address a slot's fields by these.
+static_assert(offsetof(ArcSlot, self_pc) == FRAMEWALK_MCOUNT_SLOT_SELF_PC);
+static_assert(offsetof(ArcSlot, from_pc) == FRAMEWALK_MCOUNT_SLOT_FROM_PC);
+static_assert(offsetof(ArcSlot, count) == FRAMEWALK_MCOUNT_SLOT_COUNT);
 
 struct ArcTable {
   std::size_t capacity;   // slots, a power of two
@@ -30,6 +36,10 @@ struct ArcTable {
   std::size_t limit;      // capacity / 2: the table is replaced before it fills further
   std::size_t map_bytes;  // the size of the mapping (header and slots)
   unsigned shift;         // word bits - log2(capacity): the hash's top bits index the table
+  // The table this one replaced, if any (set by its owner): a retired table
+  // keeps its arcs and still counts (a first probe may still point into
+  // it), so whoever sums a thread's arcs walks the chain.
+  ArcTable* retired;
   ArcSlot slots[1];       // `capacity` of them
 };
 
@@ -57,32 +67,49 @@ inline std::size_t arc_hash(const ArcTable& table, uintptr_t from_pc, uintptr_t 
   return arc_hash(table.shift, from_pc, self_pc);
 }
 
-// Adds `count` calls to the arc. False, and nothing changed, when the arc is
-// new and the table has reached its limit: the caller grows it and adds again.
+// The arc's slot: the one it has, or a new one published with a count of
+// 0; nullptr, and nothing changed, when the arc is new and the table has
+// reached its limit (the caller grows it). The caller adds the calls.
 // `shift`: table.shift, which a caller may keep beside its table pointer so
 // that the hash waits for no load through it.
-inline bool arc_table_add(ArcTable& table, unsigned shift, uintptr_t from_pc, uintptr_t self_pc, uint64_t count) {
+inline ArcSlot* arc_table_slot(ArcTable& table, unsigned shift, uintptr_t from_pc, uintptr_t self_pc) {
   for (std::size_t i = arc_hash(shift, from_pc, self_pc);; i = (i + 1) & (table.capacity - 1)) {
     ArcSlot& slot = table.slots[i];
-    if (slot.self_pc == self_pc && slot.from_pc == from_pc) {
-      slot.count += count;
-      return true;
-    }
+    if (slot.self_pc == self_pc && slot.from_pc == from_pc) return &slot;
     if (slot.self_pc == 0) {
-      if (table.used >= table.limit) return false;
+      if (table.used >= table.limit) return nullptr;
       slot.from_pc = from_pc;
-      slot.count = count;
+      slot.count = 0;
       __atomic_store_n(&slot.self_pc, self_pc, __ATOMIC_RELEASE);
       ++table.used;
-      return true;
+      return &slot;
     }
   }
+}
+
+// Adds `count` calls to the arc. False, and nothing changed, when the arc is
+// new and the table has reached its limit: the caller grows it and adds again.
+inline bool arc_table_add(ArcTable& table, unsigned shift, uintptr_t from_pc, uintptr_t self_pc, uint64_t count) {
+  ArcSlot* slot = arc_table_slot(table, shift, from_pc, self_pc);
+  if (slot == nullptr) return false;
+  slot->count += count;
+  return true;
 }
 inline bool arc_table_add(ArcTable& table, uintptr_t from_pc, uintptr_t self_pc, uint64_t count) {
   return arc_table_add(table, table.shift, from_pc, self_pc, count);
 }
 
-// Calls fn(from_pc, self_pc, count) for every arc published so far.
+// The arc's index in a thread's first probe (first_probe.h), the same
+// computation as the stubs'.
+inline std::size_t first_probe_index(uintptr_t from_pc, uintptr_t self_pc) {
+  const uintptr_t product = (from_pc ^ self_pc) * static_cast<uintptr_t>(FRAMEWALK_MCOUNT_PROBE_MULTIPLIER);
+  return static_cast<std::size_t>(product >> FRAMEWALK_MCOUNT_PROBE_SHIFT) &
+         ((std::size_t{1} << FRAMEWALK_MCOUNT_PROBE_BITS) - 1);
+}
+inline constexpr std::size_t kFirstProbeEntries = std::size_t{1} << FRAMEWALK_MCOUNT_PROBE_BITS;
+
+// Calls fn(from_pc, self_pc, count) for every arc published so far (a
+// count may be 0: a slot published before its first call was added).
 template <typename Fn>
 void arc_table_for_each(const ArcTable& table, Fn&& fn) {
   for (std::size_t i = 0; i < table.capacity; ++i) {
@@ -93,3 +120,4 @@ void arc_table_for_each(const ArcTable& table, Fn&& fn) {
 }
 
 }  // namespace framewalk::mcount
+

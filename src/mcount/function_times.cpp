@@ -1,5 +1,7 @@
 #include "mcount/function_times.hpp"
 
+#include <dlfcn.h>
+#include <link.h>
 #include <unistd.h>
 
 #include "mcount/digits.hpp"
@@ -111,21 +113,43 @@ FunctionSlot* function_table_slot(FunctionTable& table, uintptr_t function) {
   }
 }
 
+// The file of the loaded module (a shared library) that holds `address`,
+// and the address as that file's link-time one: _dl_find_object, which is
+// async-signal-safe (a dump may run in a signal handler). False for code
+// of no module the loader knows (the vDSO, a JIT's) or a name that a line
+// cannot carry.
+bool module_address(uintptr_t address, const char** path, uintptr_t* link_address) {
+  struct dl_find_object found;
+  if (_dl_find_object(reinterpret_cast<void*>(address), &found) != 0 || found.dlfo_link_map == nullptr) return false;
+  const char* name = found.dlfo_link_map->l_name;
+  if (name == nullptr || name[0] != '/') return false;  // the executable (""), or a name with no file to read
+  for (const char* c = name; *c != '\0'; ++c) {
+    if (*c == '\n') return false;
+  }
+  *path = name;
+  *link_address = address - found.dlfo_link_map->l_addr;
+  return true;
+}
+
 bool write_function_times(int fd, const FunctionTable& merged, uintptr_t text_low, uintptr_t text_high,
                           uintptr_t bias, const char* clock_name) {
   TextOut out(fd);
-  out.text("# framewalk mcount function times 1\n# clock ").text(clock_name);
-  out.text("\n# address calls inclusive_ns self_ns\n");
+  out.text("# framewalk mcount function times 2\n# clock ").text(clock_name);
+  out.text("\n# address calls inclusive_ns self_ns [module]\n");
   uint64_t outside = 0;
   function_table_for_each(merged, [&](const FunctionSlot& s) {
-    if (s.function < text_low || s.function >= text_high) {
+    const char* module = nullptr;
+    uintptr_t address = s.function - bias;
+    if ((s.function < text_low || s.function >= text_high) && !module_address(s.function, &module, &address)) {
       ++outside;
       return;
     }
-    out.hex(s.function - bias).text(" ").decimal(s.calls).text(" ").decimal(s.inclusive_ns);
-    out.text(" ").decimal(s.self_ns).text("\n");
+    out.hex(address).text(" ").decimal(s.calls).text(" ").decimal(s.inclusive_ns);
+    out.text(" ").decimal(s.self_ns);
+    if (module != nullptr) out.text(" ").text(module);
+    out.text("\n");
   });
-  if (outside != 0) out.text("# ").decimal(outside).text(" functions outside the executable not listed\n");
+  if (outside != 0) out.text("# ").decimal(outside).text(" functions of no loaded file not listed\n");
   return out.finish();
 }
 

@@ -9,10 +9,12 @@
 // twice) and self time (inclusive minus the callees' inclusive time, summed
 // over every activation). Frames left by longjmp are dropped (their time
 // goes to the function they were left in): the shared runtime interposes
-// longjmp, siglongjmp and __longjmp_chk, and the thread's next hook drops
-// the frames whose stack address shows they are gone (at or below the new
-// entry's, below the exit's own); without that (the static runtime), an
-// exit pops down to its own activation, which catches frames left above it. Activations deeper than kShadowDepth are not timed
+// longjmp, siglongjmp and __longjmp_chk (the static one wraps them, for a
+// program linked with --wrap), and the thread's next hook drops the frames
+// whose stack address shows they are gone (at or below the new entry's,
+// below the exit's own); without that (a static program linked without the
+// option), an exit pops down to its own activation, which catches frames
+// left above it. Activations deeper than kShadowDepth are not timed
 // (their time is their caller's), and calls made by a signal handler that
 // interrupts the runtime itself are not timed either (theirs goes to the
 // function interrupted). All memory is mapped (mmap), never malloc'd; a
@@ -22,16 +24,21 @@
 // The side file (write_function_times), text, next to gmon.out (its name
 // with ".times" appended: gmon.out.times, PREFIX.<pid>.times):
 //
-//   # framewalk mcount function times 1
+//   # framewalk mcount function times 2
 //   # clock monotonic                  (or "thread": FRAMEWALK_MCOUNT_CLOCK=thread)
-//   # address calls inclusive_ns self_ns
+//   # address calls inclusive_ns self_ns [module]
 //   0x1189 1 60213455 10071233
+//   0x1119 3 30200112 30200112 /usr/lib/libexample.so.1
 //   ...
-//   # 2 functions outside the executable not listed
+//   # 2 functions of no loaded file not listed
 //
-// one line per function of the main executable, its address (the
-// function's link-time address, as gprof and nm give it), all numbers
-// decimal but the address; sorted by nothing in particular.
+// one line per function, its address the function's link-time address (as
+// gprof and nm give it); a function of the main executable has four
+// fields, one of a shared library a fifth, the rest of the line: the
+// library's path as the loader opened it (the address is then the
+// library's own link-time one). All numbers decimal but the address;
+// sorted by nothing in particular. Version 1 (before libraries were
+// listed) had only the four-field lines.
 #pragma once
 
 #include <cstddef>
@@ -79,6 +86,10 @@ struct ShadowFrame {
   uintptr_t stack;       // the entry hook's frame address: where on the stack the activation is
   uint64_t entered_ns;
   uint64_t callees_ns;  // inclusive time of the callees that have returned
+  // -pg -mfentry with return-address patching (runtime.cpp): the address
+  // the patched slot (`stack`) held, which the return goes on to; 0 for a
+  // -finstrument-functions activation (nothing patched).
+  uintptr_t return_address;
 };
 
 inline constexpr std::size_t kShadowDepth = 4096;
@@ -90,8 +101,9 @@ struct ShadowStack {
 };
 
 // The side file: false when a write failed. `bias` turns run-time into
-// link-time addresses; functions outside [text_low, text_high) are counted
-// on the last line only.
+// link-time addresses of the executable, whose functions are those in
+// [text_low, text_high); any other function is listed with its library's
+// path, or, in no loaded file, counted on the last line only.
 bool write_function_times(int fd, const FunctionTable& merged, uintptr_t text_low, uintptr_t text_high,
                           uintptr_t bias, const char* clock_name);
 

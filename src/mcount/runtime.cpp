@@ -6,14 +6,20 @@
 // saves the vector argument registers too and calls framewalk_mcount_slow,
 // which may call into the C library.
 //
-// Hot path (framewalk_mcount_fast): a thread-local pointer (initial-exec
-// TLS: no call), the thread's recursion guard, one probe of the thread's own
-// table. No lock, no atomic read-modify-write, no allocation, no store to a
+// Hot path: on machines whose stub reads it (x86-64), the thread's first
+// probe (first_probe.h): a direct-mapped array of pointers to the slots of
+// the arcs the thread counted last; a hit adds the call with one
+// instruction, before the stub saves a register the C side needs. Else
+// (framewalk_mcount_fast): a thread-local pointer (initial-exec TLS: no
+// call), the thread's recursion guard, one probe of the thread's own table,
+// and the first probe's entry set to the arc's slot. No lock, no atomic read-modify-write, no allocation, no store to a
 // cache line another thread writes. It is async-signal-safe: a signal
 // handler that calls instrumented code while its thread is inside the
 // runtime finds the guard taken and leaves its arc in a small per-thread
 // queue (an atomic increment claims a slot), which the interrupted call
-// adds to the table before it lets the guard go. So the guard is per thread
+// adds to the table before it lets the guard go; a stub's first probe hit
+// needs no guard (its one instruction cannot be split by a signal, and the
+// C side adds to a count with one instruction too: host::add_count). So the guard is per thread
 // and loses nothing, where glibc's one global busy flag drops every call
 // that meets another thread's.
 //
@@ -83,6 +89,10 @@ struct ThreadState {
   FunctionTable* times;
   ShadowStack* shadow;
   uint64_t untimed;   // activations not timed: no memory for a table or a shadow stack
+  // The first probe (first_probe.h): slots of this state's tables, so valid
+  // for whichever thread owns the state; an entry is one word, stored after
+  // its slot is published.
+  ArcSlot* probe[kFirstProbeEntries];
 };
 
 struct Settings {
@@ -93,11 +103,11 @@ struct Settings {
   bool times = true;              // FRAMEWALK_MCOUNT_TIMES=0: no exact times
   clockid_t clock = CLOCK_MONOTONIC;  // FRAMEWALK_MCOUNT_CLOCK=thread: CLOCK_THREAD_CPUTIME_ID
   const char* clock_name = "monotonic";
+  bool fentry_times = false;      // FRAMEWALK_MCOUNT_FENTRY_TIMES=1, where it can be done
 };
 
 ThreadState* g_states;         // the registry's head
 int g_init_state;              // 0 not yet, 1 being initialised, 2 done
-int g_counting = 1;            // moncontrol
 int g_dump_busy;               // one dump or arc walk at a time
 int g_final_dump_done;
 int g_monstartup_called;       // gcrt1.o set the program up for profiling
@@ -123,30 +133,70 @@ void mirror_table(const ThreadState* t) {
 }
 __thread int tls_attaching __attribute__((tls_model("initial-exec")));
 
+}  // namespace
+}  // namespace framewalk::mcount
+
+// What the stubs read by name (mcount_entry.S): moncontrol's switch, and the
+// thread's first probe (its state's, or nullptr while it has none).
+extern "C" {
+__attribute__((visibility("hidden"))) int framewalk_mcount_counting = 1;
+// Nonzero: __fentry__ patches return addresses (FRAMEWALK_MCOUNT_FENTRY_TIMES=1).
+__attribute__((visibility("hidden"))) int framewalk_mcount_patching = 0;
+// Where a patched function returns to (mcount_entry.S).
+void framewalk_mcount_return() __attribute__((weak));  // none on machines that do not patch
+// Defined where the unwinder's entry points are interposed (interposed.cpp:
+// the shared library): only there may return addresses be patched.
+extern const int framewalk_mcount_unwinder_interposed __attribute__((weak));
+__attribute__((visibility("hidden"), tls_model("initial-exec"))) __thread framewalk::mcount::ArcSlot**
+    framewalk_mcount_probe;
+}
+
+namespace framewalk::mcount {
+namespace {
+
 void count_lost(uint64_t* counter, uint64_t n) { __atomic_fetch_add(counter, n, __ATOMIC_RELAXED); }
 
 // Out of line: the hot path only reaches it when a thread's table is full.
-__attribute__((noinline, cold)) void grow_and_add(ThreadState* t, uintptr_t from_pc, uintptr_t self_pc,
-                                                  uint64_t count) {
+// The full table is retired, not copied: it keeps its arcs and goes on
+// counting the calls of first-probe entries that point into it (a stub
+// interrupted between its probe and its add by a handler that grew the
+// table adds there afterwards), and every dump walks the chain. The new
+// table, twice as large, takes the arcs from now on; the tables left behind
+// add up to less than the live one. The arc's slot, or nullptr (no memory).
+__attribute__((noinline, cold)) ArcSlot* grow_for(ThreadState* t, uintptr_t from_pc, uintptr_t self_pc) {
   ArcTable* old = t->table;
-  ArcTable* bigger = arc_table_grown(*old);
-  if (bigger == nullptr) {
-    count_lost(&t->lost, count);
-    return;
-  }
-  arc_table_add(*bigger, from_pc, self_pc, count);
+  ArcTable* bigger = arc_table_create(old->capacity * 2);
+  if (bigger == nullptr) return nullptr;
+  bigger->retired = old;
+  ArcSlot* slot = arc_table_slot(*bigger, bigger->shift, from_pc, self_pc);
   t->table_shift = bigger->shift;
   __atomic_store_n(&t->table, bigger, __ATOMIC_RELEASE);
   mirror_table(t);  // only the owner adds to its table
-  // The old table stays mapped: a dump in another thread may still be
-  // reading it. The tables left behind add up to less than the live one.
-  (void)old;
+  return slot;
 }
 
 inline void add(ThreadState* t, uintptr_t from_pc, uintptr_t self_pc, uint64_t count) {
   // Only the owning thread adds (tls.state == t): its mirror is t's table.
-  if (__builtin_expect(arc_table_add(*tls.table, tls.table_shift, from_pc, self_pc, count), 1)) return;
-  grow_and_add(t, from_pc, self_pc, count);
+  ArcSlot* slot = arc_table_slot(*tls.table, tls.table_shift, from_pc, self_pc);
+  if (__builtin_expect(slot == nullptr, 0)) slot = grow_for(t, from_pc, self_pc);
+  if (slot == nullptr) {
+    count_lost(&t->lost, count);
+    return;
+  }
+  host::add_count(slot->count, count);
+  if constexpr (host::kStubReadsFirstProbe) {
+    __atomic_store_n(&t->probe[first_probe_index(from_pc, self_pc)], slot, __ATOMIC_RELEASE);
+  }
+}
+
+// Calls fn(from_pc, self_pc, count) for every arc of the state's tables,
+// the live one and those it retired.
+template <typename Fn>
+void for_each_arc_of(const ThreadState* s, Fn&& fn) {
+  for (const ArcTable* table = __atomic_load_n(&s->table, __ATOMIC_ACQUIRE); table != nullptr;
+       table = table->retired) {
+    arc_table_for_each(*table, fn);
+  }
 }
 
 // A handler nested in the runtime on this thread: queue the arc for the
@@ -263,8 +313,38 @@ void time_enter(ThreadState* t, uintptr_t function, uintptr_t call_site, uintptr
   ++slot->calls;
   ++slot->active;
   ShadowStack& s = *t->shadow;
-  if (s.depth < kShadowDepth) s.frames[s.depth] = ShadowFrame{function, call_site, stack, clock_ns(), 0};
+  if (s.depth < kShadowDepth) s.frames[s.depth] = ShadowFrame{function, call_site, stack, clock_ns(), 0, 0};
   ++s.depth;
+}
+
+// Ends the activation frames[i - 1] of the thread's shadow stack at `now`
+// (its times charged, its caller's callee time grown); those above it were
+// left (longjmp, an exception) and only drop their activation counts.
+void close_activation(ThreadState* t, std::size_t i, uint64_t now) {
+  ShadowStack* s = t->shadow;
+  for (std::size_t j = i; j < s->depth; ++j) {
+    FunctionSlot* left = function_table_slot(*t->times, s->frames[j].function);
+    if (left != nullptr && left->active > 0) --left->active;
+  }
+  const ShadowFrame& frame = s->frames[i - 1];
+  const uint64_t elapsed = now > frame.entered_ns ? now - frame.entered_ns : 0;
+  FunctionSlot* slot = function_table_slot(*t->times, frame.function);  // there since its entry
+  if (slot != nullptr) {
+    slot->self_ns += elapsed > frame.callees_ns ? elapsed - frame.callees_ns : 0;
+    if (slot->active > 0 && --slot->active == 0) slot->inclusive_ns += elapsed;  // the outermost activation
+  }
+  s->depth = i - 1;
+  if (i >= 2) s->frames[i - 2].callees_ns += elapsed;
+}
+
+// Drops the activations above the first `keep` (left without an exit).
+void drop_above(ThreadState* t, std::size_t keep) {
+  ShadowStack* s = t->shadow;
+  while (s->depth > keep) {
+    FunctionSlot* left = function_table_slot(*t->times, s->frames[s->depth - 1].function);
+    if (left != nullptr && left->active > 0) --left->active;
+    --s->depth;
+  }
 }
 
 void time_exit(ThreadState* t, uintptr_t function, uintptr_t call_site, uintptr_t stack, uint64_t now) {
@@ -282,19 +362,7 @@ void time_exit(ThreadState* t, uintptr_t function, uintptr_t call_site, uintptr_
   std::size_t i = s->depth;
   while (i > 0 && !(s->frames[i - 1].function == function && s->frames[i - 1].call_site == call_site)) --i;
   if (i == 0) return;  // entered before its thread was timed (moncontrol, no memory then)
-  for (std::size_t j = i; j < s->depth; ++j) {
-    FunctionSlot* left = function_table_slot(*t->times, s->frames[j].function);
-    if (left != nullptr && left->active > 0) --left->active;
-  }
-  const ShadowFrame& frame = s->frames[i - 1];
-  const uint64_t elapsed = now > frame.entered_ns ? now - frame.entered_ns : 0;
-  FunctionSlot* slot = function_table_slot(*t->times, function);  // there since its entry
-  if (slot != nullptr) {
-    slot->self_ns += elapsed > frame.callees_ns ? elapsed - frame.callees_ns : 0;
-    if (slot->active > 0 && --slot->active == 0) slot->inclusive_ns += elapsed;  // the outermost activation
-  }
-  s->depth = i - 1;
-  if (i >= 2) s->frames[i - 2].callees_ns += elapsed;
+  close_activation(t, i, now);
 }
 
 // A state given up by its thread: no activation of it is in progress any more.
@@ -339,7 +407,10 @@ ThreadState* claim_state() {
 
 void on_thread_exit(void* data) {
   auto* t = static_cast<ThreadState*>(data);
-  if (tls.state == t) tls.state = nullptr;
+  if (tls.state == t) {
+    tls.state = nullptr;
+    framewalk_mcount_probe = nullptr;
+  }
   if (t->has_timer) {
     stop_thread_timer(t->timer);
     t->has_timer = 0;
@@ -399,12 +470,16 @@ void initialize() {
     g_settings.clock = CLOCK_THREAD_CPUTIME_ID;
     g_settings.clock_name = "thread";
   }
+  const char* fentry = getenv("FRAMEWALK_MCOUNT_FENTRY_TIMES");
+  g_settings.fentry_times = fentry != nullptr && *fentry != '\0' && *fentry != '0' && g_settings.times &&
+                            host::kStubPatchesReturns && &framewalk_mcount_unwinder_interposed != nullptr;
   const char* prefix = getenv("GMON_OUT_PREFIX");
   if (prefix != nullptr && *prefix != '\0' && getauxval(AT_SECURE) == 0) g_settings.prefix = prefix;
   g_have_text = find_executable_text(g_text);
   if (!g_have_text || !histogram_start(g_text, g_settings.rate)) g_settings.rate = 0;
   pthread_key_create(&g_thread_key, on_thread_exit);
   pthread_atfork(nullptr, nullptr, on_fork_child);
+  if (g_settings.fentry_times) __atomic_store_n(&framewalk_mcount_patching, 1, __ATOMIC_RELAXED);
   if (g_settings.dump_on_sigusr2) {
     struct sigaction action = {};
     action.sa_handler = on_dump_signal;
@@ -435,6 +510,7 @@ ThreadState* attach_thread() {
   if (t != nullptr) {
     t->busy = 0;
     mirror_table(t);
+    framewalk_mcount_probe = t->probe;
     tls.state = t;
     pthread_setspecific(g_thread_key, t);
     t->has_timer = start_thread_timer(t->timer) ? 1 : 0;
@@ -447,9 +523,90 @@ ThreadState* attach_thread() {
 
 void attach_current_thread() { attach_thread(); }
 
+namespace {
+
+// The thread's state for a hook that times (its guard free), attaching the
+// thread at its first call; nullptr when the call is done with: not
+// counting (moncontrol), no state (counted lost), or the guard taken (a
+// handler that interrupted the runtime: its arc queued, not timed).
+ThreadState* timing_hook_state(uintptr_t from_pc, uintptr_t self_pc) {
+  ThreadState* t = tls.state;
+  if (__builtin_expect(t == nullptr, 0)) {
+    t = attach_thread();
+    if (t == nullptr) {
+      count_lost(&g_lost_unattached, 1);
+      return nullptr;
+    }
+  }
+  if (!__atomic_load_n(&framewalk_mcount_counting, __ATOMIC_RELAXED)) return nullptr;
+  if (__builtin_expect(t->busy, 0)) {
+    enqueue(t, from_pc, self_pc);
+    return nullptr;
+  }
+  return t;
+}
+
+}  // namespace
+
 void note_longjmp() {
   ThreadState* t = tls.state;
   if (t != nullptr && t->shadow != nullptr) __atomic_store_n(&t->shadow->jumped, 1, __ATOMIC_RELAXED);
+}
+
+// -pg -mfentry's exact times by return-address patching
+// (FRAMEWALK_MCOUNT_FENTRY_TIMES=1; machines whose stub does it, in the
+// shared library): __fentry__ keeps the instrumented function's return
+// address in a shadow frame (return_address, the slot's address as `stack`)
+// and puts framewalk_mcount_return's in the slot, which at the return ends
+// the activation and jumps on to the kept address, as uftrace does.
+//
+// Which frames are gone is told without comparing stack addresses where a
+// signal handler on an alternate stack could make them mislead: a return
+// ends the newest activation of its slot and drops the newer ones (left
+// without a return); only the first hook after a longjmp (the interposed
+// longjmp marks it) drops the frames below its slot. A slot is written only
+// while it holds what the runtime put there: before an unwinder walks the
+// stack (an exception, a thread's cancellation) every slot that holds the
+// trampoline gets its address back (restore_return_addresses); where the
+// exception is caught, the frames below the catcher's stack end at that
+// moment (as -finstrument-functions' exit hooks would have timed them) and
+// those whose slot still holds its address are patched again
+// (repatch_live_frames). Limit: an exception caught in a handler on an
+// alternate stack above the thread's ends the thread's older frames too,
+// and their returns then find no activation (the process is stopped).
+namespace {
+
+uintptr_t trampoline() { return reinterpret_cast<uintptr_t>(&framewalk_mcount_return); }
+uintptr_t& slot_at(uintptr_t stack) { return *reinterpret_cast<uintptr_t*>(stack); }
+
+}  // namespace
+
+void restore_return_addresses() {
+  ThreadState* t = tls.state;
+  if (!framewalk_mcount_patching || t == nullptr || t->shadow == nullptr) return;
+  guarded(t, [&] {
+    // From the top down: a tail call's frames share a slot, the lowest frame's address is the real one.
+    ShadowStack* s = t->shadow;
+    for (std::size_t i = s->depth; i > 0; --i) {
+      const ShadowFrame& f = s->frames[i - 1];
+      if (f.return_address != 0 && slot_at(f.stack) == trampoline()) slot_at(f.stack) = f.return_address;
+    }
+  });
+}
+
+void repatch_live_frames(uintptr_t stack) {
+  ThreadState* t = tls.state;
+  if (!framewalk_mcount_patching || t == nullptr || t->shadow == nullptr) return;
+  const uint64_t now = clock_ns();
+  guarded(t, [&] {
+    ShadowStack* s = t->shadow;
+    while (s->depth > 0 && s->frames[s->depth - 1].stack < stack) close_activation(t, s->depth, now);
+    // From the bottom up, so that a tail call's upper frame finds the slot patched again.
+    for (std::size_t i = 0; i < s->depth; ++i) {
+      const ShadowFrame& f = s->frames[i];
+      if (f.return_address != 0 && slot_at(f.stack) == f.return_address) slot_at(f.stack) = trampoline();
+    }
+  });
 }
 
 namespace {
@@ -459,22 +616,24 @@ namespace {
 ArcTable* merge_all() {
   std::size_t total = 0;
   for (ThreadState* s = __atomic_load_n(&g_states, __ATOMIC_ACQUIRE); s != nullptr; s = s->next) {
-    total += __atomic_load_n(&s->table, __ATOMIC_ACQUIRE)->used;
+    for (const ArcTable* table = __atomic_load_n(&s->table, __ATOMIC_ACQUIRE); table != nullptr;
+         table = table->retired) {
+      total += table->used;
+    }
   }
   std::size_t capacity = 16;
   while (capacity < 2 * total + 2) capacity *= 2;
   ArcTable* merged = arc_table_create(capacity);
   for (ThreadState* s = __atomic_load_n(&g_states, __ATOMIC_ACQUIRE); s != nullptr && merged != nullptr;
        s = s->next) {
-    arc_table_for_each(*__atomic_load_n(&s->table, __ATOMIC_ACQUIRE),
-                       [&](uintptr_t from_pc, uintptr_t self_pc, uint64_t count) {
-                         if (merged == nullptr || arc_table_add(*merged, from_pc, self_pc, count)) return;
-                         // Arcs other threads added since the sizing.
-                         ArcTable* bigger = arc_table_grown(*merged);
-                         arc_table_destroy(merged);
-                         merged = bigger;
-                         if (merged != nullptr) arc_table_add(*merged, from_pc, self_pc, count);
-                       });
+    for_each_arc_of(s, [&](uintptr_t from_pc, uintptr_t self_pc, uint64_t count) {
+      if (merged == nullptr || arc_table_add(*merged, from_pc, self_pc, count)) return;
+      // Arcs other threads added since the sizing.
+      ArcTable* bigger = arc_table_grown(*merged);
+      arc_table_destroy(merged);
+      merged = bigger;
+      if (merged != nullptr) arc_table_add(*merged, from_pc, self_pc, count);
+    });
   }
   return merged;
 }
@@ -599,6 +758,7 @@ int write_profile(const char* path) {
     writer.histogram(h.low_pc, h.high_pc, h.bins, h.nbins, h.rate);
     if (merged != nullptr) {
       arc_table_for_each(*merged, [&](uintptr_t from_pc, uintptr_t self_pc, uint64_t count) {
+        if (count == 0) return;  // published, its first call not added yet
         // gprof reads one program: arcs with an end elsewhere (a shared
         // library, a signal trampoline, the thread start in libc) have no
         // address it could look up, as with glibc, which drops them too.
@@ -685,7 +845,7 @@ extern "C" {
 __attribute__((visibility("hidden"))) int framewalk_mcount_fast(uintptr_t from_pc, uintptr_t self_pc) {
   ThreadState* t = tls.state;
   if (__builtin_expect(t == nullptr, 0)) return 1;
-  if (__builtin_expect(__atomic_load_n(&g_counting, __ATOMIC_RELAXED), 1)) record(t, from_pc, self_pc);
+  if (__builtin_expect(__atomic_load_n(&framewalk_mcount_counting, __ATOMIC_RELAXED), 1)) record(t, from_pc, self_pc);
   return 0;
 }
 
@@ -695,7 +855,74 @@ __attribute__((visibility("hidden"))) void framewalk_mcount_slow(uintptr_t from_
     count_lost(&g_lost_unattached, 1);
     return;
   }
-  if (__atomic_load_n(&g_counting, __ATOMIC_RELAXED)) record(t, from_pc, self_pc);
+  if (__atomic_load_n(&framewalk_mcount_counting, __ATOMIC_RELAXED)) record(t, from_pc, self_pc);
+}
+
+// __fentry__ with return-address patching (see restore_return_addresses):
+// the arc, then the activation and the patch, unless the thread's guard is
+// taken (a handler that interrupted the runtime: then only the arc, queued).
+__attribute__((visibility("hidden"))) void framewalk_mcount_fentry_patch(uintptr_t from_pc, uintptr_t self_pc,
+                                                                         uintptr_t* slot) {
+  ThreadState* t = timing_hook_state(from_pc, self_pc);
+  if (t == nullptr) return;
+  const uintptr_t stack = reinterpret_cast<uintptr_t>(slot);
+  guarded(t, [&] {
+    if (t->shadow == nullptr) t->shadow = static_cast<ShadowStack*>(map_zeroed(sizeof(ShadowStack)));
+    ShadowStack* s = t->shadow;
+    // A tail call from a patched function: the slot holds the trampoline
+    // already, and the caller is the one of the frame that patched it. A
+    // frame at this slot that does not hold it is gone (a longjmp left it).
+    const uintptr_t original = *slot;
+    if (s != nullptr && s->jumped) {
+      // The first hook after a longjmp: the frames below this slot are gone,
+      // and so is one at it that no longer holds the trampoline.
+      s->jumped = 0;
+      const uintptr_t gone_below = original == trampoline() ? stack : stack + 1;
+      std::size_t keep = s->depth;
+      while (keep > 0 && s->frames[keep - 1].stack < gone_below) --keep;
+      drop_above(t, keep);
+    }
+    uintptr_t caller = original;
+    if (original == trampoline() && s != nullptr && s->depth > 0 && s->frames[s->depth - 1].stack == stack) {
+      caller = s->frames[s->depth - 1].call_site;
+    }
+    add(t, caller, self_pc, 1);
+    // Timed by the function's start, as -finstrument-functions' are (the file lists starts).
+    const uintptr_t function = host::fentry_function_start(self_pc);
+    FunctionSlot* fs = s != nullptr && s->depth < kShadowDepth ? times_slot(t, function) : nullptr;
+    if (fs == nullptr) {
+      ++t->untimed;
+      return;
+    }
+    ++fs->calls;
+    ++fs->active;
+    s->frames[s->depth++] = ShadowFrame{function, caller, stack, clock_ns(), 0, original};
+    *slot = trampoline();
+  });
+}
+
+// framewalk_mcount_return's C side: ends the activation whose slot is
+// `slot` (those above it are gone) and gives back its return address.
+__attribute__((visibility("hidden"))) uintptr_t framewalk_mcount_fentry_return(uintptr_t slot) {
+  const uint64_t now = clock_ns();
+  ThreadState* t = tls.state;
+  uintptr_t to = 0;
+  if (t != nullptr && t->shadow != nullptr) {
+    // Never with the guard taken: the runtime calls no instrumented code, and
+    // a handler's calls while it is inside are not patched.
+    guarded(t, [&] {
+      // The newest activation of this slot; any newer were left without a return.
+      ShadowStack* s = t->shadow;
+      std::size_t i = s->depth;
+      while (i > 0 && !(s->frames[i - 1].stack == slot && s->frames[i - 1].return_address != 0)) --i;
+      if (i > 0) {
+        to = s->frames[i - 1].return_address;
+        close_activation(t, i, now);
+      }
+    });
+  }
+  if (to == 0) __builtin_trap();  // no activation patched this slot: nowhere to return to
+  return to;
 }
 
 // -finstrument-functions: ordinary C calls, so no stub. Besides the arc,
@@ -706,19 +933,8 @@ __attribute__((visibility("default"), no_instrument_function)) void __cyg_profil
                                                                                               void* call_site) {
   uintptr_t self_pc = host::code_address(reinterpret_cast<uintptr_t>(this_fn));
   uintptr_t from_pc = host::code_address(reinterpret_cast<uintptr_t>(call_site));
-  ThreadState* t = tls.state;
-  if (__builtin_expect(t == nullptr, 0)) {
-    t = attach_thread();
-    if (t == nullptr) {
-      count_lost(&g_lost_unattached, 1);
-      return;
-    }
-  }
-  if (!__atomic_load_n(&g_counting, __ATOMIC_RELAXED)) return;
-  if (__builtin_expect(t->busy, 0)) {
-    enqueue(t, from_pc, self_pc);
-    return;
-  }
+  ThreadState* t = timing_hook_state(from_pc, self_pc);
+  if (t == nullptr) return;
   const uintptr_t stack = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
   guarded(t, [&] {
     add(t, from_pc, self_pc, 1);
@@ -749,7 +965,7 @@ __attribute__((visibility("default"))) void __monstartup(unsigned long, unsigned
 __attribute__((visibility("default"))) void monstartup(unsigned long low, unsigned long high) { __monstartup(low, high); }
 __attribute__((visibility("default"))) void _mcleanup(void) {}
 __attribute__((visibility("default"))) void moncontrol(int mode) {
-  __atomic_store_n(&g_counting, mode != 0 ? 1 : 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&framewalk_mcount_counting, mode != 0 ? 1 : 0, __ATOMIC_RELAXED);
   histogram_enable(mode != 0);
 }
 
@@ -766,6 +982,7 @@ long framewalk_mcount_for_each_arc(framewalk_mcount_arc_fn fn, void* context) {
   if (merged != nullptr) {
     n = 0;
     arc_table_for_each(*merged, [&](uintptr_t from_pc, uintptr_t self_pc, uint64_t count) {
+      if (count == 0) return;  // published, its first call not added yet
       fn(from_pc, self_pc, count, context);
       ++n;
     });

@@ -1,6 +1,8 @@
 // What the runtime (runtime.cpp) offers the rest of src/mcount/.
 #pragma once
 
+#include <cstdint>
+
 namespace framewalk::mcount {
 
 // Gives the calling thread its state (arc table, CPU-time timer, the
@@ -11,5 +13,13 @@ void attach_current_thread();
 // The calling thread is about to longjmp: its next hook drops the
 // activations of -finstrument-functions' times the jump leaves.
 void note_longjmp();
+
+// -pg -mfentry's return-address patching (FRAMEWALK_MCOUNT_FENTRY_TIMES=1):
+// before an unwinder walks the calling thread's stack, every patched slot
+// gets its return address back; where an exception is caught, the
+// activations below `stack` (the catching function's stack pointer) end and
+// the others are patched again. Nothing without patching.
+void restore_return_addresses();
+void repatch_live_frames(uintptr_t stack);
 
 }  // namespace framewalk::mcount

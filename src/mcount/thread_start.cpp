@@ -1,11 +1,10 @@
-// pthread_create, interposed by the shared runtime (libframewalk_mcount.so,
-// preloaded or linked before the C library; not in the static library,
-// where the C library's own definition is the only one): every new thread
-// starts in start_thread below, which attaches it (its state and its
-// CPU-time timer) before it runs the start routine. Without it a thread
-// gets its timer at its first instrumented call, so one that only runs
-// uninstrumented code (a worker in a library, a spin loop, a thread of a
-// program whose hot code is built without -pg) would never be sampled.
+// Every thread created through the interposed pthread_create
+// (thread_start.hpp) starts in start_thread below, which attaches it (its
+// state and its CPU-time timer) before it runs the start routine. Without
+// it a thread gets its timer at its first instrumented call, so one that
+// only runs uninstrumented code (a worker in a library, a spin loop, a
+// thread of a program whose hot code is built without -pg) would never be
+// sampled.
 //
 // No allocation: the start routine and its argument travel to the new
 // thread in one of kStartRecords records of the library's own memory,
@@ -13,25 +12,18 @@
 // as it has read it; the thread's state is mapped (mmap), never malloc'd,
 // and reused after a thread ends. When every record is in flight (that many
 // threads created and not yet started), the thread is created as it asked,
-// unwrapped, and attaches at its first hook call as before. The real
-// pthread_create is looked up once (dlsym RTLD_NEXT, which does not
-// allocate when the symbol is found).
+// unwrapped, and attaches at its first hook call as before.
 //
 // Not covered: threads the C library starts by its internal entry point
 // (C11 thrd_create, SIGEV_THREAD timers and notifications) and raw clone():
 // they too attach at their first hook call.
-#include <cerrno>
-#include <dlfcn.h>
-#include <pthread.h>
+#include "mcount/thread_start.hpp"
 
 #include "mcount/runtime.hpp"
 
 namespace framewalk::mcount {
 
 namespace {
-
-using StartRoutine = void* (*)(void*);
-using CreateFn = int (*)(pthread_t*, const pthread_attr_t*, StartRoutine, void*);
 
 struct StartRecord {
   StartRoutine start;
@@ -41,7 +33,6 @@ struct StartRecord {
 
 constexpr unsigned kStartRecords = 256;
 StartRecord g_records[kStartRecords];
-CreateFn g_real_create;
 
 StartRecord* claim_record() {
   for (StartRecord& r : g_records) {
@@ -65,25 +56,10 @@ void* start_thread(void* data) {
   return start(arg);
 }
 
-CreateFn real_create() {
-  CreateFn real = __atomic_load_n(&g_real_create, __ATOMIC_ACQUIRE);
-  if (real == nullptr) {
-    real = reinterpret_cast<CreateFn>(dlsym(RTLD_NEXT, "pthread_create"));
-    __atomic_store_n(&g_real_create, real, __ATOMIC_RELEASE);
-  }
-  return real;
-}
-
 }  // namespace
 
-}  // namespace framewalk::mcount
-
-using namespace framewalk::mcount;
-
-extern "C" __attribute__((visibility("default"))) int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
-                                                                      StartRoutine start, void* arg) {
-  const CreateFn real = real_create();
-  if (real == nullptr) return EAGAIN;
+int create_attached_thread(CreateFn real, pthread_t* thread, const pthread_attr_t* attr, StartRoutine start,
+                           void* arg) {
   StartRecord* r = claim_record();
   if (r == nullptr) return real(thread, attr, start, arg);
   r->start = start;
@@ -92,3 +68,5 @@ extern "C" __attribute__((visibility("default"))) int pthread_create(pthread_t* 
   if (rc != 0) release_record(r);
   return rc;
 }
+
+}  // namespace framewalk::mcount

@@ -35,6 +35,16 @@ struct ProfileFunction {
   std::optional<ExactTime> exact;  // from the runtime's .times file, when there is one
 };
 
+// A shared library's function with exact times (the .times file's lines
+// with a module): kept apart from `functions`, whose addresses are the
+// executable's.
+struct ModuleFunction {
+  std::string module;   // the library's path as the process loaded it
+  std::string name;     // from the library's symbols; "0x<address>" when none names it
+  uint64_t address = 0; // the library's link-time address
+  ExactTime exact;
+};
+
 struct ProfileArc {
   size_t caller = 0;  // indexes into CallGraph::functions
   size_t callee = 0;
@@ -70,6 +80,7 @@ struct CallGraph {
   uint64_t bias = 0;          // subtracted from the file's addresses (a PIE's load address)
   bool has_exact_times = false;  // a .times file was read (ProfileFunction::exact)
   std::string exact_clock;       // its clock: "monotonic" (wall) or "thread" (CPU)
+  std::vector<ModuleFunction> module_functions;  // the shared libraries' timed functions
 
   double seconds_per_tick() const { return rate ? 1.0 / rate : 0.0; }
   // Arcs into and out of function `f`, as indexes into `arcs`.

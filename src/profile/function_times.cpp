@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 
 namespace framewalk::profile {
 
 namespace {
 
-constexpr std::string_view kMagic = "# framewalk mcount function times 1";
+// Version 1 has only the executable's lines; 2 adds the libraries' (a fifth field).
+constexpr std::string_view kMagic1 = "# framewalk mcount function times 1";
+constexpr std::string_view kMagic2 = "# framewalk mcount function times 2";
 
 bool parse_number(std::string_view text, int base, uint64_t* out) {
   if (text.empty()) return false;
@@ -39,6 +42,7 @@ std::optional<FunctionTimes> read_function_times(std::string_view text, Function
     return std::nullopt;
   };
   bool seen_magic = false;
+  int version = 0;
   while (!text.empty()) {
     const size_t newline = text.find('\n');
     if (newline == std::string_view::npos) {
@@ -49,7 +53,13 @@ std::optional<FunctionTimes> read_function_times(std::string_view text, Function
     text.remove_prefix(newline + 1);
     ++number;
     if (number == 1) {
-      if (line != kMagic) return fail("not a framewalk function-times file (expected \"" + std::string(kMagic) + "\")");
+      if (line == kMagic1) {
+        version = 1;
+      } else if (line == kMagic2) {
+        version = 2;
+      } else {
+        return fail("not a framewalk function-times file (expected \"" + std::string(kMagic2) + "\" or version 1)");
+      }
       seen_magic = true;
       continue;
     }
@@ -58,10 +68,19 @@ std::optional<FunctionTimes> read_function_times(std::string_view text, Function
       continue;
     }
     if (line.starts_with("#")) continue;  // the column names and the closing counts
-    const auto fields = fields_of(line);
+    // Four fields, and in version 2 the rest of the line as a library's path.
+    auto fields = fields_of(line);
+    std::string_view module;
+    if (version >= 2 && fields.size() > 4) {
+      module = line.substr(static_cast<size_t>(fields[4].data() - line.data()));
+      fields.resize(4);
+      if (module.empty()) return fail("a space at the end of the line and no library's path");
+    }
     if (fields.size() != 4 || !fields[0].starts_with("0x"))
-      return fail("expected \"0xADDRESS CALLS INCLUSIVE_NS SELF_NS\"");
+      return fail(version >= 2 ? "expected \"0xADDRESS CALLS INCLUSIVE_NS SELF_NS [MODULE]\""
+                               : "expected \"0xADDRESS CALLS INCLUSIVE_NS SELF_NS\"");
     FunctionTime t;
+    t.module = std::string(module);
     if (!parse_number(fields[0].substr(2), 16, &t.address) || !parse_number(fields[1], 10, &t.calls) ||
         !parse_number(fields[2], 10, &t.inclusive_ns) || !parse_number(fields[3], 10, &t.self_ns))
       return fail("a field is not a number");
@@ -76,6 +95,7 @@ size_t attach_function_times(const FunctionTimes& times, const FunctionTable& ta
   size_t unmatched = 0;
   std::vector<ProfileFunction> added;
   for (const FunctionTime& t : times.functions) {
+    if (!t.module.empty()) continue;  // attach_module_times
     const uint64_t address = t.address - bias;
     const ExactTime exact{t.calls, t.inclusive_ns, t.self_ns};
     auto it = std::lower_bound(graph->functions.begin(), graph->functions.end(), address,
@@ -124,6 +144,29 @@ size_t attach_function_times(const FunctionTimes& times, const FunctionTable& ta
   graph->exact_clock = times.clock.empty() ? "monotonic" : times.clock;
   graph->has_exact_times = true;
   return unmatched;
+}
+
+size_t attach_module_times(const FunctionTimes& times, const ModuleTables& tables, CallGraph* graph) {
+  size_t unnamed = 0;
+  for (const FunctionTime& t : times.functions) {
+    if (t.module.empty()) continue;
+    ModuleFunction f;
+    f.module = t.module;
+    f.address = t.address;
+    f.exact = ExactTime{t.calls, t.inclusive_ns, t.self_ns};
+    const FunctionTable* table = tables(t.module);
+    const int64_t index = table != nullptr ? table->find(t.address) : -1;
+    if (index >= 0 && table->ranges()[static_cast<size_t>(index)].start == t.address) {
+      f.name = table->ranges()[static_cast<size_t>(index)].name;
+    } else {
+      char hex[24];
+      std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(t.address));
+      f.name = hex;
+      ++unnamed;
+    }
+    graph->module_functions.push_back(std::move(f));
+  }
+  return unnamed;
 }
 
 }  // namespace framewalk::profile

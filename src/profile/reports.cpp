@@ -201,23 +201,34 @@ std::string json_number(double v) {
 
 }  // namespace
 
-// -finstrument-functions' exact times, by self time.
+// -finstrument-functions' exact times, by self time: the executable's
+// functions and the shared libraries' (named "function (library)").
 void write_exact_times(const CallGraph& g, dump::TextWriter& out) {
-  std::vector<const ProfileFunction*> timed;
+  struct Timed {
+    const ExactTime* exact;
+    const std::string* name;
+    const std::string* module;  // nullptr: the executable's
+  };
+  std::vector<Timed> timed;
   for (const ProfileFunction& f : g.functions)
-    if (f.exact) timed.push_back(&f);
-  std::stable_sort(timed.begin(), timed.end(), [](const ProfileFunction* a, const ProfileFunction* b) {
-    return a->exact->self_ns > b->exact->self_ns;
-  });
-  out.str("Exact times (-finstrument-functions, ").str(g.exact_clock == "thread" ? "thread CPU" : "wall").str(" clock):\n\n");
+    if (f.exact) timed.push_back(Timed{&*f.exact, &f.name, nullptr});
+  for (const ModuleFunction& f : g.module_functions) timed.push_back(Timed{&f.exact, &f.name, &f.module});
+  std::stable_sort(timed.begin(), timed.end(),
+                   [](const Timed& a, const Timed& b) { return a.exact->self_ns > b.exact->self_ns; });
+  out.str("Exact times (the runtime's .times file, ").str(g.exact_clock == "thread" ? "thread CPU" : "wall").str(" clock):\n\n");
   out.str("       calls  inclusive ms       self ms  name\n");
-  for (const ProfileFunction* f : timed) {
-    const std::string calls = std::to_string(f->exact->calls);
-    const std::string inclusive = fixed(static_cast<double>(f->exact->inclusive_ns) / 1e6, 3);
-    const std::string self = fixed(static_cast<double>(f->exact->self_ns) / 1e6, 3);
+  for (const Timed& t : timed) {
+    const std::string calls = std::to_string(t.exact->calls);
+    const std::string inclusive = fixed(static_cast<double>(t.exact->inclusive_ns) / 1e6, 3);
+    const std::string self = fixed(static_cast<double>(t.exact->self_ns) / 1e6, 3);
     out.str(std::string(calls.size() < 12 ? 12 - calls.size() : 0, ' ')).str(calls)
         .str(std::string(inclusive.size() < 14 ? 14 - inclusive.size() : 0, ' ')).str(inclusive)
-        .str(std::string(self.size() < 14 ? 14 - self.size() : 0, ' ')).str(self).str("  ").str(f->name).ch('\n');
+        .str(std::string(self.size() < 14 ? 14 - self.size() : 0, ' ')).str(self).str("  ").str(*t.name);
+    if (t.module != nullptr) {
+      const size_t slash = t.module->rfind('/');
+      out.str(" (").str(slash == std::string::npos ? *t.module : t.module->substr(slash + 1)).ch(')');
+    }
+    out.ch('\n');
   }
   out.ch('\n');
 }
@@ -285,7 +296,19 @@ void write_json_report(const CallGraph& g, const ReportSource& source, dump::Tex
         .str(",\"self_seconds\":").str(json_number(c.self_ticks * tick)).str(",\"child_seconds\":")
         .str(json_number(c.child_ticks * tick)).ch('}');
   }
-  out.str("],\n\"dropped\":{\"arcs\":").udec(g.dropped_arcs).str(",\"calls\":").udec(g.dropped_calls).str("}}\n");
+  out.str("],\n");
+  if (g.has_exact_times) {
+    out.str("\"module_functions\":[");
+    for (size_t i = 0; i < g.module_functions.size(); ++i) {
+      const ModuleFunction& f = g.module_functions[i];
+      out.str(i ? ",\n" : "\n").str("{\"name\":\"").str(dump::json_escape(f.name)).str("\",\"module\":\"")
+          .str(dump::json_escape(f.module)).str("\",\"address\":\"0x").hex(f.address)
+          .str("\",\"exact\":{\"calls\":").udec(f.exact.calls).str(",\"inclusive_ns\":").udec(f.exact.inclusive_ns)
+          .str(",\"self_ns\":").udec(f.exact.self_ns).str("}}");
+    }
+    out.str("],\n");
+  }
+  out.str("\"dropped\":{\"arcs\":").udec(g.dropped_arcs).str(",\"calls\":").udec(g.dropped_calls).str("}}\n");
 }
 
 namespace {

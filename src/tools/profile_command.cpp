@@ -123,6 +123,12 @@ constexpr uint16_t kHostMachine = 0;
 #endif
 constexpr bool kHost64 = sizeof(void*) == 8;
 
+// What a static program adds to its link with libframewalk_mcount.a: the
+// runtime's pthread_create and longjmp family in place of the C library's
+// (src/mcount/wrapped_*.cpp), which a static link cannot interpose otherwise.
+constexpr const char* kStaticWrapOptions =
+    "-Wl,--wrap=pthread_create,--wrap=longjmp,--wrap=_longjmp,--wrap=siglongjmp,--wrap=__longjmp_chk";
+
 enum class Plan { kPreload, kRunAsIs, kRefuse };
 
 // How to run `program`: with the runtime preloaded (a dynamically linked ELF
@@ -146,7 +152,8 @@ Plan plan_for(const std::string& shown, const std::string& program) {
     std::string archive = first_existing(runtime_places(kArchiveName));
     if (archive.empty()) archive = kArchiveName;
     say(shown + " is statically linked: no library can be preloaded into it. Link it with framewalk's runtime "
-        "in place of glibc's, e.g.\n  gcc -pg -static ... " + archive +
+        "in place of glibc's, e.g.\n  gcc -pg -static ... " + archive + " " + kStaticWrapOptions +
+        "\n(the --wrap options let its threads be sampled from their start and its longjmps be seen)"
         "\nthen run it with framewalk profile --mcount as now (or GMON_OUT_PREFIX=DIR/gmon.out " + shown + ")");
     return Plan::kRefuse;
   }
@@ -230,7 +237,11 @@ CLI::App* add_profile_command(CLI::App& app, ProfileCommandOptions& options) {
   cmd->footer(
       "Exit status: the program's (128+N when signal N ended it; 127: not found, 126: cannot be run; 2: usage).\n"
       "Read a file with `gprof CMD DIR/gmon.out.<pid>` or `framewalk report DIR/gmon.out.<pid> --exe CMD`.\n"
-      "FRAMEWALK_MCOUNT_HZ sets the histogram's samples per CPU second (default 100).");
+      "FRAMEWALK_MCOUNT_HZ sets the histogram's samples per CPU second (default 100); "
+      "FRAMEWALK_MCOUNT_FENTRY_TIMES=1 times\n"
+      "-pg -mfentry programs exactly by patching return addresses (x86-64; README).\n"
+      "A static program links libframewalk_mcount.a instead, with " + std::string(kStaticWrapOptions) + "\n"
+      "(its threads sampled from their start, its longjmps seen), and is run as it is.");
   return cmd;
 }
 

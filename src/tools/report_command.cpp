@@ -4,6 +4,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <map>
+#include <optional>
 #include <unistd.h>
 #include <vector>
 
@@ -126,6 +128,22 @@ int run_report_command(const ReportCommandOptions& options) {
     if (const size_t unmatched = profile::attach_function_times(*times, functions, bias, &graph))
       report(times_path, std::to_string(unmatched) + " of its " + std::to_string(times->functions.size()) +
                              " functions start at no function of " + options.exe + "'s (another program's file?)");
+    // The shared libraries' functions, named from each library's symbols
+    // (read once each, from the path the process loaded it by).
+    std::map<std::string, std::optional<profile::FunctionTable>> libraries;
+    const auto library_table = [&](const std::string& path) -> const profile::FunctionTable* {
+      auto [it, added] = libraries.try_emplace(path);
+      if (added) {
+        auto file = elf::ElfFile::open(path);
+        if (file) {
+          it->second = profile::FunctionTable::from_symbols(elf::SymbolTable::load(*file));
+        } else {
+          report(path, open_error_text(file.error()) + ": its functions in " + times_path + " are named by address");
+        }
+      }
+      return it->second ? &*it->second : nullptr;
+    };
+    profile::attach_module_times(*times, library_table, &graph);
   }
   if (!gmon->arcs.empty() && graph.dropped_arcs == gmon->arcs.size())
     report(options.profile, "no arc falls in " + options.exe +

@@ -4,8 +4,15 @@
 # directory tests/cross/inprocess.sh uses, with its options) and runs them
 # under qemu-user: exact call counts in gmon.out, in gprof's call graph (the
 # cross binutils' gprof) and in the runtime's own arcs, with 8 threads
-# (ARM: Thumb-2 and ARM-state programs); a fork and a dump on request; the
+# (ARM: Thumb-2 and ARM-state programs); a fork and a dump on request; more
+# arcs than a thread's first table holds; the histogram's samples against a
+# known CPU time (CPU-time timers work under qemu-user), in the function
+# that spends it and in threads that call no hook (preloaded, and static
+# with the runtime's --wrap options); -finstrument-functions' exact times,
+# a shared library's functions among them (preloaded and static); the
 # registers around the hook (ARM: called from Thumb-2 and from ARM code).
+# Not here: framewalk profile --mcount (the cross build has no framewalk
+# command, and it runs programs of its own machine only).
 #
 #   tests/cross/mcount.sh [aarch64|arm] [BUILD_DIR]   (default aarch64, build-MACHINE)
 #
@@ -39,6 +46,25 @@ for variant in $variants; do
 done
 echo "== $machine: mcount_fork_calls"
 python3 "$check" fork --exe "$bin/mcount_fork_calls" --preload "$lib" --work "$bin/work/fork" "${tools[@]}"
+echo "== $machine: mcount_many_arcs"
+mkdir -p "$bin/work/many_arcs"
+(cd "$bin/work/many_arcs" && $run_qemu "$bin/mcount_many_arcs")
+for hz in 100 1000; do
+  for mode in busy thread; do
+    echo "== $machine: mcount_cpu_time $mode at $hz Hz"
+    python3 "$check" histogram --exe "$bin/mcount_cpu_time" --preload "$lib" --run $mode --hz $hz \
+      --work "$bin/work/histogram_${mode}_$hz" "${tools[@]}"
+  done
+  for mode in thread threads; do
+    echo "== $machine: mcount_cpu_time_static $mode at $hz Hz"
+    python3 "$check" histogram --exe "$bin/mcount_cpu_time_static" --run $mode --hz $hz \
+      --work "$bin/work/histogram_static_${mode}_$hz" "${tools[@]}"
+  done
+done
+echo "== $machine: mcount_timed_calls"
+python3 "$check" times --exe "$bin/mcount_timed_calls" --preload "$lib" --work "$bin/work/times" "${tools[@]}"
+echo "== $machine: mcount_timed_calls_static"
+python3 "$check" times --exe "$bin/mcount_timed_calls_static" --work "$bin/work/times_static" "${tools[@]}"
 for variant in $registers; do
   echo "== $machine: mcount_registers_$variant"
   mkdir -p "$bin/work/registers"

@@ -53,6 +53,39 @@ TEST(ArcTable, RefusesANewArcAtHalfFullAndGrowsWithEveryCount) {
   arc_table_destroy(t);
 }
 
+TEST(ArcTable, SlotIsTheArcsOwnAndANewOneStartsAtZero) {
+  ArcTable* t = arc_table_create(8);
+  ASSERT_NE(t, nullptr);
+  ArcSlot* a = arc_table_slot(*t, t->shift, 0x1000, 0x2000);
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->count, 0u);  // published before its first call is added
+  EXPECT_EQ(a->self_pc, 0x2000u);
+  EXPECT_EQ(a->from_pc, 0x1000u);
+  a->count += 7;
+  EXPECT_EQ(arc_table_slot(*t, t->shift, 0x1000, 0x2000), a);  // found again, not added twice
+  EXPECT_NE(arc_table_slot(*t, t->shift, 0x1000, 0x2004), a);
+  EXPECT_EQ(t->used, 2u);
+  for (uintptr_t i = 0; i < 2; ++i) ASSERT_NE(arc_table_slot(*t, t->shift, 0x3000 + i, 0x4000), nullptr);
+  EXPECT_EQ(arc_table_slot(*t, t->shift, 0x5000, 0x6000), nullptr);  // at its limit: nothing changed
+  EXPECT_EQ(t->used, 4u);
+  EXPECT_EQ(arc_table_slot(*t, t->shift, 0x1000, 0x2000)->count, 7u);
+  arc_table_destroy(t);
+}
+
+TEST(ArcTable, FirstProbeIndexIsInRangeAndSpreadsNearbyArcs) {
+  // Call sites a few bytes apart into one callee, as in a loop of calls.
+  bool used[kFirstProbeEntries] = {};
+  std::size_t distinct = 0;
+  for (uintptr_t site = 0; site < 256; ++site) {
+    const std::size_t i = first_probe_index(0x401000 + site * 5, 0x402000);
+    ASSERT_LT(i, kFirstProbeEntries);
+    if (!used[i]) ++distinct;
+    used[i] = true;
+  }
+  EXPECT_GE(distinct, 200u);
+  EXPECT_EQ(first_probe_index(0x1234, 0x5678), first_probe_index(0x1234, 0x5678));
+}
+
 TEST(ArcTable, CapacityMustBeAPowerOfTwo) {
   EXPECT_EQ(arc_table_create(0), nullptr);
   EXPECT_EQ(arc_table_create(1), nullptr);

@@ -322,27 +322,42 @@ def check_histogram(args):
 
 
 def read_times(path):
-    """gmon.out.times (src/mcount/function_times.hpp): address -> (calls, inclusive_ns, self_ns)."""
+    """gmon.out.times (src/mcount/function_times.hpp): the executable's
+    functions, address -> (calls, inclusive_ns, self_ns), and the shared
+    libraries', (path, address) -> the same."""
     lines = open(path).read().splitlines()
-    if not lines or lines[0] != "# framewalk mcount function times 1":
+    if not lines or lines[0] != "# framewalk mcount function times 2":
         raise SystemExit(f"{path}: not a function times file: {lines[:1]}")
-    times = {}
+    times, modules = {}, {}
     for line in lines:
         if line.startswith("#"):
             continue
-        address, calls, inclusive, self_ns = line.split()
-        times[int(address, 16)] = (int(calls), int(inclusive), int(self_ns))
-    return times
+        fields = line.split(" ", 4)
+        values = (int(fields[1]), int(fields[2]), int(fields[3]))
+        if len(fields) == 5:
+            modules[(fields[4], int(fields[0], 16))] = values
+        else:
+            times[int(fields[0], 16)] = values
+    return times, modules
 
 
 def check_times(args):
     fresh(args.work)
     exe = os.path.abspath(args.exe)
-    out = run(program_command(args, exe, []), args.work, preload_env(args, args.preload))
+    env = preload_env(args, args.preload)
+    if args.fentry_times:
+        env["FRAMEWALK_MCOUNT_FENTRY_TIMES"] = "1"
+    out = run(program_command(args, exe, []), args.work, env)
     symbols = Symbols(exe, args.nm)
     by_name = {}
-    for address, values in read_times(os.path.join(args.work, "gmon.out.times")).items():
+    times, modules = read_times(os.path.join(args.work, "gmon.out.times"))
+    for address, values in times.items():
         by_name[symbols.name(address)] = values
+    library_symbols = {}
+    for (path, address), values in modules.items():
+        if path not in library_symbols:
+            library_symbols[path] = Symbols(path, args.nm)
+        by_name[library_symbols[path].name(address)] = values
     problems = []
     for line in out.stdout.splitlines():
         parts = line.split()
@@ -367,6 +382,11 @@ def check_times(args):
         "rec inclusive = rec self": (total("rec", 1), total("rec", 2)),
         "jumper = self + deep (the longjmp'd frame dropped)": (total("jumper", 1), total("jumper", 2) +
                                                                 total("deep", 1)),
+        "catcher = self + middle (the frames an exception unwinds end at the catch)": (
+            total("catcher", 1), total("catcher", 2) + total("middle", 1)),
+        "middle = self + thrower": (total("middle", 1), total("middle", 2) + total("thrower", 1)),
+        "tail_from = self + tail_to (a tail call)": (total("tail_from", 1), total("tail_from", 2) +
+                                                     total("tail_to", 1)),
     }
     for what, (left, right) in sums.items():
         if left != right:
@@ -379,7 +399,9 @@ def check_times(args):
         if got.returncode != 0:
             problems.append(f"framewalk report: exit {got.returncode}: {got.stderr.strip()}")
         else:
-            reported = {f["name"]: f["exact"] for f in json.loads(got.stdout)["functions"] if f.get("exact")}
+            report_json = json.loads(got.stdout)
+            reported = {f["name"]: f["exact"] for f in report_json["functions"] if f.get("exact")}
+            reported.update({f["name"]: f["exact"] for f in report_json["module_functions"]})
             for name, (calls, inclusive, self_ns) in by_name.items():
                 if name is None:
                     continue
@@ -389,7 +411,9 @@ def check_times(args):
                 elif (exact["calls"], exact["inclusive_ns"], exact["self_ns"]) != (calls, inclusive, self_ns):
                     problems.append(f"framewalk report: {name}: {exact}, the file has {(calls, inclusive, self_ns)}")
     summary = ", ".join(f"{n} {by_name[n][0]}x {by_name[n][1] / 1e6:.2f}/{by_name[n][2] / 1e6:.2f} ms"
-                        for n in ("outer", "inner_a", "inner_b", "rec", "deep", "worker") if n in by_name)
+                        for n in ("outer", "inner_a", "inner_b", "rec", "deep", "worker", "lib_timed", "lib_leaf",
+                                  "catcher", "thrower", "tail_to")
+                        if n in by_name)
     report(problems, f"inclusive/self: {summary}")
 
 
@@ -507,7 +531,8 @@ def check_profile(args):
     else:
         check_arcs("static", named[0], static, parse_lines(out.stdout, "expect"))
     out = profile([os.path.abspath(args.static_glibc)], out_dir="static_glibc")
-    if out.returncode != 2 or "statically linked" not in out.stderr or "libframewalk_mcount.a" not in out.stderr:
+    if (out.returncode != 2 or "statically linked" not in out.stderr or "libframewalk_mcount.a" not in out.stderr
+            or "--wrap=pthread_create" not in out.stderr):
         problems.append(f"static with glibc's runtime: exit {out.returncode}: {out.stderr}")
     if os.path.exists(os.path.join(args.work, "static_glibc")):
         problems.append("static with glibc's runtime: it was run")
@@ -536,8 +561,10 @@ def main():
     parser.add_argument("--signal-exe")
     parser.add_argument("--static-framewalk")
     parser.add_argument("--static-glibc")
-    parser.add_argument("--run", choices=["busy", "thread"], help="histogram: what cpu_time.c does")
+    parser.add_argument("--run", choices=["busy", "thread", "threads"], help="histogram: what cpu_time.c does")
     parser.add_argument("--hz", type=int, default=100)
+    parser.add_argument("--fentry-times", action="store_true",
+                        help="times: FRAMEWALK_MCOUNT_FENTRY_TIMES=1 (a -pg -mfentry program)")
     parser.add_argument("--qemu", help="the emulator and its options, one string: 'qemu-arm -L /usr/arm-linux-gnueabihf'")
     args = parser.parse_args()
     if args.preload:

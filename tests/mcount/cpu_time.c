@@ -6,6 +6,9 @@
 //                        without instrumentation) spins for MS ms of its CPU
 //                        time while main waits for it: only a timer started
 //                        when the thread starts can sample it.
+//   cpu_time threads MS  the same with 8 such threads at once, each spinning
+//                        MS / 8 ms: the samples add up to MS only when every
+//                        thread has its timer.
 // Then it prints `cpu_ns N`, the CPU time of the whole process.
 #include <pthread.h>
 #include <stdio.h>
@@ -46,10 +49,15 @@ int main(int argc, char** argv) {
   int ms = atoi(argv[2]);
   if (strcmp(argv[1], "busy") == 0) {
     busy(ms);
-  } else if (strcmp(argv[1], "thread") == 0) {
-    pthread_t t;
-    if (pthread_create(&t, NULL, spin_thread, &ms) != 0) return 1;
-    pthread_join(t, NULL);
+  } else if (strcmp(argv[1], "thread") == 0 || strcmp(argv[1], "threads") == 0) {
+    enum { kThreads = 8 };
+    const int n = strcmp(argv[1], "thread") == 0 ? 1 : kThreads;
+    int each = ms / n;
+    pthread_t t[kThreads];
+    for (int i = 0; i < n; ++i) {
+      if (pthread_create(&t[i], NULL, spin_thread, &each) != 0) return 1;
+    }
+    for (int i = 0; i < n; ++i) pthread_join(t[i], NULL);
   } else {
     return 2;
   }
