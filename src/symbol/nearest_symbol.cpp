@@ -63,14 +63,17 @@ NearestSymbols NearestSymbols::load(std::shared_ptr<const elf::ElfFile> file) {
     if (a.size != b.size) return a.size > b.size;
     return a.order < b.order;
   });
-  for (size_t i = 0, group = 0; i < out.entries_.size(); ++i) {
-    Entry& first = out.entries_[group];
+  for (size_t i = 0, group = 0, chosen = 0; i < out.entries_.size(); ++i) {
     const Entry& e = out.entries_[i];
-    if (e.section != first.section || e.address != first.address) {
-      group = i;
+    if (e.section != out.entries_[group].section || e.address != out.entries_[group].address) {
+      group = chosen = i;
       continue;
     }
-    if (e.st_size > first.st_size || (e.st_size == first.st_size && e.name > first.llvm_name)) first.llvm_name = e.name;
+    const Entry& c = out.entries_[chosen];
+    if (e.st_size > c.st_size || (e.st_size == c.st_size && e.order > c.order)) {
+      chosen = i;
+      out.entries_[group].llvm_name = e.name;
+    }
   }
   out.entries_.erase(std::unique(out.entries_.begin(), out.entries_.end(),
                                  [](const Entry& a, const Entry& b) {

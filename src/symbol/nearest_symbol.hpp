@@ -25,8 +25,8 @@ struct NearestSymbol {
   uint64_t address = 0;
   uint64_t size = 0;  // st_size
   // The name llvm-symbolizer gives among the symbols at `address`: the
-  // largest st_size, then the greatest name (its stable sort by address,
-  // size and name keeps the last).
+  // largest st_size, then the last in the table (its stable sort by address
+  // and size keeps the last).
   std::string_view llvm_name;
 };
 
