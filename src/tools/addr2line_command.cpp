@@ -64,8 +64,9 @@ class Symbolizer {
   Symbolizer(const Addr2lineCommandOptions& o, std::shared_ptr<const elf::ElfFile> file)
       : o_(o),
         file_(file),
-        dwarf_(symbol::InlineSymbolizer::load(file, o.file)),
-        symbols_(symbol::NearestSymbols::load(file)) {}
+        dwarf_(symbol::InlineSymbolizer::load(
+            file, o.file, o.format == "json" ? symbol::PathStyle::kLlvm : symbol::PathStyle::kBinutils)),
+        symbols_(symbols_for(o, file, *dwarf_)) {}
 
   const symbol::InlineSymbolizer& dwarf() const { return *dwarf_; }
 
@@ -176,6 +177,17 @@ class Symbolizer {
   }
 
  private:
+  // binutils looks symbols up in the file its DWARF came from (dwarf2.c
+  // _bfd_dwarf2_stash_syms: a separate debug file's full .symtab), LLVM in
+  // the file asked about.
+  static symbol::NearestSymbols symbols_for(const Addr2lineCommandOptions& o, std::shared_ptr<const elf::ElfFile> file,
+                                            const symbol::InlineSymbolizer& dwarf) {
+    const elf::ElfFile& debug = dwarf.dwarf_file();
+    if (o.format != "json" && &debug != file.get() && debug.section_by_name(".symtab"))
+      return symbol::NearestSymbols::load(dwarf.dwarf_file_shared());
+    return symbol::NearestSymbols::load(file);
+  }
+
   // The name binutils prints for a frame (not demangled yet): the DWARF
   // name. For the innermost frame whose name binutils does not take as final
   // (neither a linkage name nor a C function's name: dwarf2.c is_linkage),
