@@ -52,8 +52,9 @@ NearestSymbols NearestSymbols::load(std::shared_ptr<const elf::ElfFile> file) {
     if (type == kSttSection || type == kSttObject || type == kSttCommon || type == kSttTls) continue;
     if (shndx == 0 || shndx >= file->sections().size()) continue;  // undefined, absolute, common...
     if (size == 0 && binding == kStbLocal && type == kSttNotype && (other & 3) == kStvHidden) continue;
-    Entry e{shndx, value, size ? size : 1, size, text, static_cast<uint32_t>(i), text, std::nullopt};
+    Entry e{shndx, value, size ? size : 1, size, text, std::nullopt, static_cast<uint32_t>(i), text, std::nullopt};
     if (current_file && (binding == kStbLocal || state != kFileAfterSymbolSeen)) e.file = current_file;
+    if (current_file && binding == kStbLocal && !current_file->empty()) e.llvm_file = current_file;
     out.entries_.push_back(e);
   }
   // At one address the larger symbol wins, then the first in the table.
@@ -73,6 +74,7 @@ NearestSymbols NearestSymbols::load(std::shared_ptr<const elf::ElfFile> file) {
     if (e.st_size > c.st_size || (e.st_size == c.st_size && e.order > c.order)) {
       chosen = i;
       out.entries_[group].llvm_name = e.name;
+      out.entries_[group].llvm_file = e.llvm_file;
     }
   }
   out.entries_.erase(std::unique(out.entries_.begin(), out.entries_.end(),
@@ -92,7 +94,7 @@ std::optional<NearestSymbol> NearestSymbols::lookup(uint32_t section, uint64_t a
   if (it == entries_.begin()) return std::nullopt;
   const Entry& e = *(it - 1);
   if (e.section != section) return std::nullopt;
-  return NearestSymbol{e.name, e.file, e.address, e.st_size, e.llvm_name};
+  return NearestSymbol{e.name, e.file, e.address, e.st_size, e.llvm_name, e.llvm_file};
 }
 
 }  // namespace framewalk::symbol

@@ -28,6 +28,8 @@ struct NearestSymbol {
   // largest st_size, then the last in the table (its stable sort by address
   // and size keeps the last).
   std::string_view llvm_name;
+  // The STT_FILE name llvm-symbolizer gives with `llvm_name`: local symbols only, never empty.
+  std::optional<std::string_view> llvm_file;
 };
 
 class NearestSymbols {
@@ -45,6 +47,7 @@ class NearestSymbols {
     uint64_t size;  // st_size, 1 for 0
     uint64_t st_size;
     std::string_view llvm_name;
+    std::optional<std::string_view> llvm_file;
     uint32_t order;
     std::string_view name;
     std::optional<std::string_view> file;

@@ -97,6 +97,9 @@ class Symbolizer {
       Printed p;
       p.function = name_of(f, i == 0 ? &symbol : nullptr);
       if (!f.file.empty()) p.path = std::string(f.file);
+      // llvm-symbolizer: a physical frame without a file takes the covering symbol's STT_FILE name.
+      else if (o_.format == "json" && !f.inlined && covering && covering->llvm_file)
+        p.path = std::string(*covering->llvm_file);
       p.line = f.line;
       p.column = f.column;
       // binutils prints the innermost row's discriminator after every line of the chain.
@@ -110,7 +113,9 @@ class Symbolizer {
     if (printed.empty() && fallback) {
       Printed p;
       p.function = std::string(o_.format == "json" ? fallback->llvm_name : fallback->name);
-      if (fallback->file) p.path = std::string(*fallback->file);  // the STT_FILE name before a local symbol
+      // The STT_FILE name before the symbol, as binutils or llvm-symbolizer takes it.
+      const std::optional<std::string_view>& file = o_.format == "json" ? fallback->llvm_file : fallback->file;
+      if (file) p.path = std::string(*file);
       printed.push_back(std::move(p));
     } else if (!printed.empty() && !printed[0].function && fallback) {
       printed[0].function = std::string(o_.format == "json" ? fallback->llvm_name : fallback->name);
