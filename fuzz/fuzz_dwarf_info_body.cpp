@@ -5,8 +5,9 @@
 // range lists read directly); then six sections, each a 2-byte little-endian
 // length (at most what is left) and its bytes: .debug_abbrev, .debug_str,
 // .debug_addr, .debug_str_offsets, .debug_rnglists, .debug_ranges; the rest
-// is .debug_info. Every subprogram entry the index lists must have a chain
-// ending in a physical function; every problem lies inside its section.
+// is .debug_info. A chain at a subprogram's entry (empty where the unit's
+// root ranges do not cover it: the unit is not asked, as in LLVM) ends in a
+// physical function with only inlined ones before it.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -52,7 +53,7 @@ int fuzz_dwarf_info(const uint8_t* data, size_t size) {
   const std::vector<uint64_t> entries = index.function_entries();
   for (size_t i = 0; i < entries.size() && i < 128; ++i) {
     const std::vector<symbol::FunctionLevel> chain = index.chain(entries[i]);
-    FUZZ_CHECK(!chain.empty());
+    if (chain.empty()) continue;
     FUZZ_CHECK(!chain.back().inlined);
     for (size_t j = 0; j + 1 < chain.size(); ++j) FUZZ_CHECK(chain[j].inlined);
     (void)index.chain(entries[i] - 1);
@@ -75,7 +76,7 @@ int fuzz_dwarf_info(const uint8_t* data, size_t size) {
   u.header.version = 4;
   v.kind = symbol::FormClass::kSectionOffset;
   (void)symbol::read_ranges(u, v, &ranges);
-  for (const symbol::AddressRange& r : ranges) FUZZ_CHECK(r.low < r.high || u.header.address_size == 4);
+  for (const symbol::AddressRange& r : ranges) FUZZ_CHECK(r.low < r.high);
   return 0;
 }
 

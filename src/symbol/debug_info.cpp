@@ -222,8 +222,6 @@ Result<FormValue> read_form_once(ByteReader& r, const UnitHeader& u, uint64_t f,
   }
 }
 
-bool is_constant(const FormValue& v) { return v.kind == FormClass::kConstant || v.kind == FormClass::kSigned; }
-
 // An entry of an offset table (.debug_str_offsets, .debug_rnglists' offsets):
 // `index` entries of the unit's offset size after `base`.
 Result<uint64_t> table_entry(Bytes section, Endian endian, uint64_t base, uint64_t index, unsigned size,
@@ -300,7 +298,9 @@ Result<void> read_debug_ranges(const UnitContext& u, uint64_t offset, std::vecto
       base = end;
       continue;
     }
-    if (start < end) out->push_back({(base + start) & max, (base + end) & max});
+    // Ranges that wrap past the top of the address space cover nothing.
+    const uint64_t low = (base + start) & max, high = (base + end) & max;
+    if (start < end && low < high) out->push_back({low, high});
   }
 }
 

@@ -54,6 +54,7 @@ struct FunctionIndex::Unit {
 struct FunctionIndex::Impl {
   DwarfSections main_sections;
   std::optional<DwarfSections> alt_sections;
+  PathStyle style = PathStyle::kBinutils;
   mutable std::mutex mutex;
   mutable std::unique_ptr<DwarfFile> main;
   mutable std::unique_ptr<DwarfFile> alt;
@@ -82,9 +83,10 @@ struct FunctionIndex::Impl {
   void report(Error e, const char* section) const { problems.push_back({e, section}); }
 };
 
-FunctionIndex::FunctionIndex(const DwarfSections& sections, const DwarfSections* supplementary)
+FunctionIndex::FunctionIndex(const DwarfSections& sections, const DwarfSections* supplementary, PathStyle style)
     : impl_(std::make_unique<Impl>()) {
   impl_->main_sections = sections;
+  impl_->style = style;
   if (supplementary) impl_->alt_sections = *supplementary;
 }
 
@@ -322,7 +324,7 @@ void FunctionIndex::Impl::load_files(Unit& u) const {
     return;
   }
   u.zero_based_files = header->zero_based();
-  for (const LineFileEntry& f : header->files) u.files.push_back(resolve_file_path(*header, f, u.comp_dir));
+  for (const LineFileEntry& f : header->files) u.files.push_back(resolve_file_path(*header, f, u.comp_dir, style));
 }
 
 void FunctionIndex::Impl::resolve_name(bool in_alt, uint64_t die, int depth, std::string_view* name,

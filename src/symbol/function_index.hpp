@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "symbol/debug_info.hpp"
+#include "symbol/line_table.hpp"
 
 namespace framewalk::symbol {
 
@@ -41,7 +42,9 @@ struct FunctionLevel {
 class FunctionIndex {
  public:
   // `supplementary`: the sections of the dwz file `.gnu_debugaltlink` names, if found.
-  explicit FunctionIndex(const DwarfSections& sections, const DwarfSections* supplementary = nullptr);
+  // Call-site files are resolved in `style` (line_table.hpp).
+  explicit FunctionIndex(const DwarfSections& sections, const DwarfSections* supplementary = nullptr,
+                         PathStyle style = PathStyle::kBinutils);
   ~FunctionIndex();
   FunctionIndex(const FunctionIndex&) = delete;
   FunctionIndex& operator=(const FunctionIndex&) = delete;

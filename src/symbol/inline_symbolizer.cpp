@@ -46,7 +46,7 @@ std::shared_ptr<const elf::ElfFile> open_supplementary(const elf::ElfFile& file,
 }  // namespace
 
 std::unique_ptr<InlineSymbolizer> InlineSymbolizer::load(std::shared_ptr<const elf::ElfFile> file,
-                                                         const std::string& path) {
+                                                         const std::string& path, PathStyle style) {
   std::shared_ptr<const elf::ElfFile> dwarf = file;
   std::string dwarf_path = path;
   if (!file->section_by_name(".debug_info") && !file->section_by_name(".zdebug_info")) {
@@ -57,15 +57,15 @@ std::unique_ptr<InlineSymbolizer> InlineSymbolizer::load(std::shared_ptr<const e
       }
     }
   }
-  return std::make_unique<InlineSymbolizer>(dwarf, open_supplementary(*dwarf, dwarf_path));
+  return std::make_unique<InlineSymbolizer>(dwarf, open_supplementary(*dwarf, dwarf_path), style);
 }
 
 InlineSymbolizer::InlineSymbolizer(std::shared_ptr<const elf::ElfFile> dwarf,
-                                   std::shared_ptr<const elf::ElfFile> supplementary)
-    : dwarf_(std::move(dwarf)), supplementary_(std::move(supplementary)), lines_(LineTable::load(dwarf_)) {
+                                   std::shared_ptr<const elf::ElfFile> supplementary, PathStyle style)
+    : dwarf_(std::move(dwarf)), supplementary_(std::move(supplementary)), lines_(LineTable::load(dwarf_, style)) {
   sections_ = dwarf_sections(*dwarf_, &section_problems_);
   if (supplementary_) alt_sections_ = dwarf_sections(*supplementary_, &section_problems_);
-  functions_ = std::make_unique<FunctionIndex>(sections_, supplementary_ ? &alt_sections_ : nullptr);
+  functions_ = std::make_unique<FunctionIndex>(sections_, supplementary_ ? &alt_sections_ : nullptr, style);
 }
 
 std::vector<SourceFrame> InlineSymbolizer::frames(uint64_t address) const {

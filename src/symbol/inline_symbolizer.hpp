@@ -40,8 +40,11 @@ class InlineSymbolizer {
   // The DWARF of `file`, opened from `path` (the separate debug file's, found
   // by build-id or debuglink, when `file` has no .debug_info); the dwz file
   // its .gnu_debugaltlink names, when it exists, for DW_FORM_GNU_*_alt.
-  static std::unique_ptr<InlineSymbolizer> load(std::shared_ptr<const elf::ElfFile> file, const std::string& path);
-  InlineSymbolizer(std::shared_ptr<const elf::ElfFile> dwarf, std::shared_ptr<const elf::ElfFile> supplementary);
+  // Paths are made in `style` (binutils' or LLVM's, line_table.hpp).
+  static std::unique_ptr<InlineSymbolizer> load(std::shared_ptr<const elf::ElfFile> file, const std::string& path,
+                                                PathStyle style = PathStyle::kBinutils);
+  InlineSymbolizer(std::shared_ptr<const elf::ElfFile> dwarf, std::shared_ptr<const elf::ElfFile> supplementary,
+                   PathStyle style = PathStyle::kBinutils);
 
   // Innermost first; the last frame is the physical function. With no
   // DWARF function at `address` but a line-table row: one frame with an
@@ -50,6 +53,7 @@ class InlineSymbolizer {
 
   // The file the DWARF was read from (the separate debug file when one was used).
   const elf::ElfFile& dwarf_file() const { return *dwarf_; }
+  std::shared_ptr<const elf::ElfFile> dwarf_file_shared() const { return dwarf_; }
   bool has_debug_info() const { return !sections_.info.empty(); }
   const LineTable& lines() const { return lines_; }
   const FunctionIndex& functions() const { return *functions_; }

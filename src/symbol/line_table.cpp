@@ -6,9 +6,12 @@
 
 namespace framewalk::symbol {
 
-std::string resolve_file_path(const LineHeader& h, const LineFileEntry& entry, std::string_view comp_dir) {
+std::string resolve_file_path(const LineHeader& h, const LineFileEntry& entry, std::string_view comp_dir,
+                              PathStyle style) {
   const std::string_view name = entry.name;
   if (!name.empty() && name[0] == '/') return std::string(name);
+  // LLVM: a DWARF 5 file of directory 0 is that directory's, without DW_AT_comp_dir.
+  if (style == PathStyle::kLlvm && h.zero_based() && entry.directory == 0 && !h.directories.empty()) comp_dir = {};
   std::string_view subdir;
   bool has_subdir = false;
   // v2-4 number directories from 1 (0 is the unit's own); v5 from 0.
@@ -39,7 +42,8 @@ std::string resolve_file_path(const LineHeader& h, const LineFileEntry& entry, s
   return out;
 }
 
-LineTable LineTable::build(const LineSections& s, const std::vector<std::pair<uint64_t, std::string_view>>& comp_dirs) {
+LineTable LineTable::build(const LineSections& s, const std::vector<std::pair<uint64_t, std::string_view>>& comp_dirs,
+                           PathStyle style) {
   LineTable t;
   struct Sequence {
     uint64_t start, end;
@@ -67,7 +71,7 @@ LineTable LineTable::build(const LineSections& s, const std::vector<std::pair<ui
     const size_t path_base = t.paths_.size();
     size_t resolved = 0;  // files of the header resolved so far (define_file adds more)
     auto resolve_new_files = [&] {
-      for (; resolved < h.files.size(); ++resolved) t.paths_.push_back(resolve_file_path(h, h.files[resolved], comp_dir));
+      for (; resolved < h.files.size(); ++resolved) t.paths_.push_back(resolve_file_path(h, h.files[resolved], comp_dir, style));
     };
     resolve_new_files();
     size_t sequence_first = pending.size();
@@ -118,7 +122,7 @@ LineTable LineTable::build(const LineSections& s, const std::vector<std::pair<ui
   return t;
 }
 
-LineTable LineTable::load(std::shared_ptr<const elf::ElfFile> file) {
+LineTable LineTable::load(std::shared_ptr<const elf::ElfFile> file, PathStyle style) {
   auto data = [&](std::string_view name, std::vector<LineProblem>* problems) -> Bytes {
     const elf::Section* section = file->section_by_name(name);
     // The legacy GNU form of a compressed section: .zdebug_* (ElfFile inflates it).
@@ -150,7 +154,7 @@ LineTable LineTable::load(std::shared_ptr<const elf::ElfFile> file) {
   for (const UnitRoot& root : read_unit_roots(u, &root_problems))
     if (root.stmt_list) comp_dirs.emplace_back(*root.stmt_list, root.comp_dir);
   std::sort(comp_dirs.begin(), comp_dirs.end());
-  LineTable t = build(s, comp_dirs);
+  LineTable t = build(s, comp_dirs, style);
   for (const Error& e : root_problems) problems.push_back({e, ".debug_info"});
   problems.insert(problems.end(), t.problems_.begin(), t.problems_.end());
   t.problems_ = std::move(problems);

@@ -19,6 +19,12 @@
 
 namespace framewalk::symbol {
 
+// How a file entry becomes a path: as binutils (dwarf2.c concat_filename)
+// or as LLVM (DWARFDebugLine getFileNameByIndex) makes it. They differ in one
+// case: a DWARF 5 file of directory 0 (the unit's directory) that is relative
+// (glibc's "./iconv"): binutils puts DW_AT_comp_dir before it, LLVM does not.
+enum class PathStyle : uint8_t { kBinutils, kLlvm };
+
 struct LineLocation {
   std::string_view file;  // the resolved path; empty when the row names no file the unit has
   uint32_t line = 0;
@@ -37,10 +43,11 @@ class LineTable {
   // Every unit of `sections.line`; units named by no root come with no comp_dir.
   // `comp_dirs`: (offset of a line program, the directory of its unit), sorted by offset.
   static LineTable build(const LineSections& sections,
-                         const std::vector<std::pair<uint64_t, std::string_view>>& comp_dirs);
+                         const std::vector<std::pair<uint64_t, std::string_view>>& comp_dirs,
+                         PathStyle style = PathStyle::kBinutils);
   // The line table of an ELF file: .debug_line, .debug_line_str, .debug_str
   // and the units' roots in .debug_info (sections decompressed by ElfFile).
-  static LineTable load(std::shared_ptr<const elf::ElfFile> file);
+  static LineTable load(std::shared_ptr<const elf::ElfFile> file, PathStyle style = PathStyle::kBinutils);
 
   // The row in force at `address`, if a sequence covers it.
   std::optional<LineLocation> lookup(uint64_t address) const;
@@ -69,7 +76,8 @@ class LineTable {
   std::vector<LineProblem> problems_;
 };
 
-// The path binutils makes of a file entry (dwarf2.c concat_filename).
-std::string resolve_file_path(const LineHeader& header, const LineFileEntry& entry, std::string_view comp_dir);
+// The path binutils (or LLVM) makes of a file entry.
+std::string resolve_file_path(const LineHeader& header, const LineFileEntry& entry, std::string_view comp_dir,
+                              PathStyle style = PathStyle::kBinutils);
 
 }  // namespace framewalk::symbol

@@ -52,8 +52,9 @@ NearestSymbols NearestSymbols::load(std::shared_ptr<const elf::ElfFile> file) {
     if (type == kSttSection || type == kSttObject || type == kSttCommon || type == kSttTls) continue;
     if (shndx == 0 || shndx >= file->sections().size()) continue;  // undefined, absolute, common...
     if (size == 0 && binding == kStbLocal && type == kSttNotype && (other & 3) == kStvHidden) continue;
-    Entry e{shndx, value, size ? size : 1, size, text, static_cast<uint32_t>(i), text, std::nullopt};
+    Entry e{shndx, value, size ? size : 1, size, text, std::nullopt, static_cast<uint32_t>(i), text, std::nullopt};
     if (current_file && (binding == kStbLocal || state != kFileAfterSymbolSeen)) e.file = current_file;
+    if (current_file && binding == kStbLocal && !current_file->empty()) e.llvm_file = current_file;
     out.entries_.push_back(e);
   }
   // At one address the larger symbol wins, then the first in the table.
@@ -63,14 +64,18 @@ NearestSymbols NearestSymbols::load(std::shared_ptr<const elf::ElfFile> file) {
     if (a.size != b.size) return a.size > b.size;
     return a.order < b.order;
   });
-  for (size_t i = 0, group = 0; i < out.entries_.size(); ++i) {
-    Entry& first = out.entries_[group];
+  for (size_t i = 0, group = 0, chosen = 0; i < out.entries_.size(); ++i) {
     const Entry& e = out.entries_[i];
-    if (e.section != first.section || e.address != first.address) {
-      group = i;
+    if (e.section != out.entries_[group].section || e.address != out.entries_[group].address) {
+      group = chosen = i;
       continue;
     }
-    if (e.st_size > first.st_size || (e.st_size == first.st_size && e.name > first.llvm_name)) first.llvm_name = e.name;
+    const Entry& c = out.entries_[chosen];
+    if (e.st_size > c.st_size || (e.st_size == c.st_size && e.order > c.order)) {
+      chosen = i;
+      out.entries_[group].llvm_name = e.name;
+      out.entries_[group].llvm_file = e.llvm_file;
+    }
   }
   out.entries_.erase(std::unique(out.entries_.begin(), out.entries_.end(),
                                  [](const Entry& a, const Entry& b) {
@@ -89,7 +94,7 @@ std::optional<NearestSymbol> NearestSymbols::lookup(uint32_t section, uint64_t a
   if (it == entries_.begin()) return std::nullopt;
   const Entry& e = *(it - 1);
   if (e.section != section) return std::nullopt;
-  return NearestSymbol{e.name, e.file, e.address, e.st_size, e.llvm_name};
+  return NearestSymbol{e.name, e.file, e.address, e.st_size, e.llvm_name, e.llvm_file};
 }
 
 }  // namespace framewalk::symbol

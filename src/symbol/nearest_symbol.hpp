@@ -25,9 +25,11 @@ struct NearestSymbol {
   uint64_t address = 0;
   uint64_t size = 0;  // st_size
   // The name llvm-symbolizer gives among the symbols at `address`: the
-  // largest st_size, then the greatest name (its stable sort by address,
-  // size and name keeps the last).
+  // largest st_size, then the last in the table (its stable sort by address
+  // and size keeps the last).
   std::string_view llvm_name;
+  // The STT_FILE name llvm-symbolizer gives with `llvm_name`: local symbols only, never empty.
+  std::optional<std::string_view> llvm_file;
 };
 
 class NearestSymbols {
@@ -45,6 +47,7 @@ class NearestSymbols {
     uint64_t size;  // st_size, 1 for 0
     uint64_t st_size;
     std::string_view llvm_name;
+    std::optional<std::string_view> llvm_file;
     uint32_t order;
     std::string_view name;
     std::optional<std::string_view> file;

@@ -64,8 +64,9 @@ class Symbolizer {
   Symbolizer(const Addr2lineCommandOptions& o, std::shared_ptr<const elf::ElfFile> file)
       : o_(o),
         file_(file),
-        dwarf_(symbol::InlineSymbolizer::load(file, o.file)),
-        symbols_(symbol::NearestSymbols::load(file)) {}
+        dwarf_(symbol::InlineSymbolizer::load(
+            file, o.file, o.format == "json" ? symbol::PathStyle::kLlvm : symbol::PathStyle::kBinutils)),
+        symbols_(symbols_for(o, file, *dwarf_)) {}
 
   const symbol::InlineSymbolizer& dwarf() const { return *dwarf_; }
 
@@ -96,6 +97,9 @@ class Symbolizer {
       Printed p;
       p.function = name_of(f, i == 0 ? &symbol : nullptr);
       if (!f.file.empty()) p.path = std::string(f.file);
+      // llvm-symbolizer: a physical frame without a file takes the covering symbol's STT_FILE name.
+      else if (o_.format == "json" && !f.inlined && covering && covering->llvm_file)
+        p.path = std::string(*covering->llvm_file);
       p.line = f.line;
       p.column = f.column;
       // binutils prints the innermost row's discriminator after every line of the chain.
@@ -109,7 +113,9 @@ class Symbolizer {
     if (printed.empty() && fallback) {
       Printed p;
       p.function = std::string(o_.format == "json" ? fallback->llvm_name : fallback->name);
-      if (fallback->file) p.path = std::string(*fallback->file);  // the STT_FILE name before a local symbol
+      // The STT_FILE name before the symbol, as binutils or llvm-symbolizer takes it.
+      const std::optional<std::string_view>& file = o_.format == "json" ? fallback->llvm_file : fallback->file;
+      if (file) p.path = std::string(*file);
       printed.push_back(std::move(p));
     } else if (!printed.empty() && !printed[0].function && fallback) {
       printed[0].function = std::string(o_.format == "json" ? fallback->llvm_name : fallback->name);
@@ -176,6 +182,17 @@ class Symbolizer {
   }
 
  private:
+  // binutils looks symbols up in the file its DWARF came from (dwarf2.c
+  // _bfd_dwarf2_stash_syms: a separate debug file's full .symtab), LLVM in
+  // the file asked about.
+  static symbol::NearestSymbols symbols_for(const Addr2lineCommandOptions& o, std::shared_ptr<const elf::ElfFile> file,
+                                            const symbol::InlineSymbolizer& dwarf) {
+    const elf::ElfFile& debug = dwarf.dwarf_file();
+    if (o.format != "json" && &debug != file.get() && debug.section_by_name(".symtab"))
+      return symbol::NearestSymbols::load(dwarf.dwarf_file_shared());
+    return symbol::NearestSymbols::load(file);
+  }
+
   // The name binutils prints for a frame (not demangled yet): the DWARF
   // name. For the innermost frame whose name binutils does not take as final
   // (neither a linkage name nor a C function's name: dwarf2.c is_linkage),

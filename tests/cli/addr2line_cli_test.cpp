@@ -60,6 +60,27 @@ TEST_F(Addr2lineCli, TextFlagsAndUnknownAddresses) {
   EXPECT_EQ(out, "??\n??:0\n");
 }
 
+// A stripped copy with a .gnu_debuglink to its debug file beside it: the
+// DWARF (names, lines, inline chains) comes from the debug file.
+TEST_F(Addr2lineCli, SeparateDebugFileByDebuglink) {
+  int status = 0;
+  (void)test::run_command("cd " + dir_ + " && objcopy --only-keep-debug chain chain.debug && objcopy --strip-all chain "
+                          "chain.stripped && objcopy --add-gnu-debuglink=chain.debug chain.stripped", &status);
+  ASSERT_EQ(status, 0);
+  std::string addresses;
+  char buf[32];
+  for (uint64_t a = top_; a < top_ + top_size_; ++a) {
+    std::snprintf(buf, sizeof buf, " %llx", static_cast<unsigned long long>(a));
+    addresses += buf;
+  }
+  const std::string full = test::run_command(kCli + " addr2line -f -i -e " + dir_ + "/chain" + addresses, &status, false);
+  const std::string stripped =
+      test::run_command(kCli + " addr2line -f -i -e " + dir_ + "/chain.stripped" + addresses, &status, false);
+  EXPECT_EQ(status, 0);
+  EXPECT_NE(full.find("leaf\n"), std::string::npos) << full;
+  EXPECT_EQ(stripped, full);
+}
+
 TEST_F(Addr2lineCli, StandardInputAndJson) {
   int status = 0;
   std::string out =

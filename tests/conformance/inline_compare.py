@@ -4,8 +4,9 @@ binutils addr2line -f -i's.
 
 Builds tests/conformance/fixtures/inline_cxx_*.cpp (templates, lambdas, member
 functions, nested inline calls, recursion) at -O2 with gcc (DWARF 5, DWARF 4,
--gz=zlib) and clang (DWARF 5, DWARF 4), and asks all three about every
-function symbol's address and a fixed-seed sample of addresses in .text:
+-gz=zlib, zstd by objcopy) and clang (DWARF 5, DWARF 4), and asks all three
+about every function symbol's address and a fixed-seed sample of addresses
+in .text, then the same of glibc's libc.so.6 with libc6-dbg's debug file:
 
   framewalk addr2line --format=json -e PROG ADDR...
       the whole chain (function, file, line, column of every frame) must equal
@@ -28,10 +29,13 @@ import sys
 
 SOURCES = ["inline_cxx_a.cpp", "inline_cxx_b.cpp"]
 # name, compiler ("gcc" or "clang"), flags
+# (gcc 12 has no -gz=zstd: that build's debug sections are compressed by objcopy after the link.)
 VARIANTS = [("gcc_dwarf5", "gcc", ["-O2", "-g"]), ("gcc_dwarf4", "gcc", ["-O2", "-gdwarf-4"]),
-            ("gcc_zlib", "gcc", ["-O2", "-g", "-gz=zlib"]), ("clang_dwarf5", "clang", ["-O2", "-g"]),
-            ("clang_dwarf4", "clang", ["-O2", "-gdwarf-4"])]
+            ("gcc_zlib", "gcc", ["-O2", "-g", "-gz=zlib"]), ("gcc_zstd", "gcc", ["-O2", "-g"]),
+            ("clang_dwarf5", "clang", ["-O2", "-g"]), ("clang_dwarf4", "clang", ["-O2", "-gdwarf-4"])]
 SAMPLE = 400  # random addresses per program, besides every function's entry
+LIBRARIES = ["/usr/lib/x86_64-linux-gnu/libc.so.6"]
+LIBRARY_SAMPLE = 2000
 SEED = 13
 
 
@@ -55,6 +59,16 @@ def text_range(prog):
             start = int(m.group(1), 16)
             return start, start + int(m.group(2), 16)
     raise SystemExit("%s: no .text" % prog)
+
+
+def debug_file(path):
+    """The separate debug file of path by its build-id, if installed."""
+    for line in run(["readelf", "-n", path]).splitlines():
+        m = re.search(r"Build ID: ([0-9a-f]+)", line)
+        if m:
+            candidate = "/usr/lib/debug/.build-id/%s/%s.debug" % (m.group(1)[:2], m.group(1)[2:])
+            return candidate if os.path.exists(candidate) else None
+    return None
 
 
 def llvm_chains(symbolizer, prog, addrs):
@@ -126,22 +140,129 @@ def binutils_dropped_levels(ours, theirs):
     return True
 
 
-def binutils_comdat_file(ours, theirs):
+def unit_names(symbols):
+    """The base names of the compile units' DW_AT_name (their primary source files)."""
+    names = set()
+    for line in run(["llvm-dwarfdump-16" if shutil.which("llvm-dwarfdump-16") else "llvm-dwarfdump", "-r", "0",
+                     "--debug-info", symbols]).splitlines():
+        m = re.search(r'DW_AT_name\s+\("([^"]*)"\)', line)
+        if m:
+            names.add(os.path.basename(m.group(1)))
+    return names
+
+
+def binutils_unit_file(ours, theirs, units):
     """binutils 2.40 with DWARF 5 names the unit's primary source file (with
-    the right line) for code gcc put in a COMDAT section (header functions,
-    templates) or a clone of it: conformance.addr2line documents it. True
-    when only the innermost frame's file differs, binutils' being one of the
-    program's .cpp files, framewalk's another file, at the same line."""
+    the right line) for code from another file in some units: gcc's COMDAT
+    sections (header functions, templates; conformance.addr2line documents
+    it), glibc's files that include a skeleton (strfromd.c for
+    strfrom-skeleton.c). True when only the innermost frame's file differs,
+    binutils' being a compile unit's primary file, at the same line."""
     if len(ours) != len(theirs) or ours[1:] != theirs[1:] or ours[0][0] != theirs[0][0]:
         return False
     (our_file, _, our_line), (their_file, _, their_line) = ours[0][1].rpartition(":"), theirs[0][1].rpartition(":")
-    return our_line == their_line and os.path.basename(their_file) in SOURCES and our_file != their_file
+    return our_line == their_line and os.path.basename(their_file) in units and our_file != their_file
 
 
 def demangle(name, cache):
     if name not in cache:
         cache[name] = run(["c++filt", name]).strip() if name.startswith("_Z") else name
     return cache[name]
+
+
+def compare(args, symbolizer, name, prog, symbols_from, sample, pin, pin_files=False):
+    """Compares framewalk with llvm-symbolizer and binutils on prog; returns
+    (addresses, differences)."""
+    failures = 0
+    low, high = text_range(prog)
+    rng = random.Random(SEED)
+    entries = {a for a in function_addresses(symbols_from) if low <= a < high}
+    addrs = sorted(entries | {rng.randrange(low, high) for _ in range(sample)})
+
+    # The chains, against llvm-symbolizer.
+    ours = framewalk_chains(args.framewalk, prog, addrs)
+    theirs = llvm_chains(symbolizer, prog, addrs)
+    if len(ours) != len(addrs) or len(theirs) != len(addrs):
+        raise SystemExit("%s: %d/%d answers for %d addresses" % (name, len(ours), len(theirs), len(addrs)))
+    differ = 0
+    inlined = sum(1 for c in theirs if len(c) > 1)
+    for addr, a, b in zip(addrs, ours, theirs):
+        if a != b:
+            differ += 1
+            if differ <= 5:
+                print("DIFF %s llvm 0x%x\n  framewalk:       %r\n  llvm-symbolizer: %r" % (name, addr, a, b))
+    failures += differ
+    print("%s: %d addresses (%d in inlined code), %d differ from llvm-symbolizer" % (name, len(addrs), inlined,
+                                                                                     differ))
+    # The text, against binutils, address by address (-a starts each answer).
+    units = unit_names(symbols_from)
+    for flags_ in (["-f", "-i"], ["-C", "-f", "-i", "-p", "-s"]):
+        hex_addrs = ["%x" % a for a in addrs]
+        ours_text = split_by_address(run([args.framewalk, "addr2line", "-a", "-e", prog] + flags_ + hex_addrs))
+        theirs_text = split_by_address(run(["addr2line", "-a", "-e", prog] + flags_ + hex_addrs))
+        if len(ours_text) != len(addrs) or len(theirs_text) != len(addrs):
+            raise SystemExit("%s: addr2line %s: %d/%d answers for %d addresses"
+                             % (name, " ".join(flags_), len(ours_text), len(theirs_text), len(addrs)))
+        differ = dropped = comdat = 0
+        pretty = "-p" in flags_
+        for addr, a, b, chain, llvm in zip(addrs, ours_text, theirs_text, ours, theirs):
+            if a == b:
+                continue
+            if chain == llvm and binutils_dropped_levels(frames_of(a, pretty), frames_of(b, pretty)):
+                dropped += 1
+                continue
+            if chain == llvm and binutils_unit_file(frames_of(a, pretty), frames_of(b, pretty), units):
+                comdat += 1
+                continue
+            differ += 1
+            if differ <= 5:
+                print("DIFF %s addr2line %s 0x%x\n  framewalk: %r\n  addr2line: %r"
+                      % (name, " ".join(flags_), addr, a, b))
+        failures += differ
+        print("%s: addr2line %s: %d differ; binutils 2.40 wrong, framewalk equal to llvm-symbolizer: %d with "
+              "inlined levels given by DW_FORM_rnglistx dropped, %d with the unit's primary file for "
+              "another file's line" % (name, " ".join(flags_), differ, dropped, comdat))
+    if not pin:
+        return len(addrs), failures
+    # Pinned by construction: walk() calls apply_twice(), which calls the
+    # lambda, which calls Polygon::area_hash(); all are inlined at -O2, so
+    # some address of walk() has exactly that chain (binutils 2.40 misses
+    # the levels clang's DWARF 5 gives by rnglistx).
+    want = [("Polygon::area_hash",), ("operator()", "$_0", "lambda"), ("apply_twice",), ("shapes::walk(",)]
+    demangled = {}
+    found = False
+    for chain in ours:
+        names = [demangle(f[0] or "", demangled) for f in chain]
+        if len(names) == 4 and all(any(w in n for w in ws) for ws, n in zip(want, names)):
+            found = True
+            break
+    if not found:
+        failures += 1
+        print("DIFF %s: no address with the chain area_hash <- lambda <- apply_twice <- walk" % name)
+    # Pinned by construction (binutils' unit file, seen in gcc's builds):
+    # code of a function the header defines (shapes::mix, Accumulator,
+    # Polygon) lies in the header, and code of a std:: function in none of
+    # the program's .cpp files (line 0 rows, code of no one line, are left
+    # out; clang's rows inside inlined code may name the caller's file).
+    misplaced = checked = 0
+    for addr, chain in zip(addrs, ours if pin_files else []):
+        if not chain or not chain[0][0] or not chain[0][1] or chain[0][2] == 0:
+            continue
+        function, path = demangle(chain[0][0], demangled), os.path.basename(chain[0][1])
+        in_header = any(n in function for n in ("shapes::mix(", "shapes::Accumulator", "shapes::Polygon::"))
+        in_std = function.split("<")[0].split(" ")[-1].startswith("std::")
+        checked += in_header or in_std
+        if (in_header and path != "inline_cxx.hpp") or (in_std and path in SOURCES):
+            misplaced += 1
+            if misplaced <= 5:
+                print("DIFF %s 0x%x: %s in %s" % (name, addr, function, path))
+    if pin_files and checked == 0:
+        misplaced += 1
+        print("DIFF %s: no address in a header or std:: function" % name)
+    elif pin_files:
+        print("%s: %d addresses in header and std:: functions, %d in the wrong file" % (name, checked, misplaced))
+    failures += misplaced
+    return len(addrs), failures
 
 
 def main():
@@ -151,6 +272,8 @@ def main():
     ap.add_argument("--work", required=True)
     ap.add_argument("--cxx", default="g++")
     ap.add_argument("--clang", default="clang++")
+    ap.add_argument("--extra", action="append", default=[],
+                    help="another file to compare (its function symbols and a sample), e.g. the framewalk command")
     args = ap.parse_args()
     symbolizer = shutil.which("llvm-symbolizer-16") or shutil.which("llvm-symbolizer")
     for tool in ("addr2line", "readelf", "nm", args.cxx, symbolizer):
@@ -168,68 +291,25 @@ def main():
         prog = os.path.join(args.work, "inline_" + name)
         run([compilers[compiler]] + flags + ["-I" + args.source] + [os.path.join(args.source, f) for f in SOURCES]
             + ["-o", prog])
-        low, high = text_range(prog)
-        rng = random.Random(SEED)
-        entries = {a for a in function_addresses(prog) if low <= a < high}
-        addrs = sorted(entries | {rng.randrange(low, high) for _ in range(SAMPLE)})
-        total += len(addrs)
-        # The chains, against llvm-symbolizer.
-        ours = framewalk_chains(args.framewalk, prog, addrs)
-        theirs = llvm_chains(symbolizer, prog, addrs)
-        if len(ours) != len(addrs) or len(theirs) != len(addrs):
-            raise SystemExit("%s: %d/%d answers for %d addresses" % (name, len(ours), len(theirs), len(addrs)))
-        differ = 0
-        inlined = sum(1 for c in theirs if len(c) > 1)
-        for addr, a, b in zip(addrs, ours, theirs):
-            if a != b:
-                differ += 1
-                if differ <= 5:
-                    print("DIFF %s llvm 0x%x\n  framewalk:       %r\n  llvm-symbolizer: %r" % (name, addr, a, b))
-        failures += differ
-        print("%s: %d addresses (%d in inlined code), %d differ from llvm-symbolizer" % (name, len(addrs), inlined,
-                                                                                         differ))
-        # The text, against binutils, address by address (-a starts each answer).
-        for flags_ in (["-f", "-i"], ["-C", "-f", "-i", "-p", "-s"]):
-            hex_addrs = ["%x" % a for a in addrs]
-            ours_text = split_by_address(run([args.framewalk, "addr2line", "-a", "-e", prog] + flags_ + hex_addrs))
-            theirs_text = split_by_address(run(["addr2line", "-a", "-e", prog] + flags_ + hex_addrs))
-            if len(ours_text) != len(addrs) or len(theirs_text) != len(addrs):
-                raise SystemExit("%s: addr2line %s: %d/%d answers for %d addresses"
-                                 % (name, " ".join(flags_), len(ours_text), len(theirs_text), len(addrs)))
-            differ = dropped = comdat = 0
-            pretty = "-p" in flags_
-            for addr, a, b, chain, llvm in zip(addrs, ours_text, theirs_text, ours, theirs):
-                if a == b:
-                    continue
-                if chain == llvm and binutils_dropped_levels(frames_of(a, pretty), frames_of(b, pretty)):
-                    dropped += 1
-                    continue
-                if chain == llvm and binutils_comdat_file(frames_of(a, pretty), frames_of(b, pretty)):
-                    comdat += 1
-                    continue
-                differ += 1
-                if differ <= 5:
-                    print("DIFF %s addr2line %s 0x%x\n  framewalk: %r\n  addr2line: %r"
-                          % (name, " ".join(flags_), addr, a, b))
-            failures += differ
-            print("%s: addr2line %s: %d differ; binutils 2.40 wrong, framewalk equal to llvm-symbolizer: %d with "
-                  "inlined levels given by DW_FORM_rnglistx dropped, %d with the unit's file for a COMDAT "
-                  "function's line" % (name, " ".join(flags_), differ, dropped, comdat))
-        # Pinned by construction: walk() calls apply_twice(), which calls the
-        # lambda, which calls Polygon::area_hash(); all are inlined at -O2, so
-        # some address of walk() has exactly that chain (binutils 2.40 misses
-        # the levels clang's DWARF 5 gives by rnglistx).
-        want = [("Polygon::area_hash",), ("operator()", "$_0", "lambda"), ("apply_twice",), ("shapes::walk(",)]
-        demangled = {}
-        found = False
-        for chain in ours:
-            names = [demangle(f[0] or "", demangled) for f in chain]
-            if len(names) == 4 and all(any(w in n for w in ws) for ws, n in zip(want, names)):
-                found = True
-                break
-        if not found:
-            failures += 1
-            print("DIFF %s: no address with the chain area_hash <- lambda <- apply_twice <- walk" % name)
+        if name.endswith("_zstd"):
+            run(["objcopy", "--compress-debug-sections=zstd", prog])
+        n, f = compare(args, symbolizer, name, prog, prog, SAMPLE, True, compiler == "gcc")
+        total += n
+        failures += f
+    # glibc with libc6-dbg's debug file (found by build-id): every function
+    # symbol's entry and a sample of .text, when the debug file is installed.
+    for extra in args.extra:
+        n, f = compare(args, symbolizer, os.path.basename(extra), extra, extra, LIBRARY_SAMPLE, False)
+        total += n
+        failures += f
+    for library in LIBRARIES:
+        debug = debug_file(library)
+        if not debug:
+            print("%s: skipped (no debug file)" % library)
+            continue
+        n, f = compare(args, symbolizer, os.path.basename(library), library, debug, LIBRARY_SAMPLE, False)
+        total += n
+        failures += f
     print("conformance.inline: %d addresses, %d differences" % (total, failures))
     return 1 if failures else 0
 

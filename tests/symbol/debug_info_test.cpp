@@ -481,5 +481,87 @@ TEST(FunctionIndex, SupplementaryReferenceWithoutTheFileIsReported) {
   EXPECT_TRUE(index.problems().empty());
 }
 
+
+// DWARF 5 through the bases: names by strx (DW_AT_str_offsets_base), low_pc
+// by addrx (DW_AT_addr_base), a subprogram's DW_AT_ranges by rnglistx
+// (DW_AT_rnglists_base), call_file by implicit_const; then a unit without
+// root ranges, whose function is found by the scan of such units.
+TEST(FunctionIndex, Dwarf5ThroughTheBasesAndAUnitWithoutRootRanges) {
+  SectionBuilder a;
+  a.uleb(1).uleb(tag::kCompileUnit).u8(1).uleb(at::kStrOffsetsBase).uleb(form::kSecOffset).uleb(at::kAddrBase)
+      .uleb(form::kSecOffset).uleb(at::kRnglistsBase).uleb(form::kSecOffset).uleb(at::kRanges).uleb(form::kRnglistx)
+      .uleb(0).uleb(0);
+  a.uleb(2).uleb(tag::kSubprogram).u8(1).uleb(at::kName).uleb(form::kStrx1).uleb(at::kRanges).uleb(form::kRnglistx)
+      .uleb(0).uleb(0);
+  a.uleb(3).uleb(tag::kInlinedSubroutine).u8(0).uleb(at::kAbstractOrigin).uleb(form::kRefUdata).uleb(at::kLowPc)
+      .uleb(form::kAddrx).uleb(at::kHighPc).uleb(form::kData1).uleb(at::kCallFile).uleb(form::kImplicitConst).sleb(1)
+      .uleb(at::kCallLine).uleb(form::kUdata).uleb(at::kCallColumn).uleb(form::kData1).uleb(0).uleb(0);
+  a.uleb(4).uleb(tag::kSubprogram).u8(0).uleb(at::kName).uleb(form::kStrx2).uleb(at::kLinkageName)
+      .uleb(form::kStrx1).uleb(0).uleb(0);
+  a.uleb(5).uleb(tag::kCompileUnit).u8(1).uleb(0).uleb(0);
+  a.uleb(6).uleb(tag::kSubprogram).u8(0).uleb(at::kName).uleb(form::kString).uleb(at::kLowPc).uleb(form::kAddr)
+      .uleb(at::kHighPc).uleb(form::kData2).uleb(0).uleb(0);
+  a.uleb(0);
+  const std::vector<uint8_t> abbrev = a.finish();
+  const std::vector<uint8_t> str = {0, 'o', 'u', 't', 'e', 'r', 0, '_', 'Z', '4', 'l', 'e', 'a', 'f', 'v', 0,
+                                    'l', 'e', 'a', 'f', 0};
+  SectionBuilder offsets;
+  // Each table after another unit's 8 (or 4) bytes: the bases are not the defaults.
+  offsets.u64(~uint64_t{0}).u32(16).u16(5).u16(0).u32(1).u32(7).u32(16);  // [0] outer, [1] _Z4leafv, [2] leaf
+  const std::vector<uint8_t> str_offsets = offsets.finish();
+  SectionBuilder addr;
+  addr.u64(0x7777).u32(20).u16(5).u8(8).u8(0).u64(0x1000).u64(0x1010);
+  const std::vector<uint8_t> addr_bytes = addr.finish();
+  SectionBuilder rl;
+  rl.u32(0x5555).u32(0).u16(5).u8(8).u8(0).u32(2).u32(8).u32(13);  // two lists after the offsets (base 16)
+  rl.u8(0x03).uleb(0).uleb(0x100).u8(0x00);            // [0] the unit: startx_length 0x1000 + 0x100
+  rl.u8(0x03).uleb(0).uleb(0x80).u8(0x00);             // [1] outer: 0x1000 + 0x80
+  const std::vector<uint8_t> rnglists = rl.finish();
+
+  SectionBuilder b;
+  Label e1 = b.new_label(), s1 = b.new_label();
+  b.diff32(e1, s1).mark(s1).u16(5).u8(ut::kCompile).u8(8).u32(0);
+  const size_t unit = 0;
+  b.uleb(1).u32(16).u32(16).u32(16).uleb(0);
+  const size_t abstract = b.size();
+  b.uleb(4).u16(2).u8(1);
+  b.uleb(2).u8(0).uleb(1);
+  b.uleb(3).uleb(abstract - unit).uleb(1).u8(0x20).uleb(12).u8(7);
+  b.uleb(0).uleb(0).mark(e1);
+  Label e2 = b.new_label(), s2 = b.new_label();
+  b.diff32(e2, s2).mark(s2).u16(5).u8(ut::kCompile).u8(8).u32(0);
+  b.uleb(5).uleb(6).str("rootless").u64(0x5000).u16(0x10).uleb(0).mark(e2);
+  const std::vector<uint8_t> info = b.finish();
+
+  DwarfSections sections;
+  sections.info = info;
+  sections.abbrev = abbrev;
+  sections.str = str;
+  sections.str_offsets = str_offsets;
+  sections.addr = addr_bytes;
+  sections.rnglists = rnglists;
+  FunctionIndex index(sections);
+  auto chain = index.chain(0x1015);
+  ASSERT_EQ(chain.size(), 2u);
+  EXPECT_EQ(chain[0].name, "_Z4leafv");
+  EXPECT_TRUE(chain[0].linkage_name);
+  EXPECT_TRUE(chain[0].inlined);
+  EXPECT_EQ(chain[0].entry, 0x1010u);
+  EXPECT_EQ(chain[0].call_line, 12u);
+  EXPECT_EQ(chain[0].call_column, 7u);
+  EXPECT_EQ(chain[1].name, "outer");
+  EXPECT_FALSE(chain[1].linkage_name);
+  EXPECT_EQ(chain[1].entry, 0x1000u);
+  chain = index.chain(0x1050);
+  ASSERT_EQ(chain.size(), 1u);
+  EXPECT_EQ(chain[0].name, "outer");
+  EXPECT_TRUE(index.chain(0x1080).empty());  // in the unit's range, in no function
+  chain = index.chain(0x500f);
+  ASSERT_EQ(chain.size(), 1u);
+  EXPECT_EQ(chain[0].name, "rootless");
+  EXPECT_TRUE(index.chain(0x5010).empty());
+  EXPECT_TRUE(index.problems().empty());
+}
+
 }  // namespace
 }  // namespace framewalk::symbol

@@ -448,6 +448,17 @@ TEST(LineTableBuild, PathsAsBinutilsMakesThem) {
   EXPECT_EQ(resolve_file_path(h, e, "/cd"), "/cd/f.c");
   e.name = "/root/g.c";
   EXPECT_EQ(resolve_file_path(h, e, "/cd"), "/root/g.c");
+  // DWARF 5, directory 0 relative (glibc's): binutils puts the unit's
+  // directory before it, LLVM does not; elsewhere they agree.
+  h.version = 5;
+  h.directories = {"./iconv", "sub"};
+  e.name = "g.c";
+  e.directory = 0;
+  EXPECT_EQ(resolve_file_path(h, e, "/cd"), "/cd/./iconv/g.c");
+  EXPECT_EQ(resolve_file_path(h, e, "/cd", PathStyle::kLlvm), "./iconv/g.c");
+  e.directory = 1;
+  EXPECT_EQ(resolve_file_path(h, e, "/cd"), "/cd/sub/g.c");
+  EXPECT_EQ(resolve_file_path(h, e, "/cd", PathStyle::kLlvm), "/cd/sub/g.c");
 }
 
 }  // namespace
