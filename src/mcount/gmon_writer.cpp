@@ -15,7 +15,9 @@ constexpr uint32_t kGmonVersion = 1;
 void GmonWriter::header() {
   bytes("gmon", 4);
   u32(kGmonVersion);
-  const unsigned char spare[12] = {};
+  // The spare bytes say that every arc's from_pc is its call's exact return
+  // address (glibc rounds them down to 16 bytes): "fwra". gprof ignores them.
+  const unsigned char spare[12] = {'f', 'w', 'r', 'a'};
   bytes(spare, sizeof spare);
 }
 

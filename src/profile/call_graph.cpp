@@ -185,6 +185,7 @@ CallGraph build_call_graph(const GmonFile& file, const FunctionTable& table, uin
   if (g.unattributed_ticks < 1e-9) g.unattributed_ticks = 0;
 
   std::map<std::pair<int64_t, int64_t>, uint64_t> arc_counts;
+  std::map<std::pair<int64_t, int64_t>, std::map<uint64_t, uint64_t>> arc_sites;
   for (const GmonArc& a : file.arcs) {
     const int64_t caller = table.find(a.from_pc - bias), callee = table.find(a.self_pc - bias);
     if (caller < 0 || callee < 0) {
@@ -193,6 +194,7 @@ CallGraph build_call_graph(const GmonFile& file, const FunctionTable& table, uin
       continue;
     }
     arc_counts[{caller, callee}] += a.count;
+    if (file.exact_call_sites) arc_sites[{caller, callee}][a.from_pc - bias] += a.count;
   }
 
   // The functions the profile names, in address order.
@@ -213,6 +215,8 @@ CallGraph build_call_graph(const GmonFile& file, const FunctionTable& table, uin
     a.caller = slot[arc.first];
     a.callee = slot[arc.second];
     a.count = count;
+    const auto& sites = arc_sites[arc];
+    a.call_sites.assign(sites.begin(), sites.end());
     if (a.caller == a.callee) g.functions[a.callee].self_calls += count;
     else g.functions[a.callee].calls += count;
     g.arcs.push_back(a);

@@ -53,6 +53,10 @@ struct ProfileArc {
   // zero for self-recursion and arcs inside a cycle.
   double self_ticks = 0;
   double child_ticks = 0;
+  // Where the calls were made: the return addresses in the caller (link-time,
+  // as gmon.out's from_pc less the bias) and the calls from each, by address;
+  // only from a file whose call sites are exact (GmonFile::exact_call_sites).
+  std::vector<std::pair<uint64_t, uint64_t>> call_sites;
 };
 
 struct ProfileCycle {

@@ -87,7 +87,7 @@ class Reader {
     GMON_TRY(const uint32_t version, in_.u32());
     if (version > 1) return GmonError{GmonErrc::kUnsupportedVersion, 4, version};
     GMON_TRY(Bytes spare, in_.bytes(12));
-    (void)spare;
+    file_.exact_call_sites = spare[0] == 'f' && spare[1] == 'w' && spare[2] == 'r' && spare[3] == 'a';
     file_.version = version;
     return std::nullopt;
   }

@@ -72,6 +72,10 @@ struct GmonFile {
   std::vector<GmonArc> arcs;  // as in the file, repeats included
   std::vector<GmonBasicBlock> basic_blocks;
   size_t histogram_records = 0;
+  // Written by framewalk's runtime (its spare header bytes "fwra"): arcs'
+  // from_pc are exact return addresses. glibc's are rounded down to 16 bytes,
+  // so there they name the calling function, not the call.
+  bool exact_call_sites = false;
 };
 
 struct GmonLayout {

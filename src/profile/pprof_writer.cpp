@@ -75,15 +75,34 @@ uint64_t ProfileBuilder::function_id(std::string_view name, std::string_view sys
 uint64_t ProfileBuilder::location_id(uint64_t mapping_id, uint64_t address, uint64_t function, int64_t line) {
   const auto key = std::make_tuple(mapping_id, address, function, line);
   if (auto it = locations_.find(key); it != locations_.end()) return it->second;
+  const LineOf only{function, line};
+  const uint64_t id = new_location(mapping_id, address, std::span<const LineOf>(&only, 1));
+  locations_.emplace(key, id);
+  return id;
+}
+
+uint64_t ProfileBuilder::new_location(uint64_t mapping_id, uint64_t address, std::span<const LineOf> lines) {
   perftools::profiles::Location* l = profile_->add_location();
   const auto id = static_cast<uint64_t>(profile_->location_size());
   l->set_id(id);
   l->set_mapping_id(mapping_id);
   l->set_address(address);
-  perftools::profiles::Line* ln = l->add_line();
-  ln->set_function_id(function);
-  ln->set_line(line);
-  locations_.emplace(key, id);
+  for (const LineOf& line : lines) {
+    perftools::profiles::Line* ln = l->add_line();
+    ln->set_function_id(line.function);
+    ln->set_line(line.line);
+  }
+  return id;
+}
+
+uint64_t ProfileBuilder::location_id(uint64_t mapping_id, uint64_t address, std::span<const LineOf> lines) {
+  if (lines.size() == 1) return location_id(mapping_id, address, lines[0].function, lines[0].line);
+  std::vector<std::pair<uint64_t, int64_t>> key_lines;
+  for (const LineOf& l : lines) key_lines.emplace_back(l.function, l.line);
+  auto key = std::make_tuple(mapping_id, address, std::move(key_lines));
+  if (auto it = inline_locations_.find(key); it != inline_locations_.end()) return it->second;
+  const uint64_t id = new_location(mapping_id, address, lines);
+  inline_locations_.emplace(std::move(key), id);
   return id;
 }
 

@@ -13,6 +13,8 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 namespace perftools::profiles {
 class Profile;
@@ -59,6 +61,15 @@ class ProfileBuilder {
                        int64_t start_line = 0);
   // The id of the location at `address` in function `function` (mapping 0: none).
   uint64_t location_id(uint64_t mapping_id, uint64_t address, uint64_t function, int64_t line = 0);
+  // One line of a location: a function and the line in it.
+  struct LineOf {
+    uint64_t function = 0;
+    int64_t line = 0;
+  };
+  // The id of the location at `address` whose code is `lines`: inlined
+  // functions first (innermost), the function they were inlined into last,
+  // as profile.proto orders them.
+  uint64_t location_id(uint64_t mapping_id, uint64_t address, std::span<const LineOf> lines);
   // Locations leaf first; one value per sample type.
   void add_sample(std::span<const uint64_t> locations, std::span<const int64_t> values,
                   std::span<const Label> labels = {});
@@ -68,10 +79,13 @@ class ProfileBuilder {
   std::string serialize(bool gzip = true) const;
 
  private:
+  uint64_t new_location(uint64_t mapping_id, uint64_t address, std::span<const LineOf> lines);
+
   std::unique_ptr<perftools::profiles::Profile> profile_;
   std::map<std::string, int64_t, std::less<>> strings_;
   std::map<std::tuple<int64_t, int64_t, int64_t>, uint64_t> functions_;
   std::map<std::tuple<uint64_t, uint64_t, uint64_t, int64_t>, uint64_t> locations_;
+  std::map<std::tuple<uint64_t, uint64_t, std::vector<std::pair<uint64_t, int64_t>>>, uint64_t> inline_locations_;
 };
 
 }  // namespace framewalk::profile::pprof

@@ -5,12 +5,14 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <optional>
 #include <unistd.h>
 #include <vector>
 
 #include "base/mapped_file.hpp"
 #include "dump/text_writer.hpp"
+#include "elf/debug_file.hpp"
 #include "elf/elf_file.hpp"
 #include "elf/symbols.hpp"
 #include "profile/call_graph.hpp"
@@ -18,6 +20,8 @@
 #include "profile/function_times.hpp"
 #include "profile/gmon.hpp"
 #include "profile/reports.hpp"
+#include "symbol/inline_symbolizer.hpp"
+#include "unwind/symbolize.hpp"
 #include "tools/messages.hpp"
 #if FRAMEWALK_PPROF
 #include "profile/pprof_report.hpp"
@@ -64,15 +68,8 @@ uint64_t find_bias(const profile::GmonFile& gmon, const elf::ElfFile& exe, const
 }
 
 std::string build_id_hex(const elf::ElfFile& exe) {
-  std::string out;
-  if (auto id = exe.build_id()) {
-    static const char digits[] = "0123456789abcdef";
-    for (uint8_t b : *id) {
-      out += digits[b >> 4];
-      out += digits[b & 15];
-    }
-  }
-  return out;
+  auto id = exe.build_id();
+  return id ? elf::build_id_hex(*id) : std::string();
 }
 
 }  // namespace
@@ -164,9 +161,21 @@ int run_report_command(const ReportCommandOptions& options) {
   if (options.format == "pprof") {
 #if FRAMEWALK_PPROF
     profile::pprof::ProfileBuilder builder;
+    // Source lines and inline frames from the executable's DWARF (or its debug file), when it has any.
+    std::unique_ptr<symbol::InlineSymbolizer> dwarf = symbol::InlineSymbolizer::load(*exe, options.exe);
+    profile::SourceLookup lookup;
+    if (dwarf && (dwarf->has_debug_info() || dwarf->lines().row_count())) {
+      lookup = [&](uint64_t address) {
+        std::vector<profile::SourcePosition> out;
+        for (const symbol::SourceFrame& f : dwarf->frames(address))
+          out.push_back({f.linkage_name ? demangle_name(std::string(f.function)) : std::string(f.function),
+                         std::string(f.file), f.line});
+        return out;
+      };
+    }
     profile::fill_pprof(graph, source, profile::PprofImage{range.text_start, range.text_limit, range.text_offset,
                                                            build_id_hex(elf)},
-                        &builder);
+                        &builder, lookup);
     const std::string bytes = builder.serialize();
     std::fwrite(bytes.data(), 1, bytes.size(), out);
 #endif

@@ -84,6 +84,19 @@ TEST(CallGraph, ArcsSelfRecursionAndDropped) {
   EXPECT_TRUE(g.cycles.empty());
 }
 
+TEST(CallGraph, CallSitesOnlyWhereTheFileSaysTheyAreExact) {
+  GmonBuilder glibc;
+  glibc.arc(0x1010, 0x1045, 2).arc(0x1020, 0x1041, 3).arc(0x1010, 0x1041, 1);
+  for (const ProfileArc& a : graph(glibc).arcs) EXPECT_TRUE(a.call_sites.empty());  // rounded: not sites
+  GmonBuilder exact;
+  exact.exact_call_sites().arc(0x1010, 0x1045, 2).arc(0x1020, 0x1041, 3).arc(0x1010, 0x1041, 1);
+  const CallGraph g = graph(exact, 0x10);  // the sites are link-time addresses, as the functions are
+  ASSERT_EQ(g.arcs.size(), 1u);
+  EXPECT_EQ(g.arcs[0].count, 6u);
+  const std::vector<std::pair<uint64_t, uint64_t>> want = {{0x1000, 3}, {0x1010, 3}};
+  EXPECT_EQ(g.arcs[0].call_sites, want);
+}
+
 TEST(CallGraph, CyclesAndPropagation) {
   GmonBuilder b;
   // main -> a (1), main -> b (3); a <-> c is a cycle; c -> b (1).

@@ -8,6 +8,7 @@
   compare_gprof.py --pprof-top REPORT.json TOP.txt  go tool pprof -top -sample_index=calls against the JSON
 """
 import json
+import subprocess
 import re
 import struct
 import sys
@@ -194,7 +195,8 @@ def pprof(report_path, text_path):
     location_names = {}
     for loc in p["location"]:
         d = dict(loc)
-        line = dict(next(v for k, v in loc if k == "line"))
+        # The last line is the function the location is in; earlier ones were inlined into it.
+        line = dict([v for k, v in loc if k == "line"][-1])
         location_names[d["id"]] = names[line["function_id"]]
     arcs = {}
     for s in p["sample"]:
@@ -205,6 +207,38 @@ def pprof(report_path, text_path):
             arcs[key] = arcs.get(key, 0) + values[0]
     ok = arcs == our_arcs(report)
     print(f"pprof: {len(arcs)} arc samples, {sum(arcs.values())} calls: {'same' if ok else 'DIFFERENT'} as the JSON")
+    return ok
+
+
+def pprof_lines(text_path, exe, symbolizer, want_sites):
+    """Every caller location with inline lines against llvm-symbolizer's
+    inline chain at the call (the byte before the return address); there
+    must be `want_sites` of them."""
+    p = protoc_text(text_path)
+    strings = p["string_table"]
+    names = {dict(f)["id"]: strings[dict(f).get("name", 0)] for f in p["function"]}
+    inlined = []
+    for loc in p["location"]:
+        lines = [dict(v) for k, v in loc if k == "line"]
+        if len(lines) > 1:
+            inlined.append((dict(loc)["address"], [(names[l["function_id"]], l.get("line", 0)) for l in lines]))
+    if not inlined:
+        print("pprof lines: no location with inline lines")
+        return False
+    query = "".join("0x%x\n" % (a - 1) for a, _ in inlined)
+    out = subprocess.run([symbolizer, "--obj=" + exe, "--inlining", "--demangle", "--functions=linkage"],
+                         input=query, capture_output=True, text=True, check=True).stdout
+    answers = [block.splitlines() for block in out.strip().split("\n\n")]
+    ok = len(answers) == len(inlined) == want_sites
+    for (address, lines), block in zip(inlined, answers):
+        want = [(block[i], int(block[i + 1].split(":")[-2])) for i in range(0, len(block), 2)]
+        got = [(name, line) for name, line in lines]
+        # The last line's function is the profile's own name for the caller (its symbol).
+        if [w[1] for w in want] != [g[1] for g in got] or [w[0] for w in want[:-1]] != [g[0] for g in got[:-1]]:
+            print(f"pprof lines at 0x{address:x}: framewalk {got}, llvm-symbolizer {want}")
+            ok = False
+    print(f"pprof lines: {len(inlined)} call sites in inlined code, "
+          f"{sum(len(l) for _, l in inlined)} lines: {'same' if ok else 'DIFFERENT'} as llvm-symbolizer")
     return ok
 
 
@@ -229,6 +263,8 @@ def main(argv):
         return rebase(int(argv[2], 0), argv[3], argv[4])
     if argv[1] == "--same":
         return same(argv[2], argv[3])
+    if argv[1] == "--pprof-lines":
+        return pprof_lines(argv[2], argv[3], argv[4], int(argv[5]))
     if argv[1] == "--pprof":
         return pprof(argv[2], argv[3])
     if argv[1] == "--pprof-top":

@@ -16,6 +16,11 @@ class GmonBuilder {
     u32(version);
     for (int i = 0; i < 12; ++i) bytes_.push_back(0);
   }
+  // The spare bytes framewalk's runtime writes: exact call sites.
+  GmonBuilder& exact_call_sites() {
+    for (int i = 0; i < 4; ++i) bytes_[8 + i] = static_cast<uint8_t>("fwra"[i]);
+    return *this;
+  }
   GmonBuilder& histogram(uint64_t low, uint64_t high, const std::vector<uint16_t>& bins, uint32_t rate = 100,
                          const std::string& dimension = "seconds", char abbreviation = 's') {
     return histogram_header(low, high, static_cast<uint32_t>(bins.size()), rate, dimension, abbreviation)

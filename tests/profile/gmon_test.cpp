@@ -24,6 +24,18 @@ TEST(Gmon, HeaderOnly) {
   EXPECT_TRUE(r->arcs.empty());
 }
 
+TEST(Gmon, ExactCallSitesAreMarkedInTheSpareBytes) {
+  GmonBuilder plain;
+  auto r = read(plain);
+  ASSERT_TRUE(r.ok()) << describe(r.error());
+  EXPECT_FALSE(r->exact_call_sites);  // glibc's: zero
+  GmonBuilder marked;
+  marked.exact_call_sites();
+  auto m = read(marked);
+  ASSERT_TRUE(m.ok()) << describe(m.error());
+  EXPECT_TRUE(m->exact_call_sites);
+}
+
 TEST(Gmon, EveryRecordKind) {
   GmonBuilder b;
   b.histogram(0x1000, 0x1010, {1, 0, 7, 65535}).arc(0x1230, 0x1245, 3).arc(0x1230, 0x1245, 2).basic_blocks(

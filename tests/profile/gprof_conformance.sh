@@ -55,4 +55,25 @@ for variant in pie nopie; do
     python3 "$here/compare_gprof.py" --pprof-top "$variant/report.json" "$variant/pprof_top.txt" || status=1
   fi
 done
+
+# Calls made from inlined code: with the executable's DWARF, each arc's
+# caller location in the pprof profile lists the calls inlined at the call
+# site, innermost first; every location's lines must be llvm-symbolizer's
+# inline chain at the call (function names and lines), and the arcs still
+# gprof's counts.
+llvm_symbolizer=$(command -v llvm-symbolizer-16 || command -v llvm-symbolizer || true)
+if command -v protoc > /dev/null && [ -n "$llvm_symbolizer" ]; then
+  mkdir -p inline
+  gcc -O2 -g -pg "$here/fixtures/pg_inline.c" -o inline/prog
+  # framewalk's runtime: its gmon.out has exact call sites (glibc's rounds
+  # them down to 16 bytes, two calls apart here).
+  (cd inline && LD_PRELOAD="$(dirname "$fw")/libframewalk_mcount.so" ./prog 101 > /dev/null)
+  "$fw" report inline/gmon.out --exe inline/prog --format=json -o inline/report.json
+  "$fw" report inline/gmon.out --exe inline/prog --format=pprof -o inline/profile.pb.gz
+  gzip -dc inline/profile.pb.gz | protoc --proto_path="$src/src/profile" --decode=perftools.profiles.Profile \
+    "$src/src/profile/profile.proto" > inline/profile.txt
+  echo "== inline"
+  python3 "$here/compare_gprof.py" --pprof inline/report.json inline/profile.txt || status=1
+  python3 "$here/compare_gprof.py" --pprof-lines inline/profile.txt inline/prog "$llvm_symbolizer" 2 || status=1
+fi
 exit $status

@@ -95,4 +95,58 @@ TEST(PprofReport, ArcsAndSelfTime) {
 }
 
 }  // namespace
+
+// With source lines: functions carry their file and first line, and each
+// call site is a caller location whose lines are the calls inlined there,
+// innermost first, the caller's own line last.
+TEST(PprofReport, CallSitesWithInlineLines) {
+  const FunctionTable table({{0x1000, 0x1040, "main"}, {0x1040, 0x1080, "leaf"}});
+  test::GmonBuilder g;
+  g.exact_call_sites().arc(0x1011, 0x1041, 5).arc(0x1021, 0x1041, 2);
+  auto file = read_gmon(Bytes(g.bytes().data(), g.bytes().size()), GmonLayout{});
+  ASSERT_TRUE(file.ok());
+  const CallGraph graph = build_call_graph(file.value(), table);
+  SourceLookup lookup = [](uint64_t address) -> std::vector<SourcePosition> {
+    switch (address) {
+      case 0x1000: return {{"", "main.c", 10}};
+      case 0x1040: return {{"", "leaf.c", 3}};
+      case 0x1010: return {{"helper", "inl.h", 7}, {"", "main.c", 12}};  // a call inside an inlined helper
+      case 0x1020: return {{"", "main.c", 14}};
+      default: return {};
+    }
+  };
+  pprof::ProfileBuilder b;
+  fill_pprof(graph, ReportSource{"gmon.out", "/bin/prog", 1, 0, 2}, PprofImage{0x1000, 0x2000, 0x1000, ""}, &b,
+             lookup);
+  const perftools::profiles::Profile p = parse(b.serialize(), true);
+  auto str = [&](int64_t i) { return p.string_table(static_cast<int>(i)); };
+  auto function = [&](uint64_t id) -> const perftools::profiles::Function& {
+    for (const auto& f : p.function())
+      if (f.id() == id) return f;
+    ADD_FAILURE() << "no function " << id;
+    return p.function(0);
+  };
+  auto lines_of = [&](uint64_t location) {
+    std::vector<std::pair<std::string, int64_t>> out;
+    for (const auto& l : p.location())
+      if (l.id() == location)
+        for (const auto& line : l.line()) out.emplace_back(str(function(line.function_id()).name()), line.line());
+    return out;
+  };
+  ASSERT_EQ(p.sample_size(), 2);  // one per call site
+  using Lines = std::vector<std::pair<std::string, int64_t>>;
+  EXPECT_EQ(lines_of(p.sample(0).location_id(0)), (Lines{{"leaf", 3}}));
+  EXPECT_EQ(lines_of(p.sample(0).location_id(1)), (Lines{{"helper", 7}, {"main", 12}}));
+  EXPECT_EQ(p.sample(0).value(0), 5);
+  EXPECT_EQ(lines_of(p.sample(1).location_id(1)), (Lines{{"main", 14}}));
+  EXPECT_EQ(p.sample(1).value(0), 2);
+  for (const auto& f : p.function()) {
+    if (str(f.name()) == "main") {
+      EXPECT_EQ(str(f.filename()), "main.c");
+      EXPECT_EQ(f.start_line(), 10);
+    }
+    if (str(f.name()) == "helper") EXPECT_EQ(str(f.filename()), "inl.h");
+  }
+}
+
 }  // namespace framewalk::profile
