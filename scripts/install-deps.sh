@@ -17,6 +17,7 @@ packages=(
   gcc-arm-linux-gnueabihf g++-arm-linux-gnueabihf qemu-user gdb-multiarch
   libc6-dev-i386-cross libc6-dev-arm64-cross libc6-dev-armhf-cross
   llvm-16              # llvm-symbolizer-16: the oracle of conformance.inline
+  dwz                  # conformance.inline: dwz pairs (a supplementary file, DW_FORM_GNU_ref_alt)
   libllvm16            # the largest library of the machine: conformance and benchmarks
   uftrace              # bench/mcount_vs_peers.sh: the mcount runtime beside uftrace's
   libprotobuf-dev protobuf-compiler  # the pprof writer (framewalk report --format=pprof)

@@ -62,9 +62,10 @@ std::unique_ptr<InlineSymbolizer> InlineSymbolizer::load(std::shared_ptr<const e
 
 InlineSymbolizer::InlineSymbolizer(std::shared_ptr<const elf::ElfFile> dwarf,
                                    std::shared_ptr<const elf::ElfFile> supplementary, PathStyle style)
-    : dwarf_(std::move(dwarf)), supplementary_(std::move(supplementary)), lines_(LineTable::load(dwarf_, style)) {
+    : dwarf_(std::move(dwarf)), supplementary_(std::move(supplementary)) {
   sections_ = dwarf_sections(*dwarf_, &section_problems_);
   if (supplementary_) alt_sections_ = dwarf_sections(*supplementary_, &section_problems_);
+  lines_ = LineTable::load(dwarf_, style, alt_sections_.str);
   functions_ = std::make_unique<FunctionIndex>(sections_, supplementary_ ? &alt_sections_ : nullptr, style);
 }
 

@@ -122,7 +122,7 @@ LineTable LineTable::build(const LineSections& s, const std::vector<std::pair<ui
   return t;
 }
 
-LineTable LineTable::load(std::shared_ptr<const elf::ElfFile> file, PathStyle style) {
+LineTable LineTable::load(std::shared_ptr<const elf::ElfFile> file, PathStyle style, Bytes alt_str) {
   auto data = [&](std::string_view name, std::vector<LineProblem>* problems) -> Bytes {
     const elf::Section* section = file->section_by_name(name);
     // The legacy GNU form of a compressed section: .zdebug_* (ElfFile inflates it).
@@ -149,6 +149,7 @@ LineTable LineTable::load(std::shared_ptr<const elf::ElfFile> file, PathStyle st
   u.str = s.str;
   u.line_str = s.line_str;
   u.str_offsets = data(".debug_str_offsets", &problems);
+  u.alt_str = alt_str;
   std::vector<Error> root_problems;
   std::vector<std::pair<uint64_t, std::string_view>> comp_dirs;
   for (const UnitRoot& root : read_unit_roots(u, &root_problems))

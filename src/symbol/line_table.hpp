@@ -47,7 +47,9 @@ class LineTable {
                          PathStyle style = PathStyle::kBinutils);
   // The line table of an ELF file: .debug_line, .debug_line_str, .debug_str
   // and the units' roots in .debug_info (sections decompressed by ElfFile).
-  static LineTable load(std::shared_ptr<const elf::ElfFile> file, PathStyle style = PathStyle::kBinutils);
+  // `alt_str`: the supplementary (dwz) file's .debug_str, for a DW_AT_comp_dir in DW_FORM_GNU_strp_alt.
+  static LineTable load(std::shared_ptr<const elf::ElfFile> file, PathStyle style = PathStyle::kBinutils,
+                        Bytes alt_str = {});
 
   // The row in force at `address`, if a sequence covers it.
   std::optional<LineLocation> lookup(uint64_t address) const;

@@ -51,7 +51,13 @@ Result<void> read_value(const UnitRootSections& s, const UnitShape& u, ByteReade
     }
     case form::kRefAddr:  // DWARF 2: an address-sized reference
       return fixed(u.version <= 2 ? u.address_size : offset_size);
-    case form::kSecOffset: case form::kStrpSup: case form::kGnuRefAlt: case form::kGnuStrpAlt: return fixed(offset_size);
+    case form::kSecOffset: case form::kGnuRefAlt: return fixed(offset_size);
+    case form::kStrpSup: case form::kGnuStrpAlt: {  // resolved when the supplementary file is given
+      FW_TRY(uint64_t off, r.unsigned_of_size(offset_size));
+      *number = off;
+      if (auto str = string_at(s.alt_str, off); str && !s.alt_str.empty()) *text = *str;
+      return ok();
+    }
     case form::kBlock1: { FW_TRY(uint8_t n, r.u8()); return block(n); }
     case form::kBlock2: { FW_TRY(uint16_t n, r.u16()); return block(n); }
     case form::kBlock4: { FW_TRY(uint32_t n, r.u32()); return block(n); }

@@ -20,6 +20,7 @@ struct UnitRootSections {
   Bytes str;       // .debug_str
   Bytes line_str;  // .debug_line_str
   Bytes str_offsets;  // .debug_str_offsets (DW_FORM_strx*, through DW_AT_str_offsets_base)
+  Bytes alt_str;      // the supplementary (dwz) file's .debug_str (DW_FORM_GNU_strp_alt, strp_sup)
   Endian endian = Endian::kLittle;
 };
 

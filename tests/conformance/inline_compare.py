@@ -6,7 +6,8 @@ Builds tests/conformance/fixtures/inline_cxx_*.cpp (templates, lambdas, member
 functions, nested inline calls, recursion) at -O2 with gcc (DWARF 5, DWARF 4,
 -gz=zlib, zstd by objcopy) and clang (DWARF 5, DWARF 4), and asks all three
 about every function symbol's address and a fixed-seed sample of addresses
-in .text, then the same of glibc's libc.so.6 with libc6-dbg's debug file:
+in .text, then the same of glibc's libc.so.6 with libc6-dbg's debug file;
+and the gcc DWARF 5 and 4 builds made into dwz pairs (compare_dwz):
 
   framewalk addr2line --format=json -e PROG ADDR...
       the whole chain (function, file, line, column of every frame) must equal
@@ -39,8 +40,8 @@ LIBRARY_SAMPLE = 2000
 SEED = 13
 
 
-def run(cmd, stdin=None):
-    return subprocess.run(cmd, input=stdin, capture_output=True, text=True, check=True).stdout
+def run(cmd, stdin=None, cwd=None):
+    return subprocess.run(cmd, input=stdin, capture_output=True, text=True, check=True, cwd=cwd).stdout
 
 
 def function_addresses(prog):
@@ -265,6 +266,62 @@ def compare(args, symbolizer, name, prog, symbols_from, sample, pin, pin_files=F
     return len(addrs), failures
 
 
+def compare_dwz(args, symbolizer, name, prog):
+    """The program and a twin made into a dwz pair with it (dwz -m: the
+    common DIEs and strings moved to a supplementary file, referred to by
+    DW_FORM_GNU_ref_alt and GNU_strp_alt through .gnu_debugaltlink). dwz
+    changes no code: framewalk's chains on the pair must equal
+    llvm-symbolizer's on the original at every address, and its text
+    binutils' on the pair. llvm-symbolizer 16 itself does not read the
+    supplementary file (it prints ?? for names behind GNU_ref_alt and
+    relative paths for a comp_dir in it): its answers on the pair are not
+    compared. Returns (addresses, differences)."""
+    work = os.path.dirname(prog)
+    pair = [os.path.join(work, name + "_dwz_" + s) for s in ("a", "b")]
+    common = os.path.join(work, name + "_dwz_common.debug")
+    for p in pair:
+        shutil.copyfile(prog, p)
+    run(["dwz", "-m", common, "-M", common] + pair)
+    low, high = text_range(prog)
+    rng = random.Random(SEED)
+    entries = {a for a in function_addresses(prog) if low <= a < high}
+    addrs = sorted(entries | {rng.randrange(low, high) for _ in range(SAMPLE)})
+    ours = framewalk_chains(args.framewalk, pair[0], addrs)
+    truth = llvm_chains(symbolizer, prog, addrs)
+    differ = sum(1 for a, b in zip(ours, truth) if a != b)
+    for addr, a, b in [(x, a, b) for x, a, b in zip(addrs, ours, truth) if a != b][:5]:
+        print("DIFF %s dwz 0x%x\n  framewalk (pair):         %r\n  llvm-symbolizer (original): %r" % (name, addr, a, b))
+    hex_addrs = ["%x" % a for a in addrs]
+    ours_text = run([args.framewalk, "addr2line", "-a", "-f", "-i", "-e", pair[0]] + hex_addrs)
+    # binutils 2.40 puts the file's directory before an absolute
+    # .gnu_debugaltlink path too (and then finds no supplementary file, "unable
+    # to read alt ref"): it is run from the pair's directory on a relative name.
+    theirs_text = run(["addr2line", "-a", "-f", "-i", "-e", os.path.basename(pair[0])] + hex_addrs, cwd=work)
+    units = unit_names(prog)
+    text_differ = no_chain = 0
+    for a, b, chain, llvm in zip(split_by_address(ours_text), split_by_address(theirs_text), ours, truth):
+        if a == b:
+            continue
+        if chain != llvm:
+            text_differ += 1
+            continue
+        ours_frames, theirs_frames = frames_of(a, False), frames_of(b, False)
+        if binutils_unit_file(ours_frames, theirs_frames, units):
+            continue
+        # binutils 2.40 reads no function of a DWARF 5 dwz file: it answers
+        # with the line table's row and the ELF symbol's name only.
+        if len(theirs_frames) == 1 and theirs_frames[0][1] == ours_frames[0][1] and name.endswith("dwarf5"):
+            no_chain += 1
+            continue
+        text_differ += 1
+        if text_differ <= 5:
+            print("DIFF %s dwz pair, addr2line -f -i\n  framewalk: %r\n  addr2line: %r" % (name, a, b))
+    print("%s dwz pair: %d addresses, %d differ from llvm-symbolizer on the original, %d from binutils on the pair "
+          "(binutils 2.40 wrong, reading no function of a DWARF 5 dwz file: %d)" % (name, len(addrs), differ,
+                                                                                 text_differ, no_chain))
+    return len(addrs), differ + text_differ
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--framewalk", required=True)
@@ -296,6 +353,10 @@ def main():
         n, f = compare(args, symbolizer, name, prog, prog, SAMPLE, True, compiler == "gcc")
         total += n
         failures += f
+        if name in ("gcc_dwarf5", "gcc_dwarf4") and shutil.which("dwz"):
+            n, f = compare_dwz(args, symbolizer, name, prog)
+            total += n
+            failures += f
     # glibc with libc6-dbg's debug file (found by build-id): every function
     # symbol's entry and a sample of .text, when the debug file is installed.
     for extra in args.extra:
