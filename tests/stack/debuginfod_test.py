@@ -6,7 +6,9 @@ waits until it serves the file by build-id, then dumps the stripped fixture:
 
   - with DEBUGINFOD_URLS naming the server, the fixture's static function is
     named (its only name is in the debug file's .symtab), live and from a core;
-  - with --no-debuginfod, or without DEBUGINFOD_URLS, it is not.
+  - with --no-debuginfod, or without DEBUGINFOD_URLS, it is not;
+  - with -s, the fetched file's DWARF gives that function's source line
+    (the line of its pause loop, from the fixture's source), and only then.
 
 Exit status 77 (skipped) when debuginfod or gcore is not installed.
 
@@ -63,6 +65,10 @@ def main():
         print("debuginfod or gcore not installed: skipped")
         return 77
     target = os.path.join(args.fixtures, "debuginfod_target")
+    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "debuginfod_target.c")
+    with open(source) as f:
+        loop_line = next(i for i, text in enumerate(f, 1) if "for (;;) pause();" in text)
+    want_line = f"debuginfod_target.c:{loop_line}"
     served = os.path.join(args.fixtures, "debuginfod_served")
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -91,11 +97,14 @@ def main():
                 # A fresh client cache for the cases that must not find the file.
                 if not want_name:
                     env = dict(env, DEBUGINFOD_CACHE_PATH=tempfile.mkdtemp(dir=tmp))
-                out = subprocess.run([args.framewalk, "stack", *extra], capture_output=True, text=True, env=env,
-                                     timeout=120).stdout
+                out = subprocess.run([args.framewalk, "stack", "-s", *extra], capture_output=True, text=True,
+                                     env=env, timeout=120).stdout
                 named = f"{NAME}+" in out
-                print(f"{what}: {'named' if named else 'not named'}")
-                if named != want_name:
+                # The line under the function's frame.
+                lines = out.splitlines()
+                located = any(f"{NAME}+" in a and want_line in b for a, b in zip(lines, lines[1:]))
+                print(f"{what}: {'named' if named else 'not named'}, {'line' if located else 'no line'}")
+                if named != want_name or located != want_name:
                     failures.append(what)
                     print(out)
         finally:
