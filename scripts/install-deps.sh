@@ -19,6 +19,7 @@ packages=(
   llvm-16              # llvm-symbolizer-16: the oracle of conformance.inline
   dwz                  # conformance.inline: dwz pairs (a supplementary file, DW_FORM_GNU_ref_alt)
   libllvm16            # the largest library of the machine: conformance and benchmarks
+  libstdc++6-12-dbg    # libstdc++ built with -g: conformance.inline on a large C++ library
   uftrace              # bench/mcount_vs_peers.sh: the mcount runtime beside uftrace's
   libprotobuf-dev protobuf-compiler  # the pprof writer (framewalk report --format=pprof)
 )
