@@ -26,10 +26,23 @@ RegisterFile from_host_capture(const uint64_t* words);
 // call): AArch64 code signed with pointer authentication keeps the
 // signature in the bits above a 48-bit user address, which the host
 // descriptor's clean_return_address strips with its default mask too.
+// 32-bit ARM keeps the Thumb bit in bit 0 (clean_return_address strips it).
 #if defined(__aarch64__)
 inline constexpr uint64_t kHostCodeAddressMask = (uint64_t{1} << 48) - 1;
+#elif defined(__arm__)
+inline constexpr uint64_t kHostCodeAddressMask = ~uint64_t{1};
 #else
 inline constexpr uint64_t kHostCodeAddressMask = ~uint64_t{0};
+#endif
+
+// Whether the host descriptor has a second frame pointer
+// (Machine::second_frame_pointer: 32-bit ARM's r7), which the hot loop then
+// tracks too; a compile-time fact, so that other hosts' loops carry nothing
+// for it.
+#if defined(__arm__)
+inline constexpr bool kHostHasSecondFramePointer = true;
+#else
+inline constexpr bool kHostHasSecondFramePointer = false;
 #endif
 
 }  // namespace framewalk::arch

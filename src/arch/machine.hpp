@@ -62,10 +62,12 @@ class Machine {
   // a RegisterFile: the return-address column itself where the call pushes
   // the return address (x86), a register of its own where a link register
   // holds it (AArch64's pc is 32, ARM's r15).
+  // `second_frame_pointer`: see second_frame_pointer().
+  static constexpr uint16_t kNoRegister = 0xffff;
   constexpr Machine(const ArchInfo& info, uint8_t address_size, Endian endian, uint16_t program_counter,
-                    bool link_register)
+                    bool link_register, uint16_t second_frame_pointer = kNoRegister)
       : info_(info), address_size_(address_size), endian_(endian), program_counter_(program_counter),
-        link_register_(link_register) {}
+        link_register_(link_register), second_frame_pointer_(second_frame_pointer) {}
   Machine(const Machine&) = delete;
   Machine& operator=(const Machine&) = delete;
 
@@ -74,6 +76,10 @@ class Machine {
   // DWARF register numbers.
   uint16_t stack_pointer() const { return info_.stack_pointer; }
   uint16_t frame_pointer() const { return info_.frame_pointer; }
+  // Where the machine's code keeps its frame pointer in one of two
+  // registers, by instruction set, the other one (32-bit ARM: Thumb's r7
+  // beside ARM state's r11, frame_pointer()); kNoRegister elsewhere.
+  uint16_t second_frame_pointer() const { return second_frame_pointer_; }
   // The PC.
   uint16_t program_counter() const { return program_counter_; }
   // The column the CIEs of this machine use for the return address.
@@ -171,6 +177,7 @@ class Machine {
   Endian endian_;
   uint16_t program_counter_;
   bool link_register_;
+  uint16_t second_frame_pointer_;
 };
 
 // The descriptor for an ELF e_machine, or nullptr for a machine framewalk

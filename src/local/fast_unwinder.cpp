@@ -19,9 +19,17 @@ namespace framewalk::local {
 
 namespace {
 
-// Every host with the cache has 8-byte stack words (fast_unwinder.hpp).
-constexpr uint64_t kWord = 8;
-static_assert(sizeof(void*) == kWord);
+// A stack word of the host (8 bytes on x86-64 and AArch64, 4 on 32-bit ARM),
+// read as it is and widened.
+constexpr uint64_t kWord = sizeof(uintptr_t);
+inline uint64_t load_word(uint64_t address) {
+  uintptr_t word;
+  std::memcpy(&word, reinterpret_cast<const void*>(static_cast<uintptr_t>(address)), sizeof word);
+  return word;
+}
+// Where the host has a second frame pointer (arch/capture.hpp), its DWARF
+// number; unused elsewhere.
+inline uint16_t host_fp2() { return arch::host_machine().second_frame_pointer(); }
 
 // ---- memory that never faults ---------------------------------------------------
 // Within one walk, a range of pages probed readable, grown as the walk reads
@@ -95,8 +103,8 @@ bool validate(uint64_t address, size_t n, ReadableRange& r) {
 }
 
 inline bool read_word(uint64_t address, uint64_t* out, ReadableRange& r) {
-  if (!(address >= r.lo && address + 8 <= r.hi) && !validate(address, 8, r)) return false;
-  std::memcpy(out, reinterpret_cast<const void*>(address), 8);
+  if (!(address >= r.lo && address + kWord <= r.hi) && !validate(address, kWord, r)) return false;
+  *out = load_word(address);
   return true;
 }
 
@@ -107,7 +115,7 @@ class CheckedMemory final : public Memory {
     if (size == 0) return 0;
     if (!(address >= r_.lo && address + size <= r_.hi && address + size > address) && !validate(address, size, r_))
       return 0;
-    std::memcpy(out, reinterpret_cast<const void*>(address), size);
+    std::memcpy(out, reinterpret_cast<const void*>(static_cast<uintptr_t>(address)), size);
     return size;
   }
 
@@ -126,6 +134,8 @@ enum class HotExit { kEnd, kSlowStep };
 struct HotState {
   uint64_t pc, sp, fp;
   bool fp_known;
+  uint64_t fp2;  // the second frame pointer (hosts with one: arch::kHostHasSecondFramePointer)
+  bool fp2_known;
   void** out;
   void** end;
   uint64_t readable_lo, readable_hi;
@@ -148,6 +158,7 @@ __attribute__((noinline)) HotExit hot_walk(char* const cache, HotState& state) {
   // An unknown frame pointer is 0 here (one register fewer): a CFA based on
   // it is then at or below sp, which ends the walk, as an unknown one must.
   uint64_t pc = state.pc, sp = state.sp, fp = state.fp_known ? state.fp : 0;
+  uint64_t fp2 = arch::kHostHasSecondFramePointer && state.fp2_known ? state.fp2 : 0;
   void** out = state.out;
   void** const end = state.end;
   const uint64_t hi = state.readable_hi;
@@ -173,8 +184,8 @@ __attribute__((noinline)) HotExit hot_walk(char* const cache, HotState& state) {
           state.confirmed_sp = sp;
           break;
         }
-        std::memcpy(&next_pc, reinterpret_cast<const void*>(cfa - kWord), kWord);
-      } else if ((rule & (compact::kFpBased | compact::kOutermost)) == 0) {
+        next_pc = load_word(cfa - kWord);
+      } else if ((rule & (compact::kFpBased | compact::kFp2Based | compact::kOutermost)) == 0) {
         // CFA = sp + n, with fp saved: the slots lie inside the frame
         // (compact_rule_from_row checked). A rule not yet visible (0) has
         // no return-address slot.
@@ -184,8 +195,12 @@ __attribute__((noinline)) HotExit hot_walk(char* const cache, HotState& state) {
           state.confirmed_sp = sp;
           break;
         }
-        if (fp_slot) std::memcpy(&fp, reinterpret_cast<const void*>(cfa - kWord * fp_slot), kWord);
-        std::memcpy(&next_pc, reinterpret_cast<const void*>(cfa - kWord * ra_slot), kWord);
+        if constexpr (arch::kHostHasSecondFramePointer) {
+          // Checked with the other slots too (compact_rule_from_row).
+          if (const uint64_t fp2_slot = compact::fp2_slot(rule)) fp2 = load_word(cfa - kWord * fp2_slot);
+        }
+        if (fp_slot) fp = load_word(cfa - kWord * fp_slot);
+        next_pc = load_word(cfa - kWord * ra_slot);
       } else if (rule == compact::frame_record_rule(kWord)) {
         // The caller's fp and the return address are the record fp points at.
         cfa = fp + 2 * kWord;
@@ -198,29 +213,42 @@ __attribute__((noinline)) HotExit hot_walk(char* const cache, HotState& state) {
           state.confirmed_sp = sp;
           break;
         }
-        std::memcpy(&next_pc, reinterpret_cast<const void*>(fp + kWord), kWord);
-        std::memcpy(&fp, reinterpret_cast<const void*>(fp), kWord);
+        next_pc = load_word(fp + kWord);
+        fp = load_word(fp);
       } else {
         if (rule & compact::kOutermost) {
           state.confirmed_sp = sp;
           exit = HotExit::kEnd;
           break;
         }
-        // CFA = fp + n.
-        cfa = fp + compact::cfa_offset(rule);
+        // CFA = fp + n (or the second frame pointer + n).
+        uint64_t base = fp;
+        if constexpr (arch::kHostHasSecondFramePointer) {
+          if (rule & compact::kFp2Based) base = fp2;
+        }
+        cfa = base + compact::cfa_offset(rule);
         if (cfa <= sp) {  // the stack grows down: the caller's frame is above
           state.confirmed_sp = sp;
           exit = HotExit::kEnd;
           break;
         }
         const uint64_t ra_slot = compact::ra_slot(rule), fp_slot = compact::fp_slot(rule);
+        uint64_t deepest = ra_slot > fp_slot ? ra_slot : fp_slot;
+        uint64_t fp2_slot = 0;
+        if constexpr (arch::kHostHasSecondFramePointer) {
+          fp2_slot = compact::fp2_slot(rule);
+          if (fp2_slot > deepest) deepest = fp2_slot;
+        }
         // The words read must lie between sp and cfa.
-        if (cfa > hi || cfa - sp < kWord * (ra_slot > fp_slot ? ra_slot : fp_slot)) {  // let the checked path read
+        if (cfa > hi || cfa - sp < kWord * deepest) {  // let the checked path read
           state.confirmed_sp = sp;
           break;
         }
-        if (fp_slot) std::memcpy(&fp, reinterpret_cast<const void*>(cfa - kWord * fp_slot), kWord);
-        std::memcpy(&next_pc, reinterpret_cast<const void*>(cfa - kWord * ra_slot), kWord);
+        if constexpr (arch::kHostHasSecondFramePointer) {
+          if (fp2_slot) fp2 = load_word(cfa - kWord * fp2_slot);
+        }
+        if (fp_slot) fp = load_word(cfa - kWord * fp_slot);
+        next_pc = load_word(cfa - kWord * ra_slot);
       }
       const uint64_t stepped_from = sp;
       sp = cfa;
@@ -230,7 +258,7 @@ __attribute__((noinline)) HotExit hot_walk(char* const cache, HotState& state) {
         exit = HotExit::kEnd;
         break;
       }
-      *out++ = reinterpret_cast<void*>(pc);
+      *out++ = reinterpret_cast<void*>(static_cast<uintptr_t>(pc));
       if (out == end) {
         state.confirmed_sp = stepped_from;
         exit = HotExit::kEnd;
@@ -261,6 +289,8 @@ __attribute__((noinline)) HotExit hot_walk(char* const cache, HotState& state) {
   // Known if it was, or if a step loaded it (a loaded 0 is as good as unknown).
   state.fp_known = state.fp_known || fp != 0;
   state.fp = fp;
+  state.fp2_known = arch::kHostHasSecondFramePointer && (state.fp2_known || fp2 != 0);
+  state.fp2 = fp2;
   state.out = out;
   return exit;
 }
@@ -305,6 +335,8 @@ class CachedOwnTables final : public RowFinder {
 struct WalkStart {
   uint64_t pc, sp, fp;
   bool fp_known;
+  uint64_t fp2;  // hosts with a second frame pointer
+  bool fp2_known;
   const arch::RegisterFile* registers;
   const uint64_t* captured;
 };
@@ -317,6 +349,8 @@ constexpr uint64_t kLeftStartStack = uint64_t{1} << 63;
 struct WalkState {
   uint64_t pc, sp, fp;
   bool fp_known;
+  uint64_t fp2;
+  bool fp2_known;
   bool activation;   // the PC is exact (not a return address)
   bool first_frame;  // registers beyond the PC, SP and FP are known only until the first step
   int stored;
@@ -335,7 +369,7 @@ struct WalkState {
       --to_skip;
       return true;
     }
-    buffer[stored++] = reinterpret_cast<void*>(v);
+    buffer[stored++] = reinterpret_cast<void*>(static_cast<uintptr_t>(v));
     return stored < size;
   }
 };
@@ -357,6 +391,9 @@ __attribute__((noinline)) bool general_steps(const WalkStart& start, WalkState& 
   regs.set(host.program_counter(), w.pc);
   regs.set(host.stack_pointer(), w.sp);
   if (w.fp_known) regs.set(host.frame_pointer(), w.fp); else regs.forget(host.frame_pointer());
+  if constexpr (arch::kHostHasSecondFramePointer) {
+    if (w.fp2_known) regs.set(host_fp2(), w.fp2); else regs.forget(host_fp2());
+  }
   CheckedMemory memory(range);
   const CachedOwnTables tables(rules, stats);
   const Unwinder unwinder(g_no_modules, memory, host.elf_machine());
@@ -384,6 +421,10 @@ __attribute__((noinline)) bool general_steps(const WalkStart& start, WalkState& 
     w.sp = frame.sp;
     w.fp_known = frame.registers->known(host.frame_pointer());
     w.fp = frame.registers->value_or(host.frame_pointer(), 0);
+    if constexpr (arch::kHostHasSecondFramePointer) {
+      w.fp2_known = frame.registers->known(host_fp2());
+      w.fp2 = frame.registers->value_or(host_fp2(), 0);
+    }
     w.activation = frame.activation;
     w.first_frame = false;
     // Back to the hot loop where the cache holds this return address.
@@ -411,11 +452,13 @@ __attribute__((always_inline)) inline int walk(const WalkStart& start, bool firs
     range = {};
     validate(start.sp, 8, range);
   }
-  WalkState w{start.pc, start.sp, start.fp, start.fp_known, !first_is_return_address, true, 0, skip, 0};
+  WalkState w{start.pc, start.sp, start.fp, start.fp_known, start.fp2, start.fp2_known, !first_is_return_address,
+              true,     0,        skip,     0};
   if (!w.record(w.pc, buffer, size)) goto done;
   for (;;) {
     if (!w.activation && w.to_skip == 0) {
-      HotState hot{w.pc, w.sp, w.fp, w.fp_known, buffer + w.stored, buffer + size, range.lo, range.hi, 0};
+      HotState hot{w.pc,  w.sp,  w.fp, w.fp_known, w.fp2, w.fp2_known, buffer + w.stored, buffer + size,
+                   range.lo, range.hi, 0};
       const HotExit exit = hot_walk(rules.slot_base(), hot);
       w.confirm(hot.confirmed_sp);
       const int steps = static_cast<int>(hot.out - (buffer + w.stored));
@@ -425,6 +468,8 @@ __attribute__((always_inline)) inline int walk(const WalkStart& start, bool firs
       w.sp = hot.sp;
       w.fp = hot.fp;
       w.fp_known = hot.fp_known;
+      w.fp2 = hot.fp2;
+      w.fp2_known = hot.fp2_known;
       w.stored += steps;
       if (exit == HotExit::kEnd) goto done;
     }
@@ -436,13 +481,17 @@ __attribute__((always_inline)) inline int walk(const WalkStart& start, bool firs
       const CompactRule rule = decode(encoded);
       if (stats) ++stats->cache_hits;
       w.confirm(w.sp);
-      if (rule.outermost || (rule.fp_based && !w.fp_known)) goto done;
-      const uint64_t cfa = (rule.fp_based ? w.fp : w.sp) + rule.cfa_offset;
+      if (rule.outermost || (rule.fp_based && !w.fp_known) || (rule.fp2_based && !w.fp2_known)) goto done;
+      const uint64_t cfa = (rule.fp_based ? w.fp : rule.fp2_based ? w.fp2 : w.sp) + rule.cfa_offset;
       uint64_t next_pc = 0;
       if (cfa <= w.sp || !read_word(cfa - kWord * rule.ra_slot, &next_pc, range)) goto done;
       if (rule.fp_slot) {
         if (!read_word(cfa - kWord * rule.fp_slot, &w.fp, range)) goto done;
         w.fp_known = true;
+      }
+      if (rule.fp2_slot) {
+        if (!read_word(cfa - kWord * rule.fp2_slot, &w.fp2, range)) goto done;
+        w.fp2_known = true;
       }
       w.pc = next_pc & arch::kHostCodeAddressMask;
       w.sp = cfa;
@@ -462,8 +511,20 @@ done:
 int fast_walk(const arch::RegisterFile& regs, bool first_is_return_address, int skip, void** buffer, int size,
               FastWalkStats* stats) {
   const arch::Machine& host = arch::host_machine();
-  const WalkStart start{regs.value_or(host.program_counter(), 0), regs.value_or(host.stack_pointer(), 0),
-                        regs.value_or(host.frame_pointer(), 0), regs.known(host.frame_pointer()), &regs, nullptr};
+  uint64_t fp2 = 0;
+  bool fp2_known = false;
+  if constexpr (arch::kHostHasSecondFramePointer) {
+    fp2 = regs.value_or(host_fp2(), 0);
+    fp2_known = regs.known(host_fp2());
+  }
+  const WalkStart start{regs.value_or(host.program_counter(), 0),
+                        regs.value_or(host.stack_pointer(), 0),
+                        regs.value_or(host.frame_pointer(), 0),
+                        regs.known(host.frame_pointer()),
+                        fp2,
+                        fp2_known,
+                        &regs,
+                        nullptr};
   return walk(start, first_is_return_address, skip, buffer, size, stats);
 }
 
@@ -475,8 +536,16 @@ extern "C" __attribute__((noinline)) int framewalk_backtrace(void** buffer, int 
   uint64_t words[framewalk::arch::kCaptureWords];
   framewalk::arch::framewalk_capture(words);
   const framewalk::arch::Machine& host = framewalk::arch::host_machine();
-  const framewalk::local::WalkStart start{words[host.program_counter()], words[host.stack_pointer()],
-                                          words[host.frame_pointer()], true, nullptr, words};
+  uint64_t fp2 = 0;
+  if constexpr (framewalk::arch::kHostHasSecondFramePointer) fp2 = words[host.second_frame_pointer()];
+  const framewalk::local::WalkStart start{words[host.program_counter()],
+                                          words[host.stack_pointer()],
+                                          words[host.frame_pointer()],
+                                          true,
+                                          fp2,
+                                          framewalk::arch::kHostHasSecondFramePointer,
+                                          nullptr,
+                                          words};
   // The captured PC is inside this function: walk one frame out before storing.
   const int n = framewalk::local::walk(start, /*first_is_return_address=*/true, /*skip=*/1, buffer, size, nullptr);
   asm volatile("" ::: "memory");  // keep this a real frame (no tail call)

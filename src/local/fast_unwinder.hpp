@@ -5,11 +5,12 @@
 // loop. Everything else (a miss, an exact PC, a row the cache cannot hold, a
 // signal frame, code without unwind information) goes through the one step
 // loop, Unwinder::walk, with its checks and fallbacks, whose rows come from
-// _dl_find_object and .eh_frame_hdr (local/eh_frame_lookup: lock-free,
-// async-signal-safe) and are cached where compact; the hot loop resumes at
-// the first return address the cache holds. Stack reads are checked against
-// a per-thread range of pages known to be readable, extended by probing pages
-// (base/own_memory.hpp), so a bad pointer ends the walk instead of faulting.
+// _dl_find_object and .eh_frame_hdr, or PT_ARM_EXIDX on 32-bit ARM
+// (local/eh_frame_lookup: lock-free, async-signal-safe) and are cached where
+// compact; the hot loop resumes at the first return address the cache holds.
+// Stack reads are checked against a per-thread range of pages known to be
+// readable, extended by probing pages (base/own_memory.hpp), so a bad
+// pointer ends the walk instead of faulting.
 #pragma once
 
 #include <cstdint>
@@ -17,17 +18,6 @@
 #include "arch/registers.hpp"
 
 namespace framewalk::local {
-
-// Whether the host has the compact-rule fast path (fast_unwinder.cpp: hosts
-// with 8-byte stack words, x86-64 and AArch64); elsewhere (32-bit ARM, whose
-// Thumb and ARM code keep their frame pointers in different registers) the
-// in-process path is portable_backtrace.cpp, which walks every frame through
-// Unwinder::walk and caches nothing.
-#if defined(__x86_64__) || defined(__aarch64__)
-inline constexpr bool kHasRuleCache = true;
-#else
-inline constexpr bool kHasRuleCache = false;
-#endif
 
 struct FastWalkStats {
   uint64_t cache_hits = 0;

@@ -5,7 +5,8 @@ namespace framewalk {
 uint64_t encode(const CompactRule& r) {
   using namespace compact;
   return uint64_t{r.cfa_offset} | uint64_t{r.ra_slot} << kOffsetBits | uint64_t{r.fp_slot} << (kOffsetBits + kSlotBits) |
-         (r.fp_based ? kFpBased : 0) | (r.outermost ? kOutermost : 0);
+         (r.fp_based ? kFpBased : 0) | (r.outermost ? kOutermost : 0) | uint64_t{r.fp2_slot} << kFp2SlotShift |
+         (r.fp2_based ? kFp2Based : 0);
 }
 
 CompactRule decode(uint64_t word) {
@@ -15,15 +16,17 @@ CompactRule decode(uint64_t word) {
   r.fp_slot = static_cast<uint32_t>(compact::fp_slot(word));
   r.fp_based = (word & compact::kFpBased) != 0;
   r.outermost = (word & compact::kOutermost) != 0;
+  r.fp2_slot = static_cast<uint32_t>(compact::fp2_slot(word));
+  r.fp2_based = (word & compact::kFp2Based) != 0;
   return r;
 }
 
 namespace {
-// A rule "saved at CFA - k words" for k in 1..kSlotMask, as k.
-bool slot_of(const RegisterRule& rule, unsigned word, uint32_t* slot) {
+// A rule "saved at CFA - k words" for k in 1..max, as k.
+bool slot_of(const RegisterRule& rule, unsigned word, uint32_t* slot, uint64_t max = compact::kSlotMask) {
   if (rule.kind != RuleKind::kOffset || rule.value >= 0 || (-rule.value) % word != 0) return false;
   const int64_t k = -rule.value / word;
-  if (k > static_cast<int64_t>(compact::kSlotMask)) return false;
+  if (k > static_cast<int64_t>(max)) return false;
   *slot = static_cast<uint32_t>(k);
   return true;
 }
@@ -49,14 +52,18 @@ bool compact_rule_from_row(const arch::Machine& machine, const UnwindRow& row, C
   }
   if (ra_column != machine.return_address_column() || !ra) return false;
   const unsigned word = machine.address_size();
-  const uint16_t sp = machine.stack_pointer(), fp = machine.frame_pointer();
-  if (row.cfa.kind != CfaKind::kRegisterOffset || (row.cfa.reg != sp && row.cfa.reg != fp)) return false;
+  const uint16_t sp = machine.stack_pointer(), fp = machine.frame_pointer(), fp2 = machine.second_frame_pointer();
+  const bool has_fp2 = fp2 != arch::Machine::kNoRegister;
+  if (row.cfa.kind != CfaKind::kRegisterOffset ||
+      (row.cfa.reg != sp && row.cfa.reg != fp && !(has_fp2 && row.cfa.reg == fp2)))
+    return false;
   if (row.cfa.offset < static_cast<int64_t>(word) || row.cfa.offset % word != 0 ||
       row.cfa.offset > static_cast<int64_t>(kMaxCompactCfaOffset))
     return false;
   CompactRule r;
   r.cfa_offset = static_cast<uint32_t>(row.cfa.offset);
   r.fp_based = row.cfa.reg == fp;
+  r.fp2_based = has_fp2 && row.cfa.reg == fp2;
   if (!slot_of(*ra, word, &r.ra_slot)) return false;
   // The caller's PC is kept apart from the return-address column where a
   // link register holds it: a rule for the PC itself is not compact.
@@ -65,10 +72,15 @@ bool compact_rule_from_row(const arch::Machine& machine, const UnwindRow& row, C
   if (const RegisterRule* saved_fp = row.find(fp)) {
     if (saved_fp->kind != RuleKind::kSameValue && !slot_of(*saved_fp, word, &r.fp_slot)) return false;
   }
+  if (const RegisterRule* saved_fp2 = has_fp2 ? row.find(fp2) : nullptr) {
+    if (saved_fp2->kind != RuleKind::kSameValue && !slot_of(*saved_fp2, word, &r.fp2_slot, compact::kFp2SlotMask))
+      return false;
+  }
   // A stack-pointer-based frame holds the words the step reads: the hot
   // loops rely on it instead of checking every step.
-  const uint64_t deepest = r.ra_slot > r.fp_slot ? r.ra_slot : r.fp_slot;
-  if (!r.fp_based && deepest * word > r.cfa_offset) return false;
+  uint64_t deepest = r.ra_slot > r.fp_slot ? r.ra_slot : r.fp_slot;
+  if (r.fp2_slot > deepest) deepest = r.fp2_slot;
+  if (!r.fp_based && !r.fp2_based && deepest * word > r.cfa_offset) return false;
   *out = r;
   return true;
 }
@@ -82,11 +94,15 @@ void row_from_compact_rule(const arch::Machine& machine, const CompactRule& rule
     return;
   }
   row->cfa.kind = CfaKind::kRegisterOffset;
-  row->cfa.reg = rule.fp_based ? machine.frame_pointer() : machine.stack_pointer();
+  row->cfa.reg = rule.fp_based    ? machine.frame_pointer()
+                 : rule.fp2_based ? machine.second_frame_pointer()
+                                  : machine.stack_pointer();
   row->cfa.offset = rule.cfa_offset;
   (void)row->set(RegisterRule{machine.return_address_column(), RuleKind::kOffset, -word * rule.ra_slot, {}, 0});
   if (rule.fp_slot)
     (void)row->set(RegisterRule{machine.frame_pointer(), RuleKind::kOffset, -word * rule.fp_slot, {}, 0});
+  if (rule.fp2_slot)
+    (void)row->set(RegisterRule{machine.second_frame_pointer(), RuleKind::kOffset, -word * rule.fp2_slot, {}, 0});
 }
 
 }  // namespace framewalk

@@ -4,9 +4,10 @@
 # or g++-arm-linux-gnueabihf; GoogleTest from Debian's sources in
 # /usr/src/googletest; without zlib/zstd/xz, which have no build for those
 # machines here) and runs them under qemu-user. There the in-process path is
-# the portable one (src/local/portable_backtrace.cpp: every frame through the
-# step loop, rows through _dl_find_object: .eh_frame_hdr on AArch64,
-# PT_ARM_EXIDX on ARM), and framewalk_backtrace must give the frames the full
+# the rule-cache fast path of x86-64 (src/local/fast_unwinder.cpp: on ARM with
+# Thumb's r7 and ARM state's r11 both tracked), with every other frame through
+# the step loop and rows through _dl_find_object: .eh_frame_hdr on AArch64,
+# PT_ARM_EXIDX on ARM; framewalk_backtrace must give the frames the full
 # local unwinder gives, allocate nothing, and work in signal handlers on
 # small stacks and in a SIGPROF storm with dlopen/dlclose.
 #

@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 
+#include <initializer_list>
 #include <memory>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "arch/machine.hpp"
@@ -72,6 +74,50 @@ TEST(CompactRule, AArch64FrameRecordAndSignedReturnAddress) {
   EXPECT_EQ(*back.find(29), offset_rule(29, -96));
   EXPECT_EQ(back.find(19), nullptr);
   EXPECT_EQ(back.return_address_register, 30);
+}
+
+// A row whose registers are saved at the CFA-relative offsets given.
+UnwindRow row_saving(uint16_t ra_column, uint16_t cfa_reg, int64_t cfa_offset,
+                     std::initializer_list<std::pair<uint16_t, int64_t>> saved) {
+  UnwindRow row = row_with(ra_column, cfa_reg, cfa_offset);
+  for (const auto& [reg, offset] : saved) EXPECT_TRUE(row.set(offset_rule(reg, offset)).ok());
+  return row;
+}
+
+// 32-bit ARM: r7 (Thumb's frame pointer, the second one) 7, r11 (ARM
+// state's) 11, sp 13, lr 14; EHABI rows as exidx_rows gives them.
+TEST(CompactRule, ArmThumbAndArmStateFramePointers) {
+  const arch::Machine& m = machine(elf::kEmArm);
+  ASSERT_EQ(m.second_frame_pointer(), 7);
+  ASSERT_EQ(m.frame_pointer(), 11);
+  // Thumb: push {r4, r7, fp, lr}; add r7, sp, #0 (vsp = r7, then the pops).
+  const UnwindRow thumb = row_saving(14, 7, 16, {{4, -16}, {7, -12}, {11, -8}, {14, -4}});
+  CompactRule r;
+  ASSERT_TRUE(compact_rule_from_row(m, thumb, &r));
+  EXPECT_EQ(r, (CompactRule{16, 1, 2, false, false, 3, true}));
+  EXPECT_EQ(decode(encode(r)), r);
+  UnwindRow back;
+  row_from_compact_rule(m, r, &back);
+  EXPECT_EQ(back.cfa, thumb.cfa);
+  for (const uint16_t reg : {7, 11, 14}) {
+    ASSERT_NE(back.find(reg), nullptr) << reg;
+    EXPECT_EQ(*back.find(reg), *thumb.find(reg)) << reg;
+  }
+  EXPECT_EQ(back.find(4), nullptr);
+  // ARM state: push {r4, r7, fp, lr}; add fp, sp, #12.
+  ASSERT_TRUE(compact_rule_from_row(m, row_saving(14, 11, 4, {{7, -12}, {11, -8}, {14, -4}}), &r));
+  EXPECT_EQ(r, (CompactRule{4, 1, 2, true, false, 3, false}));
+  EXPECT_EQ(decode(encode(r)), r);
+  // push {r4, lr}: the hot loops' first case, r7 and r11 unchanged.
+  ASSERT_TRUE(compact_rule_from_row(m, row_saving(14, 13, 8, {{4, -8}, {14, -4}}), &r));
+  EXPECT_EQ(encode(r) >> compact::kOffsetBits, compact::kSimple);
+  // r7 saved farther below the CFA than the form holds for it, or outside
+  // an sp-based frame: not compact.
+  EXPECT_FALSE(compact_rule_from_row(m, row_saving(14, 13, 512, {{7, -4 * 64}, {14, -4}}), &r));
+  EXPECT_FALSE(compact_rule_from_row(m, row_saving(14, 13, 8, {{7, -12}, {14, -4}}), &r));
+  // Machines without a second frame pointer: a CFA on x7 (not a frame
+  // pointer) on AArch64.
+  EXPECT_FALSE(compact_rule_from_row(machine(elf::kEmAarch64), row_saving(30, 7, 16, {{30, -8}}), &r));
 }
 
 TEST(CompactRule, RowsTheFormCannotHold) {
