@@ -475,6 +475,63 @@ Result<const Abbrev*> DwarfFile::read_die(const UnitHeader& unit, const AbbrevTa
   return a;
 }
 
+namespace {
+
+// Past one value of `form` (read_form_once's sizes); false where read_form_once
+// would fail or the form needs it (indirect), so that the caller reads the
+// value for its error.
+bool skip_form(ByteReader& r, const UnitHeader& u, uint64_t form) {
+  auto size = [&](uint64_t n) { return r.skip(n).ok(); };
+  auto leb = [&] { return r.uleb128().ok(); };
+  auto block = [&](Result<uint64_t> n) { return n.ok() && r.skip(*n).ok(); };
+  switch (form) {
+    case form::kImplicitConst: case form::kFlagPresent: return true;
+    case form::kData1: case form::kFlag: case form::kStrx1: case form::kAddrx1: case form::kRef1: return size(1);
+    case form::kData2: case form::kStrx2: case form::kAddrx2: case form::kRef2: return size(2);
+    case form::kStrx3: case form::kAddrx3: return size(3);
+    case form::kData4: case form::kStrx4: case form::kAddrx4: case form::kRef4: case form::kRefSup4: return size(4);
+    case form::kData8: case form::kRef8: case form::kRefSig8: case form::kRefSup8: return size(8);
+    case form::kData16: return size(16);
+    case form::kAddr:
+      return (u.address_size == 1 || u.address_size == 2 || u.address_size == 4 || u.address_size == 8) &&
+             size(u.address_size);
+    case form::kStrp: case form::kLineStrp: case form::kStrpSup: case form::kGnuStrpAlt: case form::kGnuRefAlt:
+    case form::kSecOffset:
+      return size(u.offset_size());
+    case form::kRefAddr: {
+      const unsigned n = u.version <= 2 ? u.address_size : u.offset_size();
+      return (n == 1 || n == 2 || n == 4 || n == 8) && size(n);
+    }
+    case form::kSdata: return r.sleb128().ok();
+    case form::kUdata: case form::kStrx: case form::kAddrx: case form::kRefUdata: case form::kRnglistx:
+    case form::kLoclistx:
+      return leb();
+    case form::kString: return r.cstring().ok();
+    case form::kBlock1: { auto n = r.u8(); return n.ok() && r.skip(*n).ok(); }
+    case form::kBlock2: { auto n = r.u16(); return n.ok() && r.skip(*n).ok(); }
+    case form::kBlock4: { auto n = r.u32(); return n.ok() && r.skip(*n).ok(); }
+    case form::kBlock: case form::kExprloc: return block(r.uleb128());
+    default: return false;  // indirect, or a form read_form_once refuses
+  }
+}
+
+}  // namespace
+
+Result<const Abbrev*> DwarfFile::skip_die(const UnitHeader& unit, const AbbrevTable& table, ByteReader& r) {
+  const ByteReader start = r;
+  auto code = r.uleb128();
+  if (code && *code == 0) return static_cast<const Abbrev*>(nullptr);
+  const Abbrev* a = code ? table.find(*code) : nullptr;
+  bool skipped = a != nullptr;
+  if (a) {
+    const AbbrevAttribute* attrs = table.attributes(*a);
+    for (uint32_t i = 0; i < a->count && skipped; ++i) skipped = skip_form(r, unit, attrs[i].form);
+  }
+  if (skipped) return a;
+  r = start;  // read it for the error
+  return read_die(unit, table, r, [](uint64_t, const FormValue&) {});
+}
+
 Result<UnitContext> DwarfFile::context(const UnitHeader& unit) {
   auto found = contexts_.find(unit.offset);
   if (found != contexts_.end()) return found->second;

@@ -196,6 +196,9 @@ class DwarfFile {
   // null for a null entry (the end of a sibling list). `r` ends past the DIE.
   Result<const Abbrev*> read_die(const UnitHeader& unit, const AbbrevTable& table, ByteReader& r,
                                  FunctionRef<void(uint64_t name, const FormValue& value)> attribute);
+  // As read_die without decoding any value (what a DIE that is not looked at
+  // needs): the same abbreviation, the same end and the same errors.
+  Result<const Abbrev*> skip_die(const UnitHeader& unit, const AbbrevTable& table, ByteReader& r);
   // A reader over the unit's bytes positioned at section offset `offset`.
   Result<ByteReader> reader_at(const UnitHeader& unit, uint64_t offset) const;
 

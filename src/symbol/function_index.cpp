@@ -202,7 +202,15 @@ void FunctionIndex::Impl::decode(Unit& u) const {
   while (!r.at_end()) {
     const uint64_t die = r.absolute_offset();
     std::optional<FormValue> low, high, ranges, call_file, call_line, call_column, stmt_list, comp_dir;
-    auto abbrev = main->read_die(h, **table, r, [&](uint64_t name, const FormValue& v) {
+    // Only the root and functions are looked at: other DIEs are skipped, their values not decoded.
+    bool looked_at = root;
+    if (!looked_at) {
+      ByteReader peek = r;
+      auto code = peek.uleb128();
+      const Abbrev* next = code && *code != 0 ? (*table)->find(*code) : nullptr;
+      looked_at = next && (next->tag == tag::kSubprogram || next->tag == tag::kInlinedSubroutine);
+    }
+    auto read = [&](uint64_t name, const FormValue& v) {
       switch (name) {
         case at::kLowPc: low = v; break;
         case at::kHighPc: high = v; break;
@@ -214,7 +222,8 @@ void FunctionIndex::Impl::decode(Unit& u) const {
         case at::kCompDir: comp_dir = v; break;
         default: break;
       }
-    });
+    };
+    auto abbrev = looked_at ? main->read_die(h, **table, r, read) : main->skip_die(h, **table, r);
     if (!abbrev) {
       // What was decoded before the fault still answers.
       report(abbrev.error(), ".debug_info");

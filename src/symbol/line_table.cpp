@@ -42,14 +42,19 @@ std::string resolve_file_path(const LineHeader& h, const LineFileEntry& entry, s
   return out;
 }
 
-LineTable LineTable::build(const LineSections& s, const std::vector<std::pair<uint64_t, std::string_view>>& comp_dirs,
-                           PathStyle style) {
+namespace {
+
+uint64_t address_mask(const LineHeader& h) {
+  return h.address_size >= 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * h.address_size)) - 1;
+}
+
+}  // namespace
+
+LineTable LineTable::scan(const LineSections& s, const std::vector<std::pair<uint64_t, std::string_view>>& comp_dirs,
+                          PathStyle style) {
   LineTable t;
-  struct Sequence {
-    uint64_t start, end;
-    size_t first, count;  // rows in `pending`
-  };
-  std::vector<Row> pending;
+  t.sections_ = s;
+  t.style_ = style;
   std::vector<Sequence> sequences;
   uint64_t offset = 0;
   while (offset < s.line.size()) {
@@ -64,23 +69,78 @@ LineTable LineTable::build(const LineSections& s, const std::vector<std::pair<ui
       continue;
     }
     LineHeader& h = *header;
-    std::string_view comp_dir;
+    auto unit = std::make_unique<Unit>();
+    unit->offset = h.offset;
     auto named = std::lower_bound(comp_dirs.begin(), comp_dirs.end(), h.offset,
                                   [](const auto& entry, uint64_t o) { return entry.first < o; });
-    if (named != comp_dirs.end() && named->first == h.offset) comp_dir = named->second;
-    const size_t path_base = t.paths_.size();
+    if (named != comp_dirs.end() && named->first == h.offset) unit->comp_dir = named->second;
+    const auto index = static_cast<uint32_t>(t.units_.size());
+    t.units_.push_back(std::move(unit));
+    // The bounds of each sequence with rows, as made() keeps them: its rows
+    // sorted, those at or past its end address dropped; rows after the last
+    // end_sequence belong to no sequence.
+    const uint64_t mask = address_mask(h);
+    uint64_t low = 0;
+    bool any = false;
+    uint32_t ordinal = 0;
+    auto result = run_line_program(s, h, [&](const LineRow& r) {
+      const uint64_t address = r.address & mask;
+      if (!r.end_sequence) {
+        if (!any || address < low) low = address;
+        any = true;
+        return;
+      }
+      if (any && low < address) sequences.push_back({low, address, index, ordinal++});
+      any = false;
+    });
+    if (!result) t.problems_.push_back({result.error(), ".debug_line"});
+    offset = h.end;
+  }
+  std::stable_sort(sequences.begin(), sequences.end(), [](const Sequence& a, const Sequence& b) {
+    return a.start != b.start ? a.start < b.start : a.end < b.end;
+  });
+  // Sequences that overlap one kept before them are dropped (the table stays
+  // sorted, one row in force per address): in a linked file only those of
+  // discarded sections do, all at address 0.
+  uint64_t kept_end = 0;
+  for (const Sequence& q : sequences) {
+    if (t.sequences_ > 0 && q.start < kept_end) continue;
+    t.kept_.push_back(q);
+    kept_end = q.end;
+    ++t.sequences_;
+  }
+  return t;
+}
+
+LineTable LineTable::build(const LineSections& s, const std::vector<std::pair<uint64_t, std::string_view>>& comp_dirs,
+                           PathStyle style) {
+  LineTable t = scan(s, comp_dirs, style);
+  // The caller's sections need not outlive the table: every unit now.
+  for (uint32_t i = 0; i < t.units_.size(); ++i) t.made(i);
+  return t;
+}
+
+const LineTable::Unit& LineTable::made(uint32_t index) const {
+  Unit& u = *units_[index];
+  std::call_once(u.made, [&] {
+    // Problems were reported by build(), which ran this program before.
+    auto header = parse_line_header(sections_, u.offset);
+    if (!header) return;
+    LineHeader& h = *header;
     size_t resolved = 0;  // files of the header resolved so far (define_file adds more)
     auto resolve_new_files = [&] {
-      for (; resolved < h.files.size(); ++resolved) t.paths_.push_back(resolve_file_path(h, h.files[resolved], comp_dir, style));
+      for (; resolved < h.files.size(); ++resolved)
+        u.paths.push_back(resolve_file_path(h, h.files[resolved], u.comp_dir, style_));
     };
     resolve_new_files();
-    size_t sequence_first = pending.size();
-    const uint64_t address_mask = h.address_size >= 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * h.address_size)) - 1;
-    auto result = run_line_program(s, h, [&](const LineRow& r) {
+    size_t sequence_first = 0;
+    const uint64_t mask = address_mask(h);
+    std::vector<Row>& pending = u.rows;
+    (void)run_line_program(sections_, h, [&](const LineRow& r) {
       resolve_new_files();
-      Row row{r.address & address_mask, kNoFile, r.line, r.column, r.discriminator};
-      const uint64_t index = h.zero_based() ? r.file : r.file - 1;
-      if (index < resolved) row.file = static_cast<uint32_t>(path_base + index);
+      Row row{r.address & mask, kNoFile, r.line, r.column, r.discriminator};
+      const uint64_t file = h.zero_based() ? r.file : r.file - 1;
+      if (file < resolved) row.file = static_cast<uint32_t>(file);
       if (r.end_sequence) row.file = kEndOfSequence;
       if (!r.end_sequence) {
         // binutils and LLVM keep the last of several rows at one address.
@@ -95,31 +155,15 @@ LineTable LineTable::build(const LineSections& s, const std::vector<std::pair<ui
       while (pending.size() > sequence_first && pending.back().address >= row.address) pending.pop_back();
       if (pending.size() > sequence_first) {
         pending.push_back(row);
-        sequences.push_back({pending[sequence_first].address, row.address, sequence_first,
-                             pending.size() - sequence_first});
+        u.sequences.emplace_back(static_cast<uint32_t>(sequence_first),
+                                 static_cast<uint32_t>(pending.size() - sequence_first));
       }
       sequence_first = pending.size();
     });
-    if (!result) t.problems_.push_back({result.error(), ".debug_line"});
-    pending.resize(sequence_first);  // rows after the last end_sequence belong to no sequence
-    offset = h.end;
-  }
-  std::stable_sort(sequences.begin(), sequences.end(), [](const Sequence& a, const Sequence& b) {
-    return a.start != b.start ? a.start < b.start : a.end < b.end;
+    pending.resize(sequence_first);
+    pending.shrink_to_fit();
   });
-  // Sequences that overlap one kept before them are dropped (the table stays
-  // sorted, one row in force per address): in a linked file only those of
-  // discarded sections do, all at address 0.
-  t.rows_.reserve(pending.size());
-  uint64_t kept_end = 0;
-  for (const Sequence& q : sequences) {
-    if (t.sequences_ > 0 && q.start < kept_end) continue;
-    t.rows_.insert(t.rows_.end(), pending.begin() + static_cast<ptrdiff_t>(q.first),
-                   pending.begin() + static_cast<ptrdiff_t>(q.first + q.count));
-    kept_end = q.end;
-    ++t.sequences_;
-  }
-  return t;
+  return u;
 }
 
 LineTable LineTable::load(std::shared_ptr<const elf::ElfFile> file, PathStyle style, Bytes alt_str) {
@@ -155,7 +199,7 @@ LineTable LineTable::load(std::shared_ptr<const elf::ElfFile> file, PathStyle st
   for (const UnitRoot& root : read_unit_roots(u, &root_problems))
     if (root.stmt_list) comp_dirs.emplace_back(*root.stmt_list, root.comp_dir);
   std::sort(comp_dirs.begin(), comp_dirs.end());
-  LineTable t = build(s, comp_dirs, style);
+  LineTable t = scan(s, comp_dirs, style);  // the file keeps the sections alive for made()
   for (const Error& e : root_problems) problems.push_back({e, ".debug_info"});
   problems.insert(problems.end(), t.problems_.begin(), t.problems_.end());
   t.problems_ = std::move(problems);
@@ -164,23 +208,45 @@ LineTable LineTable::load(std::shared_ptr<const elf::ElfFile> file, PathStyle st
 }
 
 std::optional<LineLocation> LineTable::lookup(uint64_t address) const {
-  auto it = std::upper_bound(rows_.begin(), rows_.end(), address,
-                             [](uint64_t a, const Row& r) { return a < r.address; });
-  if (it == rows_.begin()) return std::nullopt;
+  auto seq = std::upper_bound(kept_.begin(), kept_.end(), address,
+                              [](uint64_t a, const Sequence& q) { return a < q.start; });
+  if (seq == kept_.begin()) return std::nullopt;
+  const Sequence& q = *(seq - 1);
+  if (address >= q.end) return std::nullopt;  // between sequences: the end row is in force
+  const Unit& u = made(q.unit);
+  if (q.ordinal >= u.sequences.size()) return std::nullopt;
+  const auto [first, count] = u.sequences[q.ordinal];
+  const auto begin = u.rows.begin() + first, end = begin + count;
+  auto it = std::upper_bound(begin, end, address, [](uint64_t a, const Row& r) { return a < r.address; });
+  if (it == begin) return std::nullopt;
   const Row& r = *(it - 1);
   if (r.file == kEndOfSequence) return std::nullopt;
   LineLocation loc;
-  if (r.file != kNoFile) loc.file = paths_[r.file];
+  if (r.file != kNoFile) loc.file = u.paths[r.file];
   loc.line = r.line;
   loc.column = r.column;
   loc.discriminator = r.discriminator;
   return loc;
 }
 
+size_t LineTable::row_count() const {
+  size_t n = 0;
+  for (const Sequence& q : kept_) {
+    const Unit& u = made(q.unit);
+    if (q.ordinal < u.sequences.size()) n += u.sequences[q.ordinal].second;
+  }
+  return n;
+}
+
 std::vector<uint64_t> LineTable::row_addresses() const {
   std::vector<uint64_t> out;
-  for (const Row& r : rows_)
-    if (r.file != kEndOfSequence) out.push_back(r.address);
+  for (const Sequence& q : kept_) {
+    const Unit& u = made(q.unit);
+    if (q.ordinal >= u.sequences.size()) continue;
+    const auto [first, count] = u.sequences[q.ordinal];
+    for (uint32_t i = first; i < first + count; ++i)
+      if (u.rows[i].file != kEndOfSequence) out.push_back(u.rows[i].address);
+  }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;

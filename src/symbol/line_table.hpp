@@ -1,13 +1,17 @@
-// Every line program of a file, run once and sorted into one compact table
-// searchable by address: for an address, the row in force (file, line,
-// column, discriminator). File names are resolved to paths the way binutils
-// addr2line prints them: the unit's DW_AT_comp_dir, the file's directory and
-// its name (an absolute directory or name stands alone). Where sequences
-// overlap, the one starting first is kept and the others dropped.
+// Every line program of a file as one table searchable by address: for an
+// address, the row in force (file, line, column, discriminator). File names
+// are resolved to paths the way binutils addr2line prints them: the unit's
+// DW_AT_comp_dir, the file's directory and its name (an absolute directory or
+// name stands alone). Where sequences overlap, the one starting first is kept
+// and the others dropped. At the start every program is run once for its
+// sequences' bounds only; a unit's rows and paths are made when an address
+// first falls in one of its sequences (load; build makes them all at once),
+// then kept. Safe to call from several threads.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -54,7 +58,9 @@ class LineTable {
   // The row in force at `address`, if a sequence covers it.
   std::optional<LineLocation> lookup(uint64_t address) const;
 
-  size_t row_count() const { return rows_.size(); }
+  // Whether any sequence has rows (nothing is run for it).
+  bool has_rows() const { return !kept_.empty(); }
+  size_t row_count() const;  // makes every unit's rows
   size_t sequence_count() const { return sequences_; }
   const std::vector<LineProblem>& problems() const { return problems_; }
   // The start address of every row (end rows excluded), sorted: what the conformance test asks about.
@@ -65,15 +71,35 @@ class LineTable {
   static constexpr uint32_t kNoFile = 0xfffffffeu;
   struct Row {  // 24 bytes
     uint64_t address;
-    uint32_t file;  // index into paths_, kNoFile, or kEndOfSequence
+    uint32_t file;  // index into its unit's paths, kNoFile, or kEndOfSequence
     uint32_t line;
     uint32_t column;
     uint32_t discriminator;
   };
 
+  struct Sequence {  // a kept sequence: the `ordinal`th sequence with rows of unit `unit`
+    uint64_t start, end;
+    uint32_t unit, ordinal;
+  };
+  struct Unit {
+    uint64_t offset = 0;  // of its header in .debug_line
+    std::string_view comp_dir;
+    std::once_flag made;
+    // Made once: the rows of each sequence with rows (first, count), by ordinal.
+    std::vector<Row> rows;
+    std::vector<std::pair<uint32_t, uint32_t>> sequences;
+    std::vector<std::string> paths;  // by Row::file
+  };
+  // Every program run for its sequences' bounds; no unit made yet.
+  static LineTable scan(const LineSections& sections,
+                        const std::vector<std::pair<uint64_t, std::string_view>>& comp_dirs, PathStyle style);
+  const Unit& made(uint32_t unit) const;
+
   std::shared_ptr<const elf::ElfFile> file_;  // keeps the sections the paths point into alive
-  std::vector<Row> rows_;
-  std::vector<std::string> paths_;
+  LineSections sections_;
+  PathStyle style_ = PathStyle::kBinutils;
+  std::vector<std::unique_ptr<Unit>> units_;
+  std::vector<Sequence> kept_;  // sorted by start, disjoint
   size_t sequences_ = 0;
   std::vector<LineProblem> problems_;
 };

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 
 #include "elf/elf_file.hpp"
 #include "symbol/inline_symbolizer.hpp"
@@ -80,14 +81,8 @@ class Symbolizer {
       frames = dwarf_->frames(address);
       symbol = symbols_.lookup(section->index, address);
     }
-    // Each frame's name and place as printed.
-    struct Printed {
-      std::optional<std::string> function;
-      std::optional<std::string> path;
-      uint32_t line = 0, column = 0, discriminator = 0;
-      bool inlined = false;
-    };
-    std::vector<Printed> printed;
+    std::vector<Printed>& printed = printed_;
+    printed.clear();
     std::optional<symbol::NearestSymbol> covering;
     // As llvm-symbolizer: a symbol of size 0 reaches the next symbol.
     if (symbol && (symbol->size == 0 || address - symbol->address < symbol->size)) covering = symbol;
@@ -96,35 +91,35 @@ class Symbolizer {
       const symbol::SourceFrame& f = frames[i];
       Printed p;
       p.function = name_of(f, i == 0 ? &symbol : nullptr);
-      if (!f.file.empty()) p.path = std::string(f.file);
+      if (!f.file.empty()) p.path = f.file;
       // llvm-symbolizer: a physical frame without a file takes the covering symbol's STT_FILE name.
       else if (o_.format == "json" && !f.inlined && covering && covering->llvm_file)
-        p.path = std::string(*covering->llvm_file);
+        p.path = *covering->llvm_file;
       p.line = f.line;
       p.column = f.column;
       // binutils prints the innermost row's discriminator after every line of the chain.
       p.discriminator = frames[0].discriminator;
       p.inlined = f.inlined;
-      printed.push_back(std::move(p));
+      printed.push_back(p);
     }
     // Without a DWARF function: binutils takes the nearest symbol below the
     // address, llvm-symbolizer (and the JSON) only one that covers it.
     const std::optional<symbol::NearestSymbol>& fallback = o_.format == "json" ? covering : symbol;
     if (printed.empty() && fallback) {
       Printed p;
-      p.function = std::string(o_.format == "json" ? fallback->llvm_name : fallback->name);
+      p.function = o_.format == "json" ? fallback->llvm_name : fallback->name;
       // The STT_FILE name before the symbol, as binutils or llvm-symbolizer takes it.
       const std::optional<std::string_view>& file = o_.format == "json" ? fallback->llvm_file : fallback->file;
-      if (file) p.path = std::string(*file);
-      printed.push_back(std::move(p));
+      if (file) p.path = *file;
+      printed.push_back(p);
     } else if (!printed.empty() && !printed[0].function && fallback) {
-      printed[0].function = std::string(o_.format == "json" ? fallback->llvm_name : fallback->name);
+      printed[0].function = o_.format == "json" ? fallback->llvm_name : fallback->name;
     }
     for (Printed& p : printed) {
-      if (p.function && o_.demangle) p.function = demangle_name(*p.function);
+      if (p.function && o_.demangle) p.function = demangled(*p.function);
       if (o_.basenames && p.path) {
         const size_t slash = p.path->rfind('/');
-        if (slash != std::string::npos) *p.path = p.path->substr(slash + 1);
+        if (slash != std::string_view::npos) *p.path = p.path->substr(slash + 1);
       }
     }
     if (o_.format == "json") {
@@ -166,10 +161,10 @@ class Symbolizer {
       const Printed& p = printed[i];
       if (i > 0 && o_.pretty) out += " (inlined by) ";
       if (o_.functions) {
-        out += p.function && !p.function->empty() ? *p.function : std::string("??");
+        out += p.function && !p.function->empty() ? *p.function : std::string_view("??");
         out += o_.pretty ? " at " : "\n";
       }
-      out += p.path ? *p.path : std::string("??");
+      out += p.path ? *p.path : std::string_view("??");
       out += ':';
       if (p.line != 0) {
         out += std::to_string(p.line);
@@ -182,6 +177,15 @@ class Symbolizer {
   }
 
  private:
+  // Each frame's name and place as printed (views of the DWARF, the symbol
+  // tables and this object's caches, which outlive the answer).
+  struct Printed {
+    std::optional<std::string_view> function;
+    std::optional<std::string_view> path;
+    uint32_t line = 0, column = 0, discriminator = 0;
+    bool inlined = false;
+  };
+
   // binutils looks symbols up in the file its DWARF came from (dwarf2.c
   // _bfd_dwarf2_stash_syms: a separate debug file's full .symtab), LLVM in
   // the file asked about.
@@ -203,27 +207,48 @@ class Symbolizer {
   // llvm-symbolizer names frames: the DWARF name, and for the physical frame
   // the symbol covering the address (clones and cold parts: foo.constprop.0,
   // main.cold) when there is one.
-  std::optional<std::string> name_of(const symbol::SourceFrame& f, const std::optional<symbol::NearestSymbol>* symbol) {
+  std::optional<std::string_view> name_of(const symbol::SourceFrame& f,
+                                          const std::optional<symbol::NearestSymbol>* symbol) {
     if (f.function.empty()) return std::nullopt;
     if (o_.format == "json") {
-      if (!f.inlined && physical_symbol_ && *physical_symbol_) return std::string((*physical_symbol_)->llvm_name);
-      return std::string(f.function);
+      if (!f.inlined && physical_symbol_ && *physical_symbol_) return (*physical_symbol_)->llvm_name;
+      return f.function;
     }
-    if (f.final_name) return std::string(f.function);
+    if (f.final_name) return f.function;
     const uint64_t key = f.function_die;
     if (auto found = renamed_.find(key); found != renamed_.end()) return found->second;
-    if (!symbol || !asked_.insert(key).second || !*symbol) return std::string(f.function);
-    std::string name((*symbol)->name);
+    if (!symbol || !asked_.insert(key).second || !*symbol) return f.function;
+    const std::string_view name = (*symbol)->name;
     if ((*symbol)->address == f.function_entry) renamed_.emplace(key, name);
     return name;
   }
+
+  // demangle_name, each name demangled once: most answers repeat the
+  // functions of earlier ones. Names are views of the file's sections, so
+  // one name is one address.
+  std::string_view demangled(std::string_view name) {
+    const NameKey key{name.data(), name.size()};
+    auto found = demangled_.find(key);
+    if (found == demangled_.end()) found = demangled_.emplace(key, demangle_name(std::string(name))).first;
+    return found->second;
+  }
+  struct NameKey {
+    const char* data;
+    size_t size;
+    bool operator==(const NameKey&) const = default;
+  };
+  struct NameKeyHash {
+    size_t operator()(const NameKey& k) const { return std::hash<const char*>()(k.data) ^ k.size; }
+  };
 
   const Addr2lineCommandOptions& o_;
   std::shared_ptr<const elf::ElfFile> file_;
   std::unique_ptr<symbol::InlineSymbolizer> dwarf_;
   symbol::NearestSymbols symbols_;
-  std::map<uint64_t, std::string> renamed_;  // by DIE offset
+  std::map<uint64_t, std::string_view> renamed_;  // by DIE offset
   std::set<uint64_t> asked_;
+  std::unordered_map<NameKey, std::string, NameKeyHash> demangled_;  // by where the name is
+  std::vector<Printed> printed_;  // answer()'s, kept for its capacity
   const std::optional<symbol::NearestSymbol>* physical_symbol_ = nullptr;  // during answer()
 };
 

@@ -164,7 +164,7 @@ int run_report_command(const ReportCommandOptions& options) {
     // Source lines and inline frames from the executable's DWARF (or its debug file), when it has any.
     std::unique_ptr<symbol::InlineSymbolizer> dwarf = symbol::InlineSymbolizer::load(*exe, options.exe);
     profile::SourceLookup lookup;
-    if (dwarf && (dwarf->has_debug_info() || dwarf->lines().row_count())) {
+    if (dwarf && (dwarf->has_debug_info() || dwarf->lines().has_rows())) {
       lookup = [&](uint64_t address) {
         std::vector<profile::SourcePosition> out;
         for (const symbol::SourceFrame& f : dwarf->frames(address))

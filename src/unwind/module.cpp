@@ -98,7 +98,7 @@ const ehabi::ExidxTables* ModuleData::exidx() const {
 const symbol::InlineSymbolizer* ModuleData::source() const {
   std::call_once(source_once_, [&] {
     auto loaded = symbol::InlineSymbolizer::load(elf_, elf_->name());
-    if (loaded && (loaded->lines().row_count() || loaded->has_debug_info())) source_ = std::move(loaded);
+    if (loaded && (loaded->lines().has_rows() || loaded->has_debug_info())) source_ = std::move(loaded);
   });
   return source_.get();
 }

@@ -176,6 +176,66 @@ TEST(DebugInfo, EveryFormClass) {
   EXPECT_EQ(r2.offset(), 4u);
 }
 
+// skip_die passes a DIE of every form as read_die reads it, and where the
+// bytes end early (or an abbreviation is unknown) fails as read_die fails.
+TEST(DebugInfo, SkippingADieEndsAndFailsAsReadingIt) {
+  const uint64_t forms[] = {
+      form::kAddr, form::kData1, form::kData2, form::kData4, form::kData8, form::kData16, form::kSdata,
+      form::kUdata, form::kString, form::kStrp, form::kLineStrp, form::kStrx, form::kStrx1, form::kStrx2,
+      form::kStrx3, form::kStrx4, form::kAddrx, form::kAddrx1, form::kAddrx2, form::kAddrx3, form::kAddrx4,
+      form::kRef1, form::kRef2, form::kRef4, form::kRef8, form::kRefUdata, form::kRefAddr, form::kRefSig8,
+      form::kGnuRefAlt, form::kGnuStrpAlt, form::kSecOffset, form::kRnglistx, form::kLoclistx, form::kBlock1,
+      form::kBlock2, form::kBlock4, form::kBlock, form::kExprloc, form::kFlag, form::kFlagPresent,
+      form::kImplicitConst, form::kIndirect};
+  SectionBuilder a;
+  a.uleb(1).uleb(tag::kLexicalBlock).u8(0);
+  for (uint64_t f : forms) {
+    a.uleb(at::kName).uleb(f);
+    if (f == form::kImplicitConst) a.sleb(3);
+  }
+  a.uleb(0).uleb(0).uleb(0);
+  const std::vector<uint8_t> abbrev = a.finish();
+  auto table = AbbrevTable::parse(abbrev, Endian::kLittle, 0);
+  ASSERT_TRUE(table.ok());
+  SectionBuilder b;
+  b.uleb(1).u64(0x401000).u8(1).u16(2).u32(3).u64(4).zeros(16).sleb(-300).uleb(300).str("name");
+  b.u32(5).u32(6).uleb(7).u8(8).u16(9).bytes({1, 2, 3}).u32(10).uleb(11).u8(12).u16(13).bytes({1, 2, 3}).u32(14);
+  b.u8(1).u16(2).u32(3).u64(4).uleb(5).u32(6).u64(7).u32(8).u32(9).u32(10).uleb(11).uleb(12);
+  b.u8(2).bytes({1, 2}).u16(1).u8(3).u32(2).bytes({4, 5}).uleb(1).u8(6).uleb(2).bytes({0x9c, 0x9c}).u8(1);
+  b.uleb(form::kUdata).uleb(0x1234);  // indirect udata: read_die reads it
+  b.uleb(0);                          // a null entry
+  const std::vector<uint8_t> die = b.finish();
+  UnitHeader u;
+  u.version = 5;
+  u.address_size = 8;
+  DwarfFile file{DwarfSections{}};
+  for (size_t size = 0; size <= die.size(); ++size) {
+    const std::vector<uint8_t> bytes(die.begin(), die.begin() + static_cast<ptrdiff_t>(size));
+    ByteReader read(bytes, Endian::kLittle), skip(bytes, Endian::kLittle);
+    auto read_result = file.read_die(u, *table, read, [](uint64_t, const FormValue&) {});
+    auto skip_result = file.skip_die(u, *table, skip);
+    ASSERT_EQ(read_result.ok(), skip_result.ok()) << "at size " << size;
+    if (read_result.ok()) {
+      EXPECT_EQ(*read_result, *skip_result);
+      EXPECT_EQ(read.offset(), skip.offset());
+      if (size == die.size()) {  // the null entry after it
+        auto null = file.skip_die(u, *table, skip);
+        ASSERT_TRUE(null.ok());
+        EXPECT_EQ(*null, nullptr);
+      }
+    } else {
+      EXPECT_EQ(read_result.error().code, skip_result.error().code) << "at size " << size;
+      EXPECT_EQ(read_result.error().offset, skip_result.error().offset) << "at size " << size;
+    }
+  }
+  const std::vector<uint8_t> unknown = {2};
+  ByteReader r(unknown, Endian::kLittle);
+  auto refused = file.skip_die(u, *table, r);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::kBadAbbreviation);
+  EXPECT_EQ(refused.error().offset, 0u);
+}
+
 TEST(DebugInfo, IndexFormsThroughTheirBases) {
   const std::vector<uint8_t> str = {'x', 0, 'n', 'a', 'm', 'e', 0};
   SectionBuilder offsets;
