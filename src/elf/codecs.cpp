@@ -13,61 +13,61 @@
 
 namespace framewalk::elf {
 
-namespace {
-// The output grows as data arrives, up to `expected_size`: the size in a
-// header is only a claim, and a few hostile bytes must not make us allocate
-// (and zero) gigabytes before the stream turns out to be short.
-constexpr size_t kFirstOutputChunk = size_t{1} << 16;
-}  // namespace
+// The output goes straight into a buffer of the claimed size whose pages
+// exist only once written (base/reserved_buffer.hpp): the size in a header
+// is only a claim, and a few hostile bytes must cost address space, not
+// gigabytes of zeroed memory, before the stream turns out to be short.
 
-Result<std::vector<uint8_t>> decompress_zlib(Bytes input, uint64_t expected_size) {
+Result<ReservedBuffer> decompress_zlib(Bytes input, uint64_t expected_size) {
   if (expected_size > kMaxDecompressedSize) return Error{ErrorCode::kDecompressFailed, 0};
-  std::vector<uint8_t> out(std::min<uint64_t>(expected_size, kFirstOutputChunk));
+  auto out = ReservedBuffer::reserve(static_cast<size_t>(expected_size));
+  if (!out) return Error{ErrorCode::kDecompressFailed, 0};
   z_stream zs{};
   if (inflateInit(&zs) != Z_OK) return Error{ErrorCode::kDecompressFailed, 0};
   zs.next_in = const_cast<Bytef*>(input.data());
   zs.avail_in = static_cast<uInt>(std::min<size_t>(input.size(), UINT32_MAX));
+  // One output byte more than claimed: a stream that is longer fails.
+  uint8_t spare = 0;
+  zs.next_out = expected_size ? out->data() : &spare;  // zlib refuses a null buffer, even an empty one
+  zs.avail_out = static_cast<uInt>(expected_size);  // kMaxDecompressedSize fits
   int rc;
   for (;;) {
-    zs.next_out = out.data() + zs.total_out;
-    zs.avail_out = static_cast<uInt>(out.size() - zs.total_out);
     rc = inflate(&zs, Z_FINISH);
     if (rc == Z_STREAM_END || (rc != Z_OK && rc != Z_BUF_ERROR)) break;
-    if (zs.avail_out != 0 || out.size() >= expected_size) break;  // input ended, or too much output
-    out.resize(std::min<uint64_t>(out.size() * 2, expected_size));
+    if (zs.avail_out != 0) break;  // the input ended
+    if (zs.next_out == &spare + 1) break;  // more output than claimed
+    zs.next_out = &spare;
+    zs.avail_out = 1;
   }
   const uint64_t produced = zs.total_out;
   inflateEnd(&zs);
-  if (rc != Z_STREAM_END || produced != expected_size)
-    return Error{ErrorCode::kDecompressFailed, 0};
+  if (rc != Z_STREAM_END || produced != expected_size) return Error{ErrorCode::kDecompressFailed, 0};
+  out->set_size(static_cast<size_t>(produced));
   return out;
 }
 
-Result<std::vector<uint8_t>> decompress_zstd(Bytes input, uint64_t expected_size) {
+Result<ReservedBuffer> decompress_zstd(Bytes input, uint64_t expected_size) {
   if (expected_size > kMaxDecompressedSize) return Error{ErrorCode::kDecompressFailed, 0};
-  std::vector<uint8_t> out(std::min<uint64_t>(expected_size, kFirstOutputChunk));
+  auto out = ReservedBuffer::reserve(static_cast<size_t>(expected_size));
+  if (!out) return Error{ErrorCode::kDecompressFailed, 0};
   ZSTD_DCtx* dctx = ZSTD_createDCtx();
   if (!dctx) return Error{ErrorCode::kDecompressFailed, 0};
   ZSTD_inBuffer in{input.data(), input.size(), 0};
-  size_t produced = 0;
+  ZSTD_outBuffer ob{out->data(), static_cast<size_t>(expected_size), 0};
   bool finished = false;  // the last frame ended
   for (;;) {
-    ZSTD_outBuffer ob{out.data(), out.size(), produced};
-    const size_t in_before = in.pos;
+    const size_t in_before = in.pos, out_before = ob.pos;
     const size_t rc = ZSTD_decompressStream(dctx, &ob, &in);
-    const bool progress = ob.pos != produced || in.pos != in_before;
-    produced = ob.pos;
     if (ZSTD_isError(rc)) break;
     if (rc == 0 && in.pos == in.size) {  // a frame ended, and no other follows
       finished = true;
       break;
     }
-    if (!progress) break;  // truncated input, or more output than announced
-    if (ob.pos == ob.size && out.size() < expected_size)
-      out.resize(std::min<uint64_t>(out.size() * 2, expected_size));
+    if (ob.pos == out_before && in.pos == in_before) break;  // truncated input, or more output than announced
   }
   ZSTD_freeDCtx(dctx);
-  if (!finished || produced != expected_size) return Error{ErrorCode::kDecompressFailed, 0};
+  if (!finished || ob.pos != expected_size) return Error{ErrorCode::kDecompressFailed, 0};
+  out->set_size(ob.pos);
   return out;
 }
 

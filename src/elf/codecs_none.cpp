@@ -8,8 +8,8 @@
 
 namespace framewalk::elf {
 
-Result<std::vector<uint8_t>> decompress_zlib(Bytes, uint64_t) { return Error{ErrorCode::kNoDecompressor, 0}; }
-Result<std::vector<uint8_t>> decompress_zstd(Bytes, uint64_t) { return Error{ErrorCode::kNoDecompressor, 0}; }
+Result<ReservedBuffer> decompress_zlib(Bytes, uint64_t) { return Error{ErrorCode::kNoDecompressor, 0}; }
+Result<ReservedBuffer> decompress_zstd(Bytes, uint64_t) { return Error{ErrorCode::kNoDecompressor, 0}; }
 Result<std::vector<uint8_t>> decompress_xz(Bytes, uint64_t) { return Error{ErrorCode::kNoDecompressor, 0}; }
 
 uint32_t gnu_debuglink_crc32(Bytes data, uint32_t crc) {

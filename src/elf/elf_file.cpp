@@ -178,24 +178,15 @@ uint64_t ElfFile::first_load_vaddr() const {
   return 0;
 }
 
-Result<Bytes> ElfFile::section_data(const Section& s) const {
-  const Bytes bytes = image_->bytes();
-  if (s.type == kShtNobits) return Bytes{};
-  if (s.offset > bytes.size() || s.size > bytes.size() - s.offset)
-    return Error{ErrorCode::kSectionOutOfFile, s.offset};
-  Bytes raw = bytes.subspan(s.offset, s.size);
-  const bool gnu_z = s.name.size() > 8 && s.name.substr(0, 8) == ".zdebug_";
-  if (!(s.flags & kShfCompressed) && !gnu_z) return raw;
+namespace {
 
-  std::lock_guard<std::mutex> lock(decompressed_mutex_);
-  if (auto it = decompressed_.find(s.index); it != decompressed_.end())
-    return Bytes{it->second};
-  std::vector<uint8_t> out;
+// The contents of compressed section `s`, whose bytes in the file are `raw`.
+Result<ReservedBuffer> decompress_section(const Section& s, Bytes raw, bool is_64, Endian endian) {
   if (s.flags & kShfCompressed) {
-    ByteReader r(raw, endian_, s.offset);
+    ByteReader r(raw, endian, s.offset);
     FW_TRY(uint32_t ch_type, r.u32());
     uint64_t ch_size;
-    if (is_64_) {
+    if (is_64) {
       FW_TRY(uint32_t reserved, r.u32());
       (void)reserved;
       FW_TRY(ch_size, r.u64());
@@ -208,24 +199,45 @@ Result<Bytes> ElfFile::section_data(const Section& s) const {
       (void)align;
     }
     const Bytes payload = raw.subspan(r.offset());
-    Result<std::vector<uint8_t>> decompressed = Error{ErrorCode::kDecompressFailed, s.offset};
+    Result<ReservedBuffer> decompressed = Error{ErrorCode::kDecompressFailed, s.offset};
     if (ch_type == kElfCompressZlib) decompressed = decompress_zlib(payload, ch_size);
     else if (ch_type == kElfCompressZstd) decompressed = decompress_zstd(payload, ch_size);
     // The decompressors know no offsets: name the section's.
     if (!decompressed) return Error{decompressed.error().code, s.offset};
-    out = std::move(*decompressed);
-  } else {
-    // Legacy .zdebug_*: "ZLIB" + 8-byte big-endian size + zlib stream.
-    if (raw.size() < 12 || std::memcmp(raw.data(), "ZLIB", 4) != 0)
-      return Error{ErrorCode::kDecompressFailed, s.offset};
-    uint64_t size = 0;
-    for (int i = 4; i < 12; ++i) size = (size << 8) | raw[i];
-    auto decompressed = decompress_zlib(raw.subspan(12), size);
-    if (!decompressed) return Error{decompressed.error().code, s.offset};
-    out = std::move(*decompressed);
+    return decompressed;
   }
-  auto [it, inserted] = decompressed_.emplace(s.index, std::move(out));
-  return Bytes{it->second};
+  // Legacy .zdebug_*: "ZLIB" + 8-byte big-endian size + zlib stream.
+  if (raw.size() < 12 || std::memcmp(raw.data(), "ZLIB", 4) != 0) return Error{ErrorCode::kDecompressFailed, s.offset};
+  uint64_t size = 0;
+  for (int i = 4; i < 12; ++i) size = (size << 8) | raw[i];
+  auto decompressed = decompress_zlib(raw.subspan(12), size);
+  if (!decompressed) return Error{decompressed.error().code, s.offset};
+  return decompressed;
+}
+
+}  // namespace
+
+Result<Bytes> ElfFile::section_data(const Section& s) const {
+  const Bytes bytes = image_->bytes();
+  if (s.type == kShtNobits) return Bytes{};
+  if (s.offset > bytes.size() || s.size > bytes.size() - s.offset)
+    return Error{ErrorCode::kSectionOutOfFile, s.offset};
+  Bytes raw = bytes.subspan(s.offset, s.size);
+  const bool gnu_z = s.name.size() > 8 && s.name.substr(0, 8) == ".zdebug_";
+  if (!(s.flags & kShfCompressed) && !gnu_z) return raw;
+
+  // Each section is decompressed once, the result (or error) kept; two
+  // sections may be decompressed at the same time by two threads.
+  DecompressedSection* slot;
+  {
+    std::lock_guard<std::mutex> lock(decompressed_mutex_);
+    std::unique_ptr<DecompressedSection>& entry = decompressed_[s.index];
+    if (!entry) entry = std::make_unique<DecompressedSection>();
+    slot = entry.get();
+  }
+  std::call_once(slot->once, [&] { slot->result.emplace(decompress_section(s, raw, is_64_, endian_)); });
+  if (!*slot->result) return slot->result->error();
+  return (*slot->result)->bytes();
 }
 
 std::vector<Note> ElfFile::notes() const {

@@ -13,6 +13,7 @@
 
 #include "base/byte_reader.hpp"
 #include "base/mapped_file.hpp"
+#include "base/reserved_buffer.hpp"
 #include "base/result.hpp"
 
 namespace framewalk::elf {
@@ -110,9 +111,14 @@ class ElfFile {
   uint64_t entry_ = 0;
   std::vector<Section> sections_;
   std::vector<Segment> segments_;
-  // Decompressed section contents, keyed by section index; kept for the file's lifetime.
+  // Decompressed section contents (or why they could not be had), keyed by
+  // section index; kept for the file's lifetime.
+  struct DecompressedSection {
+    std::once_flag once;
+    std::optional<Result<ReservedBuffer>> result;
+  };
   mutable std::mutex decompressed_mutex_;
-  mutable std::map<uint32_t, std::vector<uint8_t>> decompressed_;
+  mutable std::map<uint32_t, std::unique_ptr<DecompressedSection>> decompressed_;
 };
 
 // Decompressed sections larger than this are refused: a hostile header must not
@@ -121,8 +127,10 @@ inline constexpr uint64_t kMaxDecompressedSize = uint64_t{1} << 31;
 
 // Decompression helpers (also used by tests and fuzzers), in codecs.cpp
 // (codecs_none.cpp in a build without the libraries).
-Result<std::vector<uint8_t>> decompress_zlib(Bytes input, uint64_t expected_size);
-Result<std::vector<uint8_t>> decompress_zstd(Bytes input, uint64_t expected_size);
+// zlib and zstd write into a buffer of exactly the claimed size (pages
+// backed as written); xz, whose size nothing claims, into a growing vector.
+Result<ReservedBuffer> decompress_zlib(Bytes input, uint64_t expected_size);
+Result<ReservedBuffer> decompress_zstd(Bytes input, uint64_t expected_size);
 Result<std::vector<uint8_t>> decompress_xz(Bytes input, uint64_t max_size);
 
 // The machine an ELF header names, as its users call it ("x86-64", "AArch64",

@@ -1,34 +1,65 @@
 #include "symbol/inline_symbolizer.hpp"
 
+#include <string>
+#include <system_error>
+#include <thread>
+
 #include "elf/debug_file.hpp"
 
 namespace framewalk::symbol {
 
+namespace {
+
+// Below this, a compressed .debug_info is inflated on the caller's thread.
+constexpr uint64_t kInflateBesideAtLeast = uint64_t{256} << 10;
+
+const elf::Section* dwarf_section(const elf::ElfFile& file, std::string_view name) {
+  const elf::Section* section = file.section_by_name(name);
+  if (!section) section = file.section_by_name(".z" + std::string(name.substr(1)));
+  return section;
+}
+
+}  // namespace
+
 DwarfSections dwarf_sections(const elf::ElfFile& file, std::vector<DwarfProblem>* problems) {
-  auto data = [&](std::string_view name) -> Bytes {
-    const elf::Section* section = file.section_by_name(name);
-    if (!section) section = file.section_by_name(".z" + std::string(name.substr(1)));
+  auto data = [&file](const elf::Section* section, std::vector<DwarfProblem>* out) -> Bytes {
     if (!section) return {};
     auto bytes = file.section_data(*section);
     if (!bytes) {
-      if (problems) problems->push_back({bytes.error(), section->name.data()});
+      if (out) out->push_back({bytes.error(), section->name.data()});
       return {};
     }
     return *bytes;
   };
+  auto named = [&](std::string_view name) { return data(dwarf_section(file, name), problems); };
+  const size_t problems_before = problems ? problems->size() : 0;
   DwarfSections s;
   s.endian = file.endian();
   s.address_size = static_cast<uint8_t>(file.address_size());
-  s.info = data(".debug_info");
-  s.abbrev = data(".debug_abbrev");
-  s.str = data(".debug_str");
-  s.line_str = data(".debug_line_str");
-  s.str_offsets = data(".debug_str_offsets");
-  s.addr = data(".debug_addr");
-  s.ranges = data(".debug_ranges");
-  s.rnglists = data(".debug_rnglists");
-  s.aranges = data(".debug_aranges");
-  s.line = data(".debug_line");
+  // On a cold file the first answer waits mostly on inflating compressed
+  // sections (distributions' debug files): the largest, .debug_info, is
+  // inflated on a second thread while this one does the others.
+  const elf::Section* info = dwarf_section(file, ".debug_info");
+  std::vector<DwarfProblem> info_problems;
+  std::thread beside;
+  if (info && info->size >= kInflateBesideAtLeast && (info->flags & elf::kShfCompressed || info->name[1] == 'z')) {
+    try {
+      beside = std::thread([&] { s.info = data(info, &info_problems); });
+    } catch (const std::system_error&) {  // no thread to be had: inflate it below
+    }
+  }
+  s.abbrev = named(".debug_abbrev");
+  s.str = named(".debug_str");
+  s.line_str = named(".debug_line_str");
+  s.str_offsets = named(".debug_str_offsets");
+  s.addr = named(".debug_addr");
+  s.ranges = named(".debug_ranges");
+  s.rnglists = named(".debug_rnglists");
+  s.aranges = named(".debug_aranges");
+  s.line = named(".debug_line");
+  if (beside.joinable()) beside.join();
+  else s.info = data(info, &info_problems);
+  if (problems) problems->insert(problems->begin() + static_cast<ptrdiff_t>(problems_before), info_problems.begin(), info_problems.end());
   return s;
 }
 

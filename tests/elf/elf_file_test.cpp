@@ -704,10 +704,17 @@ TEST(ElfFileTest, DecompressionHelpers) {
   const std::vector<uint8_t> plain = text_bytes(100000);
   auto z = decompress_zlib(zlib_compress(plain), plain.size());
   ASSERT_TRUE(z.ok());
-  EXPECT_EQ(*z, plain);
+  EXPECT_EQ(std::vector<uint8_t>(z->bytes().begin(), z->bytes().end()), plain);
   auto zs = decompress_zstd(zstd_compress(plain), plain.size());
   ASSERT_TRUE(zs.ok());
-  EXPECT_EQ(*zs, plain);
+  EXPECT_EQ(std::vector<uint8_t>(zs->bytes().begin(), zs->bytes().end()), plain);
+  // Empty output, and a stream longer than claimed by a single byte.
+  const std::vector<uint8_t> none;
+  auto z0 = decompress_zlib(zlib_compress(none), 0);
+  ASSERT_TRUE(z0.ok());
+  EXPECT_EQ(z0->size(), 0u);
+  EXPECT_FALSE(decompress_zlib(zlib_compress(text_bytes(1)), 0).ok());
+  EXPECT_FALSE(decompress_zstd(zstd_compress(text_bytes(1)), 0).ok());
   auto x = decompress_xz(xz_compress(plain), uint64_t{1} << 30);
   ASSERT_TRUE(x.ok());
   EXPECT_EQ(*x, plain);
