@@ -321,6 +321,35 @@ std::string folded_name(const std::string& name) {
   return s;
 }
 
+// An arc's calls grouped by the frames inlined at their call sites (in the
+// order the sites first come); calls of no exact site go in a group with none.
+struct InlinedGroup {
+  std::vector<std::string> frames;  // folded names, outermost first
+  uint64_t count = 0;
+};
+using ArcGroups = std::vector<InlinedGroup>;
+
+ArcGroups group_by_inlined(const ProfileArc& arc, const InlinedAtCall& inlined) {
+  ArcGroups groups;
+  uint64_t placed = 0;
+  if (inlined) {
+    for (const auto& [return_address, count] : arc.call_sites) {
+      std::vector<std::string> frames = inlined(return_address - 1);  // the call, not what follows it
+      for (std::string& f : frames) f = folded_name(f) + "_[i]";
+      auto it = std::find_if(groups.begin(), groups.end(), [&](const InlinedGroup& g) { return g.frames == frames; });
+      if (it == groups.end()) groups.push_back({std::move(frames), count});
+      else it->count += count;
+      placed += count;
+    }
+  }
+  if (placed < arc.count) {
+    auto it = std::find_if(groups.begin(), groups.end(), [](const InlinedGroup& g) { return g.frames.empty(); });
+    if (it == groups.end()) groups.push_back({{}, arc.count - placed});
+    else it->count += arc.count - placed;
+  }
+  return groups;
+}
+
 struct PathWriter {
   const CallGraph& g;
   dump::TextWriter& out;
@@ -329,6 +358,7 @@ struct PathWriter {
   std::vector<std::vector<size_t>> callees;  // arcs out of each function, self-arcs left out
   std::vector<uint64_t> incoming;            // calls into each function, self-calls left out
   std::vector<bool> on_path, reached;
+  std::vector<ArcGroups> groups;             // by arc
   std::vector<std::string> path;
   size_t lines = 0;
   size_t visits = 0;  // paths are exponential in the worst case: each one walked counts
@@ -352,7 +382,16 @@ struct PathWriter {
     for (size_t a : callees[f]) {
       const ProfileArc& arc = g.arcs[a];
       if (on_path[arc.callee] || incoming[arc.callee] == 0) continue;  // recursion stays in its frame
-      visit(arc.callee, share * static_cast<double>(arc.count) / static_cast<double>(incoming[arc.callee]));
+      const double per_call = share / static_cast<double>(incoming[arc.callee]);
+      for (const InlinedGroup& group : groups[a]) {
+        if (path.size() + group.frames.size() >= limits.max_depth) {
+          complete = false;
+          continue;
+        }
+        path.insert(path.end(), group.frames.begin(), group.frames.end());
+        visit(arc.callee, per_call * static_cast<double>(group.count));
+        path.resize(path.size() - group.frames.size());
+      }
     }
     path.pop_back();
     on_path[f] = false;
@@ -361,18 +400,36 @@ struct PathWriter {
 
 }  // namespace
 
-bool write_folded(const CallGraph& g, FoldedValue value, dump::TextWriter& out, FoldedLimits limits) {
+bool write_folded(const CallGraph& g, FoldedValue value, dump::TextWriter& out, FoldedLimits limits,
+                  const InlinedAtCall& inlined) {
   if (value == FoldedValue::kCalls) {
-    for (const ProfileArc& a : g.arcs)
-      out.str(folded_name(g.functions[a.caller].name)).ch(';').str(folded_name(g.functions[a.callee].name)).ch(' ')
-          .udec(a.count).ch('\n');
+    for (const ProfileArc& a : g.arcs) {
+      for (const InlinedGroup& group : group_by_inlined(a, inlined)) {
+        out.str(folded_name(g.functions[a.caller].name));
+        for (const std::string& f : group.frames) out.ch(';').str(f);
+        out.ch(';').str(folded_name(g.functions[a.callee].name)).ch(' ').udec(group.count).ch('\n');
+      }
+    }
     return true;
   }
   const size_t n = g.functions.size();
-  PathWriter w{g, out, limits, g.seconds_per_tick() * 1e6, std::vector<std::vector<size_t>>(n),
-               std::vector<uint64_t>(n, 0), std::vector<bool>(n, false), std::vector<bool>(n, false), {}, 0, 0, true};
+  PathWriter w{g,
+               out,
+               limits,
+               g.seconds_per_tick() * 1e6,
+               std::vector<std::vector<size_t>>(n),
+               std::vector<uint64_t>(n, 0),
+               std::vector<bool>(n, false),
+               std::vector<bool>(n, false),
+               {},
+               {},
+               0,
+               0,
+               true};
+  w.groups.reserve(g.arcs.size());
   for (size_t i = 0; i < g.arcs.size(); ++i) {
     const ProfileArc& a = g.arcs[i];
+    w.groups.push_back(a.caller == a.callee ? ArcGroups{} : group_by_inlined(a, inlined));
     if (a.caller == a.callee) continue;
     w.callees[a.caller].push_back(i);
     w.incoming[a.callee] += a.count;

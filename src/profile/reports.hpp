@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "dump/text_writer.hpp"
 #include "profile/call_graph.hpp"
@@ -31,7 +33,15 @@ struct FoldedLimits {
   size_t max_depth = 64;
   size_t max_lines = 100000;
 };
-// Returns false when the limits cut the paths short (kTime only).
-bool write_folded(const CallGraph& graph, FoldedValue value, dump::TextWriter& out, FoldedLimits limits = {});
+// The functions inlined at a call (the address of the call instruction), outermost
+// first, the physical caller itself left out; empty when none or unknown.
+using InlinedAtCall = std::function<std::vector<std::string>(uint64_t call_address)>;
+// Returns false when the limits cut the paths short (kTime only). With
+// `inlined`, an arc whose call sites are exact (ProfileArc::call_sites) goes
+// through the calls inlined at each site as frames of their own, named
+// "NAME_[i]" (flamegraph.pl's mark for inline frames), its count split by
+// site; self time stays on the physical function.
+bool write_folded(const CallGraph& graph, FoldedValue value, dump::TextWriter& out, FoldedLimits limits = {},
+                  const InlinedAtCall& inlined = {});
 
 }  // namespace framewalk::profile

@@ -114,6 +114,10 @@ int main(int argc, char** argv) {
                          "--format=folded: calls (default: one caller;callee line per arc, exact counts) or time "
                          "(call paths weighted by self time in microseconds)")
       ->check(CLI::IsMember({"calls", "time"}));
+  report_cmd->add_flag("-i,--inlines", report.inlines,
+                       "--format=folded: the calls inlined at each call site as frames of their own (NAME_[i]), from "
+                       "the program's DWARF; needs the exact call sites libframewalk_mcount records (pprof output "
+                       "has them always)");
   report_cmd->add_option("-o,--output", report.output, "write the report to this file (default: stdout)");
   report_cmd->add_option("--load-bias", report_bias_text,
                          "subtract this from the profile's addresses (a PIE's load address; default: from the histogram)");
@@ -187,6 +191,10 @@ int main(int argc, char** argv) {
       report.load_bias = v;
     }
     if (report_times_opt->count()) report.times = report_times_text;
+    if (report.inlines && report.format != "folded") {
+      std::fprintf(stderr, "framewalk report: --inlines is for --format=folded (pprof output has inline frames always)\n");
+      return 2;
+    }
     return framewalk::tools::run_report_command(report);
   }
   if (profile_cmd->parsed()) return framewalk::tools::run_profile_command(profile);

@@ -72,6 +72,10 @@ std::string build_id_hex(const elf::ElfFile& exe) {
   return id ? elf::build_id_hex(*id) : std::string();
 }
 
+bool has_dwarf(const symbol::InlineSymbolizer* dwarf) {
+  return dwarf && (dwarf->has_debug_info() || dwarf->lines().has_rows());
+}
+
 }  // namespace
 
 int run_report_command(const ReportCommandOptions& options) {
@@ -164,7 +168,7 @@ int run_report_command(const ReportCommandOptions& options) {
     // Source lines and inline frames from the executable's DWARF (or its debug file), when it has any.
     std::unique_ptr<symbol::InlineSymbolizer> dwarf = symbol::InlineSymbolizer::load(*exe, options.exe);
     profile::SourceLookup lookup;
-    if (dwarf && (dwarf->has_debug_info() || dwarf->lines().has_rows())) {
+    if (has_dwarf(dwarf.get())) {
       lookup = [&](uint64_t address) {
         std::vector<profile::SourcePosition> out;
         for (const symbol::SourceFrame& f : dwarf->frames(address))
@@ -184,8 +188,30 @@ int run_report_command(const ReportCommandOptions& options) {
     if (options.format == "json") {
       profile::write_json_report(graph, source, w);
     } else if (options.format == "folded") {
+      std::unique_ptr<symbol::InlineSymbolizer> dwarf;
+      profile::InlinedAtCall inlined;
+      if (options.inlines) {
+        dwarf = symbol::InlineSymbolizer::load(*exe, options.exe);
+        if (!has_dwarf(dwarf.get())) {
+          report(options.exe, "no DWARF (.debug_info) here or in a separate debug file: no inline frames");
+        } else if (!gmon->exact_call_sites && !gmon->arcs.empty()) {
+          report(options.profile, "its call sites are not exact (glibc's runtime rounds them down): no inline frames; "
+                                  "framewalk's runtime (libframewalk_mcount) writes exact ones");
+        } else {
+          inlined = [&](uint64_t call) {
+            const std::vector<symbol::SourceFrame> frames = dwarf->frames(call);
+            std::vector<std::string> out;
+            for (size_t i = frames.size(); i-- > 0;)  // outermost first; the physical function is the arc's caller
+              if (frames[i].inlined)
+                out.push_back(frames[i].linkage_name ? demangle_name(std::string(frames[i].function))
+                                                     : std::string(frames[i].function));
+            return out;
+          };
+        }
+      }
       complete = profile::write_folded(
-          graph, options.folded_value == "time" ? profile::FoldedValue::kTime : profile::FoldedValue::kCalls, w);
+          graph, options.folded_value == "time" ? profile::FoldedValue::kTime : profile::FoldedValue::kCalls, w, {},
+          inlined);
     } else {
       profile::write_text_report(graph, w);
     }

@@ -14,6 +14,7 @@ struct ReportCommandOptions {
   std::string exe = "a.out";
   std::string format = "text";          // text, json, folded, pprof
   std::string folded_value = "calls";   // calls or time
+  bool inlines = false;                 // folded: the calls inlined at each call site as frames (DWARF)
   std::string output;                   // empty: stdout
   std::optional<uint64_t> load_bias;    // subtracted from the file's addresses; default: found from the histogram
   // The runtime's exact times (-finstrument-functions); unset: PROFILE.times

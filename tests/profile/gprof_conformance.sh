@@ -75,5 +75,21 @@ if command -v protoc > /dev/null && [ -n "$llvm_symbolizer" ]; then
   echo "== inline"
   python3 "$here/compare_gprof.py" --pprof inline/report.json inline/profile.txt || status=1
   python3 "$here/compare_gprof.py" --pprof-lines inline/profile.txt inline/prog "$llvm_symbolizer" 2 || status=1
+  # Folded stacks with inline frames: run 101 steps, each calling leaf_a and
+  # (for odd v = i + 1) leaf_b from inside climb inlined into step inlined
+  # into run: the counts and the chain come from the program's construction.
+  "$fw" report inline/gmon.out --exe inline/prog --format=folded --inlines -o inline/folded.txt
+  want=$'main;run 1\nrun;step_[i];climb_[i];leaf_a 101\nrun;step_[i];climb_[i];leaf_b 51'
+  if [ "$(cat inline/folded.txt)" = "$want" ]; then
+    echo "folded --inlines: 3 arcs through 2 inline frames: as the program makes them"
+  else
+    echo "folded --inlines: got"; cat inline/folded.txt; echo "want"; echo "$want"; status=1
+  fi
+  # glibc's gmon.out rounds call sites: no inline frames, and a note saying so.
+  (cd inline && ./prog 101 > /dev/null)
+  "$fw" report inline/gmon.out --exe inline/prog --format=folded --inlines > inline/glibc_folded.txt 2> inline/glibc_note.txt
+  if grep -q '_\[i\]' inline/glibc_folded.txt || ! grep -q "not exact" inline/glibc_note.txt; then
+    echo "folded --inlines on glibc's gmon.out: inline frames from inexact call sites, or no note"; status=1
+  fi
 fi
 exit $status

@@ -64,6 +64,52 @@ TEST(Reports, FoldedTimeSharesSelfTimeAlongPaths) {
   EXPECT_EQ(std::string(w.text()), "main 10000\nmain;fib 20000\nmain;fib;spin 52500\nmain;spin 17500\n");
 }
 
+// main's calls of spin are made at two sites: 0x1020 inside inlined helper
+// (inlined in turn into main through outer), and one where nothing is inlined.
+CallGraph graph_with_call_sites() {
+  CallGraph g = sample_graph();
+  for (ProfileArc& a : g.arcs)
+    if (g.functions[a.caller].name == "main" && g.functions[a.callee].name == "spin") a.call_sites = {{0x1021, 3}, {0x1031, 2}};
+  return g;
+}
+
+std::vector<std::string> inlined_in_main(uint64_t call) {
+  if (call == 0x1020) return {"outer", "help;er"};
+  return {};
+}
+
+TEST(Reports, FoldedCallsThroughInlinedFrames) {
+  dump::TextWriter w;
+  EXPECT_TRUE(write_folded(graph_with_call_sites(), FoldedValue::kCalls, w, {}, inlined_in_main));
+  // The site's call address is the byte before its return address; ';' in a name is folded away.
+  EXPECT_EQ(std::string(w.text()),
+            "main;fib 3\nmain;outer_[i];help_er_[i];spin 3\nmain;spin 2\nfib;fib 12\nfib;spin 15\n");
+  // Without the lookup, the sites change nothing.
+  dump::TextWriter plain;
+  EXPECT_TRUE(write_folded(graph_with_call_sites(), FoldedValue::kCalls, plain));
+  EXPECT_EQ(std::string(plain.text()), "main;fib 3\nmain;spin 5\nfib;fib 12\nfib;spin 15\n");
+}
+
+TEST(Reports, FoldedTimeThroughInlinedFrames) {
+  dump::TextWriter w;
+  EXPECT_TRUE(write_folded(graph_with_call_sites(), FoldedValue::kTime, w, {}, inlined_in_main));
+  // main -> spin's 17500 us split 3:2 by call site; the total is unchanged.
+  EXPECT_EQ(std::string(w.text()),
+            "main 10000\nmain;fib 20000\nmain;fib;spin 52500\nmain;outer_[i];help_er_[i];spin 10500\nmain;spin 7000\n");
+  // Calls of no exact site (here one of 6) keep the path without inline frames.
+  CallGraph g = graph_with_call_sites();
+  for (ProfileArc& a : g.arcs)
+    if (!a.call_sites.empty()) a.count = 6;
+  dump::TextWriter more;
+  EXPECT_TRUE(write_folded(g, FoldedValue::kCalls, more, {}, inlined_in_main));
+  EXPECT_NE(std::string(more.text()).find("main;outer_[i];help_er_[i];spin 3\nmain;spin 3\n"), std::string::npos)
+      << more.text();
+  // Inline frames count toward the depth limit.
+  dump::TextWriter cut;
+  EXPECT_FALSE(write_folded(graph_with_call_sites(), FoldedValue::kTime, cut, FoldedLimits{3, 100}, inlined_in_main));
+  EXPECT_EQ(cut.text().find("outer_[i]"), std::string_view::npos) << cut.text();
+}
+
 TEST(Reports, FoldedLimits) {
   dump::TextWriter w;
   EXPECT_FALSE(write_folded(sample_graph(), FoldedValue::kTime, w, FoldedLimits{2, 100}));
