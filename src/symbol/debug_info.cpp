@@ -91,8 +91,12 @@ Result<AbbrevTable> AbbrevTable::parse(Bytes abbrev, Endian endian, uint64_t off
     a.first = static_cast<uint32_t>(t.attributes_.size());
     while (true) {
       AbbrevAttribute attr;
-      FW_TRY(attr.name, r.uleb128());
-      FW_TRY(attr.form, r.uleb128());
+      // Names and forms past 32 bits exist in no DWARF: kept as ones that
+      // match nothing (an unknown form is an error where it is read).
+      FW_TRY(uint64_t name, r.uleb128());
+      FW_TRY(uint64_t form, r.uleb128());
+      attr.name = static_cast<uint32_t>(std::min<uint64_t>(name, UINT32_MAX));
+      attr.form = static_cast<uint32_t>(std::min<uint64_t>(form, UINT32_MAX));
       if (attr.form == form::kImplicitConst) {
         FW_TRY(attr.implicit_const, r.sleb128());
       }
@@ -112,6 +116,8 @@ Result<AbbrevTable> AbbrevTable::parse(Bytes abbrev, Endian endian, uint64_t off
   }
   for (size_t i = 0; i < t.abbrevs_.size(); ++i)
     if (t.abbrevs_[i].code != i + 1) t.dense_ = false;
+  t.abbrevs_.shrink_to_fit();  // tables stay for the file's life
+  t.attributes_.shrink_to_fit();
   return t;
 }
 

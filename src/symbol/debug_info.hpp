@@ -66,9 +66,9 @@ struct UnitHeader {
 // The header of the unit at `offset` of `info` (the unit's length included).
 Result<UnitHeader> parse_unit_header(Bytes info, Endian endian, uint64_t offset);
 
-struct AbbrevAttribute {
-  uint64_t name = 0;
-  uint64_t form = 0;
+struct AbbrevAttribute {  // 16 bytes: a program's tables have hundreds of thousands
+  uint32_t name = 0;  // larger values (no DWARF has them) saturate
+  uint32_t form = 0;
   int64_t implicit_const = 0;
 };
 

@@ -20,15 +20,15 @@ bool contains(const std::vector<AddressRange>& ranges, uint32_t first, uint32_t 
 }
 }  // namespace
 
-struct FunctionIndex::Node {
+struct FunctionIndex::Node {  // 40 bytes: a large program has hundreds of thousands
   uint64_t die = 0;
   uint32_t first_range = 0, range_count = 0;
-  int32_t first_child = -1, last_child = -1, next_sibling = -1;
-  uint32_t depth = 0;
-  bool inlined = false;
-  uint64_t call_file = 0;
-  bool has_call_file = false;
+  int32_t first_child = -1, next_sibling = -1;
+  uint32_t call_file = 0;  // as written (one past the last index: none that exists); when has_call_file
   uint32_t call_line = 0, call_column = 0;
+  uint16_t depth = 0;  // kMaxTreeDepth fits
+  bool inlined = false;
+  bool has_call_file = false;
 };
 
 struct FunctionIndex::Unit {
@@ -198,6 +198,7 @@ void FunctionIndex::Impl::decode(Unit& u) const {
   }
   ByteReader& r = *reader;
   std::vector<int32_t> enclosing;  // per open level: the function node DIEs there belong to, or -1
+  std::vector<int32_t> last_child;  // by node, while the tree is built
   bool root = true;
   while (!r.at_end()) {
     const uint64_t die = r.absolute_offset();
@@ -280,20 +281,22 @@ void FunctionIndex::Impl::decode(Unit& u) const {
         n.first_range = static_cast<uint32_t>(first);
         n.range_count = static_cast<uint32_t>(u.ranges.size() - first);
         n.inlined = is_inline;
-        n.depth = static_cast<uint32_t>(enclosing.size());
+        n.depth = static_cast<uint16_t>(enclosing.size());
         if (call_file && call_file->kind == FormClass::kConstant) {
-          n.call_file = call_file->number;
+          n.call_file = static_cast<uint32_t>(std::min<uint64_t>(call_file->number, UINT32_MAX));
           n.has_call_file = true;
         }
         if (call_line) n.call_line = static_cast<uint32_t>(call_line->number);
         if (call_column) n.call_column = static_cast<uint32_t>(call_column->number);
         created = static_cast<int32_t>(u.nodes.size());
         u.nodes.push_back(n);
+        last_child.push_back(-1);
         if (parent >= 0) {
           Node& p = u.nodes[static_cast<size_t>(parent)];
-          if (p.last_child < 0) p.first_child = created;
-          else u.nodes[static_cast<size_t>(p.last_child)].next_sibling = created;
-          p.last_child = created;
+          int32_t& last = last_child[static_cast<size_t>(parent)];
+          if (last < 0) p.first_child = created;
+          else u.nodes[static_cast<size_t>(last)].next_sibling = created;
+          last = created;
         }
         if (is_sub)
           for (size_t i = first; i < u.ranges.size(); ++i)
@@ -309,6 +312,10 @@ void FunctionIndex::Impl::decode(Unit& u) const {
       enclosing.push_back(created >= 0 ? created : parent);
     }
   }
+  // Decoded units stay for the index's life: no room left over from growing.
+  u.nodes.shrink_to_fit();
+  u.ranges.shrink_to_fit();
+  u.by_low.shrink_to_fit();
   std::sort(u.by_low.begin(), u.by_low.end(), [](const Unit::Entry& x, const Unit::Entry& y) {
     return x.low != y.low ? x.low < y.low : x.node < y.node;
   });
