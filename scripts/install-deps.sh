@@ -21,6 +21,7 @@ packages=(
   libllvm16            # the largest library of the machine: conformance and benchmarks
   libstdc++6-12-dbg    # libstdc++ built with -g: conformance.inline on a large C++ library
   uftrace              # bench/mcount_vs_peers.sh: the mcount runtime beside uftrace's
+  linux-perf           # conformance.perf_srcline: perf report spawning framewalk addr2line
   libprotobuf-dev protobuf-compiler  # the pprof writer (framewalk report --format=pprof)
 )
 missing=()
