@@ -10,56 +10,65 @@ namespace framewalk::symbol {
 
 namespace {
 
-// Below this, a compressed .debug_info is inflated on the caller's thread.
-constexpr uint64_t kInflateBesideAtLeast = uint64_t{256} << 10;
-
 const elf::Section* dwarf_section(const elf::ElfFile& file, std::string_view name) {
   const elf::Section* section = file.section_by_name(name);
   if (!section) section = file.section_by_name(".z" + std::string(name.substr(1)));
   return section;
 }
 
+// Below this, a compressed section is not worth a thread.
+constexpr uint64_t kInflateBesideAtLeast = uint64_t{256} << 10;
+
+// Inflates a compressed section on a thread of its own while the caller goes
+// on; ElfFile keeps the result (or the error) and makes a caller that asks
+// for the section meanwhile wait for it. Joined when it dies.
+class InflateBeside {
+ public:
+  InflateBeside(const elf::ElfFile& file, std::string_view name) {
+    const elf::Section* section = dwarf_section(file, name);
+    if (!section || section->size < kInflateBesideAtLeast) return;
+    if (!(section->flags & elf::kShfCompressed) && section->name.substr(0, 8) != ".zdebug_") return;
+    try {
+      thread_ = std::thread([&file, section] { (void)file.section_data(*section); });
+    } catch (const std::system_error&) {  // no thread to be had: the first to ask inflates it
+    }
+  }
+  ~InflateBeside() {
+    if (thread_.joinable()) thread_.join();
+  }
+  InflateBeside(const InflateBeside&) = delete;
+  InflateBeside& operator=(const InflateBeside&) = delete;
+
+ private:
+  std::thread thread_;
+};
+
 }  // namespace
 
 DwarfSections dwarf_sections(const elf::ElfFile& file, std::vector<DwarfProblem>* problems) {
-  auto data = [&file](const elf::Section* section, std::vector<DwarfProblem>* out) -> Bytes {
+  auto data = [&](std::string_view name) -> Bytes {
+    const elf::Section* section = dwarf_section(file, name);
     if (!section) return {};
     auto bytes = file.section_data(*section);
     if (!bytes) {
-      if (out) out->push_back({bytes.error(), section->name.data()});
+      if (problems) problems->push_back({bytes.error(), section->name.data()});
       return {};
     }
     return *bytes;
   };
-  auto named = [&](std::string_view name) { return data(dwarf_section(file, name), problems); };
-  const size_t problems_before = problems ? problems->size() : 0;
   DwarfSections s;
   s.endian = file.endian();
   s.address_size = static_cast<uint8_t>(file.address_size());
-  // On a cold file the first answer waits mostly on inflating compressed
-  // sections (distributions' debug files): the largest, .debug_info, is
-  // inflated on a second thread while this one does the others.
-  const elf::Section* info = dwarf_section(file, ".debug_info");
-  std::vector<DwarfProblem> info_problems;
-  std::thread beside;
-  if (info && info->size >= kInflateBesideAtLeast && (info->flags & elf::kShfCompressed || info->name[1] == 'z')) {
-    try {
-      beside = std::thread([&] { s.info = data(info, &info_problems); });
-    } catch (const std::system_error&) {  // no thread to be had: inflate it below
-    }
-  }
-  s.abbrev = named(".debug_abbrev");
-  s.str = named(".debug_str");
-  s.line_str = named(".debug_line_str");
-  s.str_offsets = named(".debug_str_offsets");
-  s.addr = named(".debug_addr");
-  s.ranges = named(".debug_ranges");
-  s.rnglists = named(".debug_rnglists");
-  s.aranges = named(".debug_aranges");
-  s.line = named(".debug_line");
-  if (beside.joinable()) beside.join();
-  else s.info = data(info, &info_problems);
-  if (problems) problems->insert(problems->begin() + static_cast<ptrdiff_t>(problems_before), info_problems.begin(), info_problems.end());
+  s.info = data(".debug_info");
+  s.abbrev = data(".debug_abbrev");
+  s.str = data(".debug_str");
+  s.line_str = data(".debug_line_str");
+  s.str_offsets = data(".debug_str_offsets");
+  s.addr = data(".debug_addr");
+  s.ranges = data(".debug_ranges");
+  s.rnglists = data(".debug_rnglists");
+  s.aranges = data(".debug_aranges");
+  s.line = data(".debug_line");
   return s;
 }
 
@@ -94,9 +103,16 @@ std::unique_ptr<InlineSymbolizer> InlineSymbolizer::load(std::shared_ptr<const e
 InlineSymbolizer::InlineSymbolizer(std::shared_ptr<const elf::ElfFile> dwarf,
                                    std::shared_ptr<const elf::ElfFile> supplementary, PathStyle style)
     : dwarf_(std::move(dwarf)), supplementary_(std::move(supplementary)) {
-  sections_ = dwarf_sections(*dwarf_, &section_problems_);
-  if (supplementary_) alt_sections_ = dwarf_sections(*supplementary_, &section_problems_);
+  // On a cold file the first answer waits mostly on inflating compressed
+  // sections (distributions' debug files): the largest, .debug_info, is
+  // inflated beside the line programs' sections and their scan, which do
+  // not need it.
+  const InflateBeside info(*dwarf_, ".debug_info");
+  std::vector<DwarfProblem> alt_problems;
+  if (supplementary_) alt_sections_ = dwarf_sections(*supplementary_, &alt_problems);
   lines_ = LineTable::load(dwarf_, style, alt_sections_.str);
+  sections_ = dwarf_sections(*dwarf_, &section_problems_);
+  section_problems_.insert(section_problems_.end(), alt_problems.begin(), alt_problems.end());
   functions_ = std::make_unique<FunctionIndex>(sections_, supplementary_ ? &alt_sections_ : nullptr, style);
 }
 

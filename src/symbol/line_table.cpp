@@ -188,18 +188,23 @@ LineTable LineTable::load(std::shared_ptr<const elf::ElfFile> file, PathStyle st
   s.str = data(".debug_str", &problems);
   UnitRootSections u;
   u.endian = file->endian();
-  u.info = data(".debug_info", &problems);
-  u.abbrev = data(".debug_abbrev", &problems);
   u.str = s.str;
   u.line_str = s.line_str;
-  u.str_offsets = data(".debug_str_offsets", &problems);
   u.alt_str = alt_str;
+  // The programs first: .debug_info (for each unit's DW_AT_comp_dir, only
+  // needed when rows are made) may still be inflating on another thread.
+  LineTable t = scan(s, {}, style);  // the file keeps the sections alive for made()
+  u.info = data(".debug_info", &problems);
+  u.abbrev = data(".debug_abbrev", &problems);
+  u.str_offsets = data(".debug_str_offsets", &problems);
   std::vector<Error> root_problems;
-  std::vector<std::pair<uint64_t, std::string_view>> comp_dirs;
-  for (const UnitRoot& root : read_unit_roots(u, &root_problems))
-    if (root.stmt_list) comp_dirs.emplace_back(*root.stmt_list, root.comp_dir);
-  std::sort(comp_dirs.begin(), comp_dirs.end());
-  LineTable t = scan(s, comp_dirs, style);  // the file keeps the sections alive for made()
+  for (const UnitRoot& root : read_unit_roots(u, &root_problems)) {
+    if (!root.stmt_list) continue;
+    auto unit = std::lower_bound(t.units_.begin(), t.units_.end(), *root.stmt_list,
+                                 [](const std::unique_ptr<Unit>& x, uint64_t o) { return x->offset < o; });
+    if (unit != t.units_.end() && (*unit)->offset == *root.stmt_list && (*unit)->comp_dir.empty())
+      (*unit)->comp_dir = root.comp_dir;
+  }
   for (const Error& e : root_problems) problems.push_back({e, ".debug_info"});
   problems.insert(problems.end(), t.problems_.begin(), t.problems_.end());
   t.problems_ = std::move(problems);
