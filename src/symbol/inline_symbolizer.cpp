@@ -1,6 +1,10 @@
 #include "symbol/inline_symbolizer.hpp"
 
+#include <algorithm>
+
 #include "elf/debug_file.hpp"
+#include "elf/symbols.hpp"
+#include "symbol/line_program.hpp"
 
 namespace framewalk::symbol {
 
@@ -67,6 +71,7 @@ InlineSymbolizer::InlineSymbolizer(std::shared_ptr<const elf::ElfFile> dwarf,
   if (supplementary_) alt_sections_ = dwarf_sections(*supplementary_, &section_problems_);
   lines_ = LineTable::load(dwarf_, style, alt_sections_.str);
   functions_ = std::make_unique<FunctionIndex>(sections_, supplementary_ ? &alt_sections_ : nullptr, style);
+  call_sites_ = std::make_unique<CallSiteIndex>(sections_, supplementary_ ? &alt_sections_ : nullptr);
 }
 
 std::vector<SourceFrame> InlineSymbolizer::frames(uint64_t address) const {
@@ -101,6 +106,76 @@ std::vector<SourceFrame> InlineSymbolizer::frames(uint64_t address) const {
     out.push_back(f);
   }
   return out;
+}
+
+std::optional<uint64_t> InlineSymbolizer::function_named(std::string_view name) const {
+  std::call_once(names_once_, [&] {
+    constexpr uint8_t kSttFunc = 2, kSttGnuIfunc = 10;
+    for (const elf::Section& table : dwarf_->sections()) {
+      if ((table.type != elf::kShtSymtab && table.type != elf::kShtDynsym) ||
+          table.link >= dwarf_->sections().size())
+        continue;
+      auto data = dwarf_->section_data(table);
+      auto strings = dwarf_->section_data(dwarf_->sections()[table.link]);
+      if (!data || !strings) continue;
+      const size_t count = data->size() / (dwarf_->is_64() ? 24 : 16);
+      for (size_t i = 1; i < count; ++i) {
+        const elf::RawSymbol raw = elf::raw_symbol(*dwarf_, *data, i);
+        const uint8_t type = raw.info & 0xf;
+        if ((type != kSttFunc && type != kSttGnuIfunc) || raw.shndx == 0) continue;
+        auto text = string_at(*strings, raw.name);
+        if (!text || text->empty()) continue;
+        std::string_view base = *text;
+        if (const size_t at = base.find('@'); at != std::string_view::npos) {
+          if (base.substr(at, 2) != "@@") continue;  // a version other than the default one
+          base = base.substr(0, at);
+        }
+        // ARM: bit 0 of a function symbol says Thumb; the function starts at the even address.
+        names_.emplace_back(base, dwarf_->machine() == elf::kEmArm ? raw.value & ~uint64_t{1} : raw.value);
+      }
+    }
+    std::sort(names_.begin(), names_.end());
+  });
+  auto it = std::lower_bound(names_.begin(), names_.end(), std::make_pair(name, uint64_t{0}));
+  if (it == names_.end() || it->first != name) return std::nullopt;
+  const uint64_t address = it->second;
+  for (; it != names_.end() && it->first == name; ++it)
+    if (it->second != address) return std::nullopt;  // two functions of that name: not knowable which
+  return address;
+}
+
+const CallSite* InlineSymbolizer::call_site_at(uint64_t return_address) const {
+  if (return_address == 0) return nullptr;
+  // The caller's physical function: the call is at return_address - 1.
+  const std::vector<FunctionLevel> caller = functions_->chain(return_address - 1);
+  if (caller.empty()) return nullptr;
+  const FunctionCallSites* sites = call_sites_->sites(caller.back().die);
+  return sites ? sites->at_return(return_address) : nullptr;
+}
+
+std::optional<uint64_t> InlineSymbolizer::call_target(const CallSite& site) const {
+  if (site.target == CallTargetKind::kAddress) return site.address;
+  if (site.target == CallTargetKind::kName) return function_named(site.name);
+  return std::nullopt;
+}
+
+std::vector<TailCallFrame> InlineSymbolizer::tail_calls_from(uint64_t first_target, uint64_t callee_entry) const {
+  // The function with code that starts at `entry` (not one that merely covers it).
+  auto sites_of = [&](uint64_t entry) -> const FunctionCallSites* {
+    const std::vector<FunctionLevel> at = functions_->chain(entry);
+    if (at.empty() || at.back().entry != entry) return nullptr;
+    return call_sites_->sites(at.back().die);
+  };
+  auto target_of = [&](const CallSite& s) { return call_target(s); };
+  return find_tail_call_frames(first_target, callee_entry, TailCallGraph{sites_of, target_of});
+}
+
+std::vector<TailCallFrame> InlineSymbolizer::tail_call_frames(uint64_t return_address, uint64_t callee_entry) const {
+  const CallSite* site = call_site_at(return_address);
+  if (!site) return {};
+  const std::optional<uint64_t> first = call_target(*site);
+  if (!first) return {};
+  return tail_calls_from(*first, callee_entry);
 }
 
 std::vector<DwarfProblem> InlineSymbolizer::problems() const {

@@ -7,12 +7,15 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "elf/elf_file.hpp"
+#include "symbol/call_sites.hpp"
 #include "symbol/debug_info.hpp"
 #include "symbol/function_index.hpp"
 #include "symbol/line_table.hpp"
@@ -51,6 +54,28 @@ class InlineSymbolizer {
   // empty `function`. Empty when neither knows the address.
   std::vector<SourceFrame> frames(uint64_t address) const;
 
+  // The frames tail calls left off the stack between a physical callee whose
+  // function starts at `callee_entry` and its caller's return address
+  // `return_address` (file addresses of this module), innermost first, from
+  // the call sites of the caller's function (symbol/call_sites.hpp: gdb's
+  // search; nothing unless the call-site information is unambiguous).
+  std::vector<TailCallFrame> tail_call_frames(uint64_t return_address, uint64_t callee_entry) const;
+  // The call site of the function at `return_address` - 1 that returns to
+  // `return_address`, if .debug_info has one.
+  const CallSite* call_site_at(uint64_t return_address) const;
+  // The entry of the function a call site of this module calls: its origin's
+  // or target's address, or the one function named as its origin is
+  // (function_named); nullopt when not known.
+  std::optional<uint64_t> call_target(const CallSite& site) const;
+  // The search from a call to `first_target` (both addresses of this module).
+  std::vector<TailCallFrame> tail_calls_from(uint64_t first_target, uint64_t callee_entry) const;
+  // The address of the function symbols of .symtab and .dynsym of the
+  // DWARF's file named `name` (aliases included; a versioned name counts
+  // for its default version, `name@@V`, only); nullopt when none, or when
+  // symbols of that name are at different addresses.
+  std::optional<uint64_t> function_named(std::string_view name) const;
+  const CallSiteIndex& call_sites() const { return *call_sites_; }
+
   // The file the DWARF was read from (the separate debug file when one was used).
   const elf::ElfFile& dwarf_file() const { return *dwarf_; }
   std::shared_ptr<const elf::ElfFile> dwarf_file_shared() const { return dwarf_; }
@@ -66,6 +91,9 @@ class InlineSymbolizer {
   DwarfSections sections_, alt_sections_;
   LineTable lines_;
   std::unique_ptr<FunctionIndex> functions_;
+  std::unique_ptr<CallSiteIndex> call_sites_;
+  mutable std::once_flag names_once_;
+  mutable std::vector<std::pair<std::string_view, uint64_t>> names_;  // function symbols, sorted by name
 };
 
 }  // namespace framewalk::symbol
