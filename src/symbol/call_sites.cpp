@@ -1,5 +1,7 @@
 #include "symbol/call_sites.hpp"
 
+#include "symbol/function_index.hpp"
+
 #include <algorithm>
 #include <optional>
 
@@ -310,6 +312,39 @@ std::vector<TailCallFrame> find_tail_call_frames(uint64_t first_target, uint64_t
   if (callees != chain.size())
     for (size_t i = 0; i < callers; ++i) add(chain[callers - 1 - i]);
   return out;
+}
+
+const CallSite* ModuleCallGraph::call_site_at(uint64_t return_address) const {
+  if (return_address == 0) return nullptr;
+  const std::vector<FunctionLevel> caller = functions.chain(return_address - 1);  // the call itself
+  if (caller.empty()) return nullptr;
+  const FunctionCallSites* sites = call_sites.sites(caller.back().die);
+  return sites ? sites->at_return(return_address) : nullptr;
+}
+
+std::optional<uint64_t> ModuleCallGraph::call_target(const CallSite& site) const {
+  if (site.target == CallTargetKind::kAddress) return site.address;
+  if (site.target == CallTargetKind::kName) return function_named(site.name);
+  return std::nullopt;
+}
+
+std::vector<TailCallFrame> ModuleCallGraph::tail_calls_from(uint64_t first_target, uint64_t callee_entry) const {
+  // The function with code that starts at `entry` (not one that merely covers it).
+  auto sites_of = [&](uint64_t entry) -> const FunctionCallSites* {
+    const std::vector<FunctionLevel> at = functions.chain(entry);
+    if (at.empty() || at.back().entry != entry) return nullptr;
+    return call_sites.sites(at.back().die);
+  };
+  auto target_of = [&](const CallSite& s) { return call_target(s); };
+  return find_tail_call_frames(first_target, callee_entry, TailCallGraph{sites_of, target_of});
+}
+
+std::vector<TailCallFrame> ModuleCallGraph::tail_call_frames(uint64_t return_address, uint64_t callee_entry) const {
+  const CallSite* site = call_site_at(return_address);
+  if (!site) return {};
+  const std::optional<uint64_t> first = call_target(*site);
+  if (!first) return {};
+  return tail_calls_from(*first, callee_entry);
 }
 
 }  // namespace framewalk::symbol

@@ -122,4 +122,25 @@ struct TailCallGraph {
 std::vector<TailCallFrame> find_tail_call_frames(uint64_t first_target, uint64_t callee_entry,
                                                  const TailCallGraph& graph, TailCallLimits limits = {});
 
+class FunctionIndex;
+
+// One file's DWARF as the search walks it: the functions (FunctionIndex),
+// their call sites (CallSiteIndex) and how a function known by name only is
+// found (`function_named`: its entry, nullopt when none or not one).
+struct ModuleCallGraph {
+  const FunctionIndex& functions;
+  const CallSiteIndex& call_sites;
+  FunctionRef<std::optional<uint64_t>(std::string_view name)> function_named;
+
+  // The call site of the physical function at `return_address` - 1 that returns to `return_address`.
+  const CallSite* call_site_at(uint64_t return_address) const;
+  // The entry of the function a call site calls; nullopt when not known.
+  std::optional<uint64_t> call_target(const CallSite& site) const;
+  // find_tail_call_frames from a call to `first_target`, the functions being
+  // those with code starting at a target's address.
+  std::vector<TailCallFrame> tail_calls_from(uint64_t first_target, uint64_t callee_entry) const;
+  // The same from the caller's call site at `return_address`.
+  std::vector<TailCallFrame> tail_call_frames(uint64_t return_address, uint64_t callee_entry) const;
+};
+
 }  // namespace framewalk::symbol

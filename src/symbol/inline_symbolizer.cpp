@@ -144,39 +144,7 @@ std::optional<uint64_t> InlineSymbolizer::function_named(std::string_view name) 
   return address;
 }
 
-const CallSite* InlineSymbolizer::call_site_at(uint64_t return_address) const {
-  if (return_address == 0) return nullptr;
-  // The caller's physical function: the call is at return_address - 1.
-  const std::vector<FunctionLevel> caller = functions_->chain(return_address - 1);
-  if (caller.empty()) return nullptr;
-  const FunctionCallSites* sites = call_sites_->sites(caller.back().die);
-  return sites ? sites->at_return(return_address) : nullptr;
-}
-
-std::optional<uint64_t> InlineSymbolizer::call_target(const CallSite& site) const {
-  if (site.target == CallTargetKind::kAddress) return site.address;
-  if (site.target == CallTargetKind::kName) return function_named(site.name);
-  return std::nullopt;
-}
-
-std::vector<TailCallFrame> InlineSymbolizer::tail_calls_from(uint64_t first_target, uint64_t callee_entry) const {
-  // The function with code that starts at `entry` (not one that merely covers it).
-  auto sites_of = [&](uint64_t entry) -> const FunctionCallSites* {
-    const std::vector<FunctionLevel> at = functions_->chain(entry);
-    if (at.empty() || at.back().entry != entry) return nullptr;
-    return call_sites_->sites(at.back().die);
-  };
-  auto target_of = [&](const CallSite& s) { return call_target(s); };
-  return find_tail_call_frames(first_target, callee_entry, TailCallGraph{sites_of, target_of});
-}
-
-std::vector<TailCallFrame> InlineSymbolizer::tail_call_frames(uint64_t return_address, uint64_t callee_entry) const {
-  const CallSite* site = call_site_at(return_address);
-  if (!site) return {};
-  const std::optional<uint64_t> first = call_target(*site);
-  if (!first) return {};
-  return tail_calls_from(*first, callee_entry);
-}
+ModuleCallGraph InlineSymbolizer::call_graph() const { return ModuleCallGraph{*functions_, *call_sites_, named_}; }
 
 std::vector<DwarfProblem> InlineSymbolizer::problems() const {
   std::vector<DwarfProblem> out = section_problems_;

@@ -54,21 +54,13 @@ class InlineSymbolizer {
   // empty `function`. Empty when neither knows the address.
   std::vector<SourceFrame> frames(uint64_t address) const;
 
-  // The frames tail calls left off the stack between a physical callee whose
-  // function starts at `callee_entry` and its caller's return address
-  // `return_address` (file addresses of this module), innermost first, from
-  // the call sites of the caller's function (symbol/call_sites.hpp: gdb's
-  // search; nothing unless the call-site information is unambiguous).
-  std::vector<TailCallFrame> tail_call_frames(uint64_t return_address, uint64_t callee_entry) const;
-  // The call site of the function at `return_address` - 1 that returns to
-  // `return_address`, if .debug_info has one.
-  const CallSite* call_site_at(uint64_t return_address) const;
-  // The entry of the function a call site of this module calls: its origin's
-  // or target's address, or the one function named as its origin is
-  // (function_named); nullopt when not known.
-  std::optional<uint64_t> call_target(const CallSite& site) const;
-  // The search from a call to `first_target` (both addresses of this module).
-  std::vector<TailCallFrame> tail_calls_from(uint64_t first_target, uint64_t callee_entry) const;
+  // The call-site view of this file (symbol/call_sites.hpp) for the search
+  // gdb runs for the frames tail calls left off the stack: the call site at
+  // a return address, a call site's target, the tail-call frames between a
+  // callee and a caller's return address (file addresses of this module).
+  // A target known by name only is the one function symbol of that name
+  // (function_named). Valid as long as the symbolizer.
+  ModuleCallGraph call_graph() const;
   // The address of the function symbols of .symtab and .dynsym of the
   // DWARF's file named `name` (aliases included; a versioned name counts
   // for its default version, `name@@V`, only); nullopt when none, or when
@@ -92,6 +84,10 @@ class InlineSymbolizer {
   LineTable lines_;
   std::unique_ptr<FunctionIndex> functions_;
   std::unique_ptr<CallSiteIndex> call_sites_;
+  struct Named {
+    const InlineSymbolizer* self;
+    std::optional<uint64_t> operator()(std::string_view name) const { return self->function_named(name); }
+  } named_{this};
   mutable std::once_flag names_once_;
   mutable std::vector<std::pair<std::string_view, uint64_t>> names_;  // function symbols, sorted by name
 };

@@ -73,16 +73,16 @@ std::vector<Frame> tail_call_frames(const Frame& callee, const Frame& caller) {
   std::vector<symbol::TailCallFrame> found;
   const Module* in = caller.module;
   if (callee.module == caller.module) {
-    found = caller_source->tail_call_frames(caller.pc - caller.module->bias, callee_entry);
+    found = caller_source->call_graph().tail_call_frames(caller.pc - caller.module->bias, callee_entry);
   } else {
     // A call into another module (through its PLT): the caller's call site
     // names the function it calls; when that module has exactly one function
     // of that name, the tail calls from it are searched there, and only there.
-    const symbol::CallSite* site = caller_source->call_site_at(caller.pc - caller.module->bias);
+    const symbol::CallSite* site = caller_source->call_graph().call_site_at(caller.pc - caller.module->bias);
     if (!site || site->target != symbol::CallTargetKind::kName) return {};
     const std::optional<uint64_t> first = callee_source->function_named(site->name);
     if (!first) return {};
-    found = callee_source->tail_calls_from(*first, callee_entry);
+    found = callee_source->call_graph().tail_calls_from(*first, callee_entry);
     in = callee.module;
   }
   std::vector<Frame> out;

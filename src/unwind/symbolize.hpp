@@ -37,7 +37,7 @@ std::vector<SourceFrame> source_frames(const Frame& frame, bool inlines);
 // The frames tail calls left off the stack between the physical frame
 // `callee` and its caller `caller` (what gdb shows as tail-call frames),
 // innermost first; rebuilt from the DWARF call sites of the caller's module
-// (InlineSymbolizer::tail_call_frames); empty unless that information is
+// (InlineSymbolizer::call_graph); empty unless that information is
 // unambiguous, and when the caller was interrupted (a signal) rather than
 // called. When the callee is in another module than its caller (a call
 // through the PLT), the caller's call site must name the function called,

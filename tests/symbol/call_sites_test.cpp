@@ -14,6 +14,7 @@
 #include "support/section_builder.hpp"
 #include "symbol/call_sites.hpp"
 #include "symbol/debug_info.hpp"
+#include "symbol/function_index.hpp"
 #include "symbol/line_program.hpp"
 
 namespace framewalk::symbol {
@@ -24,6 +25,14 @@ using test::SectionBuilder;
 
 constexpr uint64_t kLexicalBlockTag = 0x0b;
 
+// Abbreviations 1 (the unit: a name, children) and 2 (a function with code,
+// children, and the flag `all_calls`: DW_AT_call_all_calls or a GNU form).
+void unit_and_function_abbrevs(SectionBuilder& a, uint64_t all_calls) {
+  a.uleb(1).uleb(tag::kCompileUnit).u8(1).uleb(at::kName).uleb(form::kString).uleb(0).uleb(0);
+  a.uleb(2).uleb(tag::kSubprogram).u8(1).uleb(at::kName).uleb(form::kString).uleb(at::kLowPc).uleb(form::kAddr)
+      .uleb(at::kHighPc).uleb(form::kData4).uleb(all_calls).uleb(form::kFlagPresent).uleb(0).uleb(0);
+}
+
 DwarfSections sections(const std::vector<uint8_t>& info, const std::vector<uint8_t>& abbrev) {
   DwarfSections s;
   s.info = info;
@@ -33,10 +42,7 @@ DwarfSections sections(const std::vector<uint8_t>& info, const std::vector<uint8
 
 TEST(CallSites, Dwarf5CallSitesOfAFunction) {
   SectionBuilder a;
-  a.uleb(1).uleb(tag::kCompileUnit).u8(1).uleb(at::kName).uleb(form::kString).uleb(0).uleb(0);
-  // 2: a function with code that describes all its calls, children
-  a.uleb(2).uleb(tag::kSubprogram).u8(1).uleb(at::kName).uleb(form::kString).uleb(at::kLowPc).uleb(form::kAddr)
-      .uleb(at::kHighPc).uleb(form::kData4).uleb(at::kCallAllCalls).uleb(form::kFlagPresent).uleb(0).uleb(0);
+  unit_and_function_abbrevs(a, at::kCallAllCalls);
   // 3: a tail call by origin, with its call pc
   a.uleb(3).uleb(tag::kCallSite).u8(0).uleb(at::kCallReturnPc).uleb(form::kAddr).uleb(at::kCallOrigin)
       .uleb(form::kRef4).uleb(at::kCallTailCall).uleb(form::kFlagPresent).uleb(at::kCallPc).uleb(form::kAddr)
@@ -142,9 +148,7 @@ TEST(CallSites, Dwarf5CallSitesOfAFunction) {
 TEST(CallSites, GnuCallSitesOfDwarf4) {
   constexpr uint64_t kBlock1 = 0x0a;
   SectionBuilder a;
-  a.uleb(1).uleb(tag::kCompileUnit).u8(1).uleb(at::kName).uleb(form::kString).uleb(0).uleb(0);
-  a.uleb(2).uleb(tag::kSubprogram).u8(1).uleb(at::kName).uleb(form::kString).uleb(at::kLowPc).uleb(form::kAddr)
-      .uleb(at::kHighPc).uleb(form::kData4).uleb(at::kGnuAllCallSites).uleb(form::kFlagPresent).uleb(0).uleb(0);
+  unit_and_function_abbrevs(a, at::kGnuAllCallSites);
   // 3: GNU tail call: the return address as low_pc, the origin as abstract_origin
   a.uleb(3).uleb(tag::kGnuCallSite).u8(0).uleb(at::kLowPc).uleb(form::kAddr).uleb(at::kAbstractOrigin)
       .uleb(form::kRef4).uleb(at::kGnuTailCall).uleb(form::kFlagPresent).uleb(0).uleb(0);
@@ -211,6 +215,72 @@ TEST(CallSites, TruncatedTreeKeepsWhatWasRead) {
   ASSERT_EQ(sites->sites.size(), 1u);
   ASSERT_TRUE(sites->problem.has_value());
   EXPECT_STREQ(sites->problem->section, ".debug_info");
+}
+
+TEST(CallSites, ModuleCallGraphFromDwarf) {
+  // caller calls b (b jmp c, c jmp callee) and ext, known by name only (ext jmp callee).
+  SectionBuilder a;
+  unit_and_function_abbrevs(a, at::kCallAllCalls);
+  a.uleb(3).uleb(tag::kCallSite).u8(0).uleb(at::kCallReturnPc).uleb(form::kAddr).uleb(at::kCallOrigin)
+      .uleb(form::kRef4).uleb(at::kCallTailCall).uleb(form::kFlagPresent).uleb(0).uleb(0);
+  a.uleb(4).uleb(tag::kCallSite).u8(0).uleb(at::kCallReturnPc).uleb(form::kAddr).uleb(at::kCallOrigin)
+      .uleb(form::kRef4).uleb(0).uleb(0);
+  a.uleb(5).uleb(tag::kSubprogram).u8(0).uleb(at::kName).uleb(form::kString).uleb(at::kLowPc).uleb(form::kAddr)
+      .uleb(at::kHighPc).uleb(form::kData4).uleb(0).uleb(0);
+  a.uleb(6).uleb(tag::kSubprogram).u8(0).uleb(at::kName).uleb(form::kString).uleb(at::kDeclaration)
+      .uleb(form::kFlagPresent).uleb(0).uleb(0);
+  a.uleb(0);
+  const std::vector<uint8_t> abbrev = a.finish();
+  SectionBuilder b;
+  Label end = b.new_label(), start = b.new_label();
+  b.diff32(end, start).mark(start).u16(5).u8(ut::kCompile).u8(8).u32(0);
+  b.uleb(1).str("m.c");
+  Label fb = b.new_label(), fc = b.new_label(), callee = b.new_label(), ext = b.new_label();
+  b.uleb(2).str("caller").u64(0x1000).u32(0x40);
+  b.uleb(4).u64(0x1010).offset32(fb);
+  b.uleb(4).u64(0x1020).offset32(ext);
+  b.uleb(0);
+  b.mark(fb).uleb(2).str("b").u64(0x2000).u32(0x20);
+  b.uleb(3).u64(0x2010).offset32(fc);
+  b.uleb(0);
+  b.mark(fc).uleb(2).str("c").u64(0x3000).u32(0x20);
+  b.uleb(3).u64(0x3010).offset32(callee);
+  b.uleb(0);
+  b.mark(callee).uleb(5).str("callee").u64(0x4000).u32(0x20);
+  b.mark(ext).uleb(6).str("ext");
+  b.uleb(2).str("ext_code").u64(0x5000).u32(0x20);  // what the symbol table says "ext" is
+  b.uleb(3).u64(0x5010).offset32(callee);
+  b.uleb(0);
+  b.uleb(0);
+  b.mark(end);
+  const std::vector<uint8_t> info = b.finish();
+
+  const DwarfSections s = sections(info, abbrev);
+  FunctionIndex functions(s);
+  CallSiteIndex call_sites(s);
+  auto named = [](std::string_view name) -> std::optional<uint64_t> {
+    if (name == "ext") return 0x5000;
+    return std::nullopt;
+  };
+  const ModuleCallGraph graph{functions, call_sites, named};
+  auto frames = [&](uint64_t return_address, uint64_t callee_entry) {
+    std::vector<std::pair<uint64_t, uint64_t>> out;  // (function entry, pc)
+    for (const TailCallFrame& f : graph.tail_call_frames(return_address, callee_entry))
+      out.emplace_back(f.function_entry, f.pc);
+    return out;
+  };
+  using Frames = std::vector<std::pair<uint64_t, uint64_t>>;
+  ASSERT_NE(graph.call_site_at(0x1010), nullptr);
+  EXPECT_EQ(graph.call_site_at(0x1011), nullptr);
+  EXPECT_EQ(frames(0x1010, 0x4000), (Frames{{0x3000, 0x3010}, {0x2000, 0x2010}}));
+  EXPECT_EQ(frames(0x1010, 0x3000), (Frames{{0x2000, 0x2010}}));
+  EXPECT_TRUE(frames(0x1010, 0x2000).empty());  // b itself: a direct call
+  EXPECT_EQ(frames(0x1020, 0x4000), (Frames{{0x5000, 0x5010}}));  // through the name
+  EXPECT_TRUE(frames(0x1011, 0x4000).empty());  // no call site returns there
+  EXPECT_TRUE(frames(0x9000, 0x4000).empty());  // no function there
+  auto unnamed = [](std::string_view) -> std::optional<uint64_t> { return std::nullopt; };
+  const ModuleCallGraph without_symbols{functions, call_sites, unnamed};
+  EXPECT_TRUE(without_symbols.tail_call_frames(0x1020, 0x4000).empty());
 }
 
 // A hand-made call graph: functions by entry, each with its tail calls.
