@@ -1,10 +1,13 @@
 #include "symbol/inline_symbolizer.hpp"
 
+#include <algorithm>
 #include <string>
 #include <system_error>
 #include <thread>
 
 #include "elf/debug_file.hpp"
+#include "elf/symbols.hpp"
+#include "symbol/line_program.hpp"
 
 namespace framewalk::symbol {
 
@@ -114,6 +117,7 @@ InlineSymbolizer::InlineSymbolizer(std::shared_ptr<const elf::ElfFile> dwarf,
   sections_ = dwarf_sections(*dwarf_, &section_problems_);
   section_problems_.insert(section_problems_.end(), alt_problems.begin(), alt_problems.end());
   functions_ = std::make_unique<FunctionIndex>(sections_, supplementary_ ? &alt_sections_ : nullptr, style);
+  call_sites_ = std::make_unique<CallSiteIndex>(sections_, supplementary_ ? &alt_sections_ : nullptr);
 }
 
 std::vector<SourceFrame> InlineSymbolizer::frames(uint64_t address) const {
@@ -149,6 +153,44 @@ std::vector<SourceFrame> InlineSymbolizer::frames(uint64_t address) const {
   }
   return out;
 }
+
+std::optional<uint64_t> InlineSymbolizer::function_named(std::string_view name) const {
+  std::call_once(names_once_, [&] {
+    constexpr uint8_t kSttFunc = 2, kSttGnuIfunc = 10;
+    for (const elf::Section& table : dwarf_->sections()) {
+      if ((table.type != elf::kShtSymtab && table.type != elf::kShtDynsym) ||
+          table.link >= dwarf_->sections().size())
+        continue;
+      auto data = dwarf_->section_data(table);
+      auto strings = dwarf_->section_data(dwarf_->sections()[table.link]);
+      if (!data || !strings) continue;
+      const size_t count = data->size() / (dwarf_->is_64() ? 24 : 16);
+      for (size_t i = 1; i < count; ++i) {
+        const elf::RawSymbol raw = elf::raw_symbol(*dwarf_, *data, i);
+        const uint8_t type = raw.info & 0xf;
+        if ((type != kSttFunc && type != kSttGnuIfunc) || raw.shndx == 0) continue;
+        auto text = string_at(*strings, raw.name);
+        if (!text || text->empty()) continue;
+        std::string_view base = *text;
+        if (const size_t at = base.find('@'); at != std::string_view::npos) {
+          if (base.substr(at, 2) != "@@") continue;  // a version other than the default one
+          base = base.substr(0, at);
+        }
+        // ARM: bit 0 of a function symbol says Thumb; the function starts at the even address.
+        names_.emplace_back(base, dwarf_->machine() == elf::kEmArm ? raw.value & ~uint64_t{1} : raw.value);
+      }
+    }
+    std::sort(names_.begin(), names_.end());
+  });
+  auto it = std::lower_bound(names_.begin(), names_.end(), std::make_pair(name, uint64_t{0}));
+  if (it == names_.end() || it->first != name) return std::nullopt;
+  const uint64_t address = it->second;
+  for (; it != names_.end() && it->first == name; ++it)
+    if (it->second != address) return std::nullopt;  // two functions of that name: not knowable which
+  return address;
+}
+
+ModuleCallGraph InlineSymbolizer::call_graph() const { return ModuleCallGraph{*functions_, *call_sites_, named_}; }
 
 std::vector<DwarfProblem> InlineSymbolizer::problems() const {
   std::vector<DwarfProblem> out = section_problems_;

@@ -7,12 +7,15 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "elf/elf_file.hpp"
+#include "symbol/call_sites.hpp"
 #include "symbol/debug_info.hpp"
 #include "symbol/function_index.hpp"
 #include "symbol/line_table.hpp"
@@ -51,6 +54,20 @@ class InlineSymbolizer {
   // empty `function`. Empty when neither knows the address.
   std::vector<SourceFrame> frames(uint64_t address) const;
 
+  // The call-site view of this file (symbol/call_sites.hpp) for the search
+  // gdb runs for the frames tail calls left off the stack: the call site at
+  // a return address, a call site's target, the tail-call frames between a
+  // callee and a caller's return address (file addresses of this module).
+  // A target known by name only is the one function symbol of that name
+  // (function_named). Valid as long as the symbolizer.
+  ModuleCallGraph call_graph() const;
+  // The address of the function symbols of .symtab and .dynsym of the
+  // DWARF's file named `name` (aliases included; a versioned name counts
+  // for its default version, `name@@V`, only); nullopt when none, or when
+  // symbols of that name are at different addresses.
+  std::optional<uint64_t> function_named(std::string_view name) const;
+  const CallSiteIndex& call_sites() const { return *call_sites_; }
+
   // The file the DWARF was read from (the separate debug file when one was used).
   const elf::ElfFile& dwarf_file() const { return *dwarf_; }
   std::shared_ptr<const elf::ElfFile> dwarf_file_shared() const { return dwarf_; }
@@ -66,6 +83,13 @@ class InlineSymbolizer {
   DwarfSections sections_, alt_sections_;
   LineTable lines_;
   std::unique_ptr<FunctionIndex> functions_;
+  std::unique_ptr<CallSiteIndex> call_sites_;
+  struct Named {
+    const InlineSymbolizer* self;
+    std::optional<uint64_t> operator()(std::string_view name) const { return self->function_named(name); }
+  } named_{this};
+  mutable std::once_flag names_once_;
+  mutable std::vector<std::pair<std::string_view, uint64_t>> names_;  // function symbols, sorted by name
 };
 
 }  // namespace framewalk::symbol

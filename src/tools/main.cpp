@@ -96,8 +96,11 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "cfi", "sframe"}));
   stack_cmd->add_flag("-v,--verbose", stack.verbose, "show how each frame was found and why each walk stopped");
   stack_cmd->add_flag("-s,--lines", stack.source_lines,
-                      "show each frame's source file and line (from its DWARF or its separate debug file)");
-  stack_cmd->add_flag("-i,--inlines", stack.inlines, "show the inlined calls at each frame as frames of their own");
+                      "show each frame's source file and line (from its DWARF or its separate debug file), and "
+                      "the frames tail calls left off the stack, rebuilt from DWARF call sites as gdb does "
+                      "(marked [tailcall])");
+  stack_cmd->add_flag("-i,--inlines", stack.inlines,
+                      "show the inlined calls at each frame as frames of their own (and the tail-call frames, as -s)");
   bool no_debuginfod = false;
   stack_cmd->add_flag("--no-debuginfod", no_debuginfod,
                       "do not fetch missing debug files (symbols, .debug_frame) from the servers DEBUGINFOD_URLS names");

@@ -102,8 +102,8 @@ void print_text(dump::TextWriter& w, pid_t pid, const std::string& process_name,
       if (sf.column) w.ch(':').udec(sf.column);
       w.ch('\n');
     };
-    for (size_t i = 0; i < t.frames.size(); ++i) {
-      const Frame& f = t.frames[i];
+    // A physical frame, or (`tailcall`) one a tail call left off the stack.
+    auto print_frame = [&](const Frame& f, bool tailcall) {
       std::vector<SourceFrame> sources;
       if (options.source_lines || options.inlines) sources = source_frames(f, options.inlines);
       for (size_t k = 0; k + 1 < sources.size(); ++k) {  // inlined calls, innermost first
@@ -122,13 +122,20 @@ void print_text(dump::TextWriter& w, pid_t pid, const std::string& process_name,
         w.str(" ??");
       }
       if (options.modules && f.module) w.str(" - ").str(f.module->name);
-      if (options.verbose) {
+      if (tailcall) {
+        w.str(" [tailcall]");
+      } else if (options.verbose) {
         w.str(" [").str(to_string(f.source));
         if (f.sframe_miss != SframeMiss::kNone) w.str(": ").str(to_string(f.sframe_miss));
         w.ch(']');
       }
       w.ch('\n');
       if (!sources.empty()) source_line(sources.back());
+    };
+    for (size_t i = 0; i < t.frames.size(); ++i) {
+      print_frame(t.frames[i], false);
+      if ((options.source_lines || options.inlines) && i + 1 < t.frames.size())
+        for (const Frame& tail : tail_call_frames(t.frames[i], t.frames[i + 1])) print_frame(tail, true);
     }
     if (options.verbose || !natural_end(t)) w.str("  stop: ").str(stop_text(t.walk)).ch('\n');
   }
@@ -150,8 +157,8 @@ void print_json(dump::TextWriter& w, pid_t pid, const std::vector<ThreadResult>&
     if (ti) w.ch(',');
     w.str("\n{\"tid\":").dec(t.tid).str(",\"name\":\"").str(dump::json_escape(t.name)).str("\",\"frames\":[");
     bool first = true;
-    for (size_t i = 0; i < t.frames.size(); ++i) {
-      const Frame& f = t.frames[i];
+    // A physical frame, or (`tailcall`) one a tail call left off the stack.
+    auto print_frame = [&](const Frame& f, bool tailcall) {
       std::vector<SourceFrame> sources;
       if (options.source_lines || options.inlines) sources = source_frames(f, options.inlines);
       for (size_t k = 0; k + 1 < sources.size(); ++k) {  // inlined calls, innermost first
@@ -172,12 +179,21 @@ void print_json(dump::TextWriter& w, pid_t pid, const std::vector<ThreadResult>&
       if (s.found) w.ch('"').str(dump::json_escape(s.function)).ch('"'); else w.str("null");
       w.str(",\"offset\":").udec(s.offset).str(",\"module\":");
       if (f.module) w.ch('"').str(dump::json_escape(f.module->name)).ch('"'); else w.str("null");
-      w.str(",\"source\":\"").str(to_string(f.source)).ch('"');
-      if (f.sframe_miss != SframeMiss::kNone) w.str(",\"sframe_miss\":\"").str(to_string(f.sframe_miss)).ch('"');
-      w.str(",\"activation\":").str(f.activation ? "true" : "false")
-          .str(",\"sp\":\"0x").hex(f.sp).ch('"');
+      if (tailcall) {
+        w.str(",\"tailcall\":true");
+      } else {
+        w.str(",\"source\":\"").str(to_string(f.source)).ch('"');
+        if (f.sframe_miss != SframeMiss::kNone) w.str(",\"sframe_miss\":\"").str(to_string(f.sframe_miss)).ch('"');
+        w.str(",\"activation\":").str(f.activation ? "true" : "false")
+            .str(",\"sp\":\"0x").hex(f.sp).ch('"');
+      }
       if (options.source_lines && !sources.empty()) json_source(w, sources.back());
       w.ch('}');
+    };
+    for (size_t i = 0; i < t.frames.size(); ++i) {
+      print_frame(t.frames[i], false);
+      if ((options.source_lines || options.inlines) && i + 1 < t.frames.size())
+        for (const Frame& tail : tail_call_frames(t.frames[i], t.frames[i + 1])) print_frame(tail, true);
     }
     w.str("],\"stop\":\"");
     if (!t.error.empty()) w.str("unreadable\",\"error\":\"").str(dump::json_escape(t.error)).ch('"');

@@ -56,4 +56,46 @@ std::vector<SourceFrame> source_frames(const Frame& frame, bool inlines) {
   return out;
 }
 
+std::vector<Frame> tail_call_frames(const Frame& callee, const Frame& caller) {
+  if (!callee.module || !caller.module || !callee.module->data || !caller.module->data) return {};
+  if (caller.activation || callee.signal_trampoline || caller.signal_trampoline || caller.pc == 0) return {};
+  const symbol::InlineSymbolizer* caller_source = caller.module->data->source();
+  const symbol::InlineSymbolizer* callee_source = callee.module->data->source();
+  if (!caller_source || !callee_source) return {};
+  // Where the callee's function starts: its DWARF subprogram, else its symbol.
+  const uint64_t callee_bias = callee.module->bias;
+  const uint64_t callee_pc = callee.symbol_pc - callee_bias;
+  uint64_t callee_entry = 0;
+  const std::vector<symbol::FunctionLevel> levels = callee_source->functions().chain(callee_pc);
+  if (!levels.empty()) callee_entry = levels.back().entry;
+  else if (auto match = callee.module->data->symbols().lookup(callee_pc)) callee_entry = match->symbol->address;
+  else return {};
+  std::vector<symbol::TailCallFrame> found;
+  const Module* in = caller.module;
+  if (callee.module == caller.module) {
+    found = caller_source->call_graph().tail_call_frames(caller.pc - caller.module->bias, callee_entry);
+  } else {
+    // A call into another module (through its PLT): the caller's call site
+    // names the function it calls; when that module has exactly one function
+    // of that name, the tail calls from it are searched there, and only there.
+    const symbol::CallSite* site = caller_source->call_graph().call_site_at(caller.pc - caller.module->bias);
+    if (!site || site->target != symbol::CallTargetKind::kName) return {};
+    const std::optional<uint64_t> first = callee_source->function_named(site->name);
+    if (!first) return {};
+    found = callee_source->call_graph().tail_calls_from(*first, callee_entry);
+    in = callee.module;
+  }
+  std::vector<Frame> out;
+  for (const symbol::TailCallFrame& t : found) {
+    Frame f;
+    f.pc = t.pc + in->bias;
+    f.activation = false;
+    f.source = caller.source;
+    f.module = in;
+    f.lookup_pc = f.symbol_pc = f.pc - 1;
+    out.push_back(f);
+  }
+  return out;
+}
+
 }  // namespace framewalk

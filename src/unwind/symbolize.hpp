@@ -34,6 +34,20 @@ struct SourceFrame {
 // site of the outermost one.
 std::vector<SourceFrame> source_frames(const Frame& frame, bool inlines);
 
+// The frames tail calls left off the stack between the physical frame
+// `callee` and its caller `caller` (what gdb shows as tail-call frames),
+// innermost first; rebuilt from the DWARF call sites of the caller's module
+// (InlineSymbolizer::call_graph); empty unless that information is
+// unambiguous, and when the caller was interrupted (a signal) rather than
+// called. When the callee is in another module than its caller (a call
+// through the PLT), the caller's call site must name the function called,
+// that module must have exactly one function of that name, and the chain is
+// searched in that module only. Each is a frame of the module it is in whose
+// pc is the address after the jump (lookup_pc and symbol_pc one byte before
+// it, inside the jump), for symbolize() and source_frames(); it is not part
+// of the walk (sp 0, no registers).
+std::vector<Frame> tail_call_frames(const Frame& callee, const Frame& caller);
+
 // C++ demangling (the name itself when it is not a mangled name).
 std::string demangle_name(const std::string& name);
 

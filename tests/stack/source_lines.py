@@ -18,8 +18,14 @@ thread. gdb shows each physical frame as the inlined calls at its PC
 A frame gdb has no line for must have none from framewalk either. Files are
 equal when their normalised paths are, or when gdb's relative name is the end
 of framewalk's path (gdb resolves a relative name against the unit's
-directory only when the source exists). Tail-call frames gdb synthesises are
-left out (framewalk does not make them).
+directory only when the source exists).
+
+Tail-call frames (gdb's TAILCALL_FRAME, framewalk's "tailcall": rebuilt from
+DWARF call sites between two physical frames) are compared like physical
+frames: the same PC (the address after the jump), the same function and the
+same line, in the same place. And the physical frames of `-s` (and `-i`)
+must be those of a run without source information: pc, sp, function,
+module, source and activation of each, in order.
 
 Exit status 0 when everything matches, 1 otherwise, 77 without gdb/gcore.
 
@@ -37,8 +43,11 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compare_with_gdb as cwg  # noqa: E402  (processes, gdb, framewalk runs)
 
-# Fixtures and how many threads of each spin (none do here).
-FIXTURES = ["inlines", "inlines_clang", "recursion", "threads", "cxx_unwind", "link_static"]
+FIXTURES = ["inlines", "inlines_clang", "recursion", "threads", "cxx_unwind", "link_static",
+            "tailcalls", "tailcalls_clang", "tailcall"]
+# Threads of a fixture that block elsewhere than in read/pause (tailcalls:
+# one waits on a semaphore, in a futex).
+SPINNERS = {"tailcalls": 1, "tailcalls_clang": 1}
 
 
 def same_file(fw_file, gdb_file, gdb_full):
@@ -67,7 +76,7 @@ def physical_groups(frames, is_inline):
 
 
 def gdb_groups(frames):
-    return physical_groups([f for f in frames if f["type"] != "tailcall"], lambda f: f["type"] == "inline")
+    return physical_groups(frames, lambda f: f["type"] == "inline")
 
 
 def fw_groups(frames):
@@ -77,6 +86,17 @@ def fw_groups(frames):
 def last_name_component(name):
     name = re.sub(r"\(.*\)$", "", name or "") if not (name or "").endswith("operator()") else name
     return name.split("::")[-1]
+
+
+def tail_name_differs(fw, g):
+    """None when a tail-call frame's name is gdb's: framewalk names it by its
+    symbol as it names physical frames (sem_wait, do_futex_wait.constprop.0),
+    gdb by its DWARF function (__new_sem_wait, do_futex_wait): one name
+    holds the other."""
+    want, have = last_name_component(g.get("function")), fw.get("function") or ""
+    if not want or want in have or (have and have in want):
+        return None
+    return "function: gdb %s, framewalk %s" % (g.get("function"), have)
 
 
 def describe(f):
@@ -110,6 +130,17 @@ def compare_thread(gdb_thread, fw_thread, inlines):
         if int(g[-1]["pc"], 16) != int(f[-1]["pc"], 16):
             problems.append("frame %d: pc %s from gdb, %s from framewalk" % (i, g[-1]["pc"], f[-1]["pc"]))
             break
+        g_tail, f_tail = g[-1]["type"] == "tailcall", bool(f[-1].get("tailcall"))
+        if g_tail != f_tail:
+            problems.append("frame %d %s: %s from gdb, %s from framewalk" % (
+                i, describe(f[-1]), "tailcall" if g_tail else "not tailcall", "tailcall" if f_tail else "not"))
+            continue
+        if g_tail:  # the function that made the jump, at the line of the jump
+            why = compare_frame(f[-1], g[-1], False) or tail_name_differs(f[-1], g[-1])
+            if why:
+                problems.append("frame %d tailcall %s: %s" % (i, describe(f[-1]), why))
+            if not inlines:
+                continue
         if not inlines:
             why = compare_frame(f[-1], g[0], False)
             if why:
@@ -124,6 +155,30 @@ def compare_thread(gdb_thread, fw_thread, inlines):
             if why:
                 problems.append("frame %d.%d %s: %s" % (i, k, describe(fk), why))
     return problems
+
+
+PHYSICAL_KEYS = ("pc", "sp", "function", "offset", "module", "source", "activation")
+
+
+def physical_frames(thread):
+    return [tuple(f.get(k) for k in PHYSICAL_KEYS) for f in thread["frames"]
+            if not f.get("inline") and not f.get("tailcall")]
+
+
+def compare_physical(with_source, without):
+    """None when the physical frames of a run with -s/-i equal those of a plain run, else why not."""
+    plain = {t["tid"]: t for t in without["threads"]}
+    for t in with_source["threads"]:
+        p = plain.get(t["tid"])
+        if p is None:
+            return "thread %d missing without -s" % t["tid"]
+        a, b = physical_frames(t), physical_frames(p)
+        if a != b:
+            for i, (x, y) in enumerate(zip(a, b)):
+                if x != y:
+                    return "thread %d frame %d: %s with source lines, %s without" % (t["tid"], i, x, y)
+            return "thread %d: %d physical frames with source lines, %d without" % (t["tid"], len(a), len(b))
+    return None
 
 
 def main():
@@ -144,6 +199,7 @@ def main():
     flags = ["-s"] + (["-i"] if args.inlines else [])
     workdir = tempfile.mkdtemp(prefix="framewalk-lines-")
     failures, frames_compared, with_lines, inline_frames = 0, 0, 0, 0
+    tail_frames, gdb_tail_frames, physical_checked = 0, 0, 0
     try:
         for name in FIXTURES:
             path = os.path.join(args.fixtures, name)
@@ -151,7 +207,7 @@ def main():
                 print("skip %s: not built" % name)
                 continue
             p, err = cwg.start_fixture(path, [])
-            err = err or cwg.wait_settled(p.pid, 0)
+            err = err or cwg.wait_settled(p.pid, SPINNERS.get(name, 0))
             truth = None
             if not err:
                 truth, err = cwg.gdb_frames(["-p", str(p.pid)])
@@ -173,6 +229,13 @@ def main():
                     print("FAIL %s %s: %s" % (name, mode, err))
                     failures += 1
                     continue
+                plain_json, err = cwg.framewalk(walker, target)
+                why = err or compare_physical(fw_json, plain_json)
+                if why:
+                    print("FAIL %s %s: physical frames: %s" % (name, mode, why))
+                    failures += 1
+                else:
+                    physical_checked += sum(len(physical_frames(t)) for t in fw_json["threads"])
                 by_tid = {t["tid"]: t for t in fw_json["threads"]}
                 for g in truth["threads"]:
                     f = by_tid.get(g["tid"])
@@ -184,6 +247,8 @@ def main():
                     frames_compared += len(f["frames"])
                     with_lines += sum(1 for x in f["frames"] if "file" in x)
                     inline_frames += sum(1 for x in f["frames"] if x.get("inline"))
+                    tail_frames += sum(1 for x in f["frames"] if x.get("tailcall"))
+                    gdb_tail_frames += sum(1 for x in g["frames"] if x["type"] == "tailcall")
                     status = "FAIL" if problems else "ok"
                     if problems or args.verbose:
                         print("%s %s %s thread %d (%s)" % (status, name, mode, g["tid"], g.get("name")))
@@ -196,8 +261,9 @@ def main():
             p.wait()
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    print("%d frames compared (%d with a line, %d inline), %d failures" % (
-        frames_compared, with_lines, inline_frames, failures))
+    print("%d frames compared (%d with a line, %d inline, %d tailcall; gdb: %d tailcall), "
+          "%d physical frames equal to a run without -s, %d failures" % (
+              frames_compared, with_lines, inline_frames, tail_frames, gdb_tail_frames, physical_checked, failures))
     return 1 if failures else 0
 
 
