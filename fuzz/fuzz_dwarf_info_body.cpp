@@ -1,5 +1,6 @@
 // fuzz_dwarf_info: the .debug_info reader (unit headers, abbreviations,
-// forms, DIE trees), range lists and the function index built on them.
+// forms, DIE trees), range lists, the function index built on them, and the
+// call sites of its functions with the tail-call search over them.
 //
 // Input: byte 0 = options (bit 0 big-endian, bit 1 4-byte addresses for the
 // range lists read directly); then six sections, each a 2-byte little-endian
@@ -14,6 +15,7 @@
 
 #include "fuzz_bodies.hpp"
 #include "symbol/debug_info.hpp"
+#include "symbol/call_sites.hpp"
 #include "symbol/function_index.hpp"
 
 namespace framewalk::fuzz {
@@ -60,6 +62,29 @@ int fuzz_dwarf_info(const uint8_t* data, size_t size) {
   }
   (void)index.chain(0);
   (void)index.chain(~uint64_t{0});
+
+  // Call sites of the physical functions, and the tail-call search from
+  // each site's return address to every entry (bounded: at most 16 x 16).
+  symbol::CallSiteIndex call_sites(s);
+  const symbol::ModuleCallGraph graph{index, call_sites, [](std::string_view) -> std::optional<uint64_t> {
+                                        return std::nullopt;
+                                      }};
+  size_t searched = 0;
+  for (size_t i = 0; i < entries.size() && i < 16; ++i) {
+    const std::vector<symbol::FunctionLevel> chain = index.chain(entries[i]);
+    if (chain.empty()) continue;
+    const symbol::FunctionCallSites* sites = call_sites.sites(chain.back().die);
+    if (!sites) continue;
+    for (const symbol::CallSite& site : sites->sites) {
+      if (searched++ >= 256) break;
+      FUZZ_CHECK(graph.call_site_at(site.return_pc) == nullptr || graph.call_site_at(site.return_pc)->return_pc ==
+                                                                       site.return_pc);
+      for (size_t j = 0; j < entries.size() && j < 16; ++j) {
+        const std::vector<symbol::TailCallFrame> frames = graph.tail_call_frames(site.return_pc, entries[j]);
+        FUZZ_CHECK(frames.size() <= symbol::TailCallLimits{}.max_depth);
+      }
+    }
+  }
   for (const symbol::DwarfProblem& p : index.problems()) (void)to_string(p.error.code);
 
   // The range lists directly, from offset 0 and by index 0.
