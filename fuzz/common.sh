@@ -2,7 +2,7 @@
 # limits, the ASan+UBSan build, and what to do with an input that fails.
 #
 # Environment: FUZZ_BUILD_DIR (default build-fuzz/), FUZZ_JOBS (build
-# parallelism, default 1), FUZZ_CC / FUZZ_CXX (default clang / clang++).
+# parallelism, default the number of CPUs), FUZZ_CC / FUZZ_CXX (default clang / clang++).
 
 fuzz_here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 fuzz_root=$(dirname "$fuzz_here")
@@ -52,7 +52,7 @@ fuzz_build_targets() {
     -DFRAMEWALK_TESTS=OFF -DFRAMEWALK_BENCH=OFF > "$fuzz_build/configure.log" 2>&1 \
     || { cat "$fuzz_build/configure.log" >&2; return 2; }
   echo "== building $*"
-  cmake --build "$fuzz_build" -j "${FUZZ_JOBS:-1}" --target "$@"
+  cmake --build "$fuzz_build" -j "${FUZZ_JOBS:-$(nproc)}" --target "$@"
 }
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1:allocator_may_return_null=1}
