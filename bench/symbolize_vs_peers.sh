@@ -31,7 +31,10 @@ fi
 
 # Addresses: every function's entry first, then random addresses inside
 # random functions (FUNC symbols with a size, from nm), up to N in all.
-nm --defined-only -S "$file" | python3 -c '
+# (A file without a symbol table, as libc.so.6: its dynamic symbols.)
+nm_flags=(--defined-only -S)
+nm "${nm_flags[@]}" "$file" 2>/dev/null | grep -q . || nm_flags+=(-D)
+nm "${nm_flags[@]}" "$file" | python3 -c '
 import random, sys
 count = int(sys.argv[1])
 funcs = []
