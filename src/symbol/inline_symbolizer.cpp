@@ -1,21 +1,12 @@
 #include "symbol/inline_symbolizer.hpp"
 
 #include "elf/debug_file.hpp"
+#include "symbol/split_dwarf.hpp"
 
 namespace framewalk::symbol {
 
 DwarfSections dwarf_sections(const elf::ElfFile& file, std::vector<DwarfProblem>* problems) {
-  auto data = [&](std::string_view name) -> Bytes {
-    const elf::Section* section = file.section_by_name(name);
-    if (!section) section = file.section_by_name(".z" + std::string(name.substr(1)));
-    if (!section) return {};
-    auto bytes = file.section_data(*section);
-    if (!bytes) {
-      if (problems) problems->push_back({bytes.error(), section->name.data()});
-      return {};
-    }
-    return *bytes;
-  };
+  auto data = [&](std::string_view name) { return elf_section_bytes(file, name, problems); };
   DwarfSections s;
   s.endian = file.endian();
   s.address_size = static_cast<uint8_t>(file.address_size());
@@ -57,16 +48,18 @@ std::unique_ptr<InlineSymbolizer> InlineSymbolizer::load(std::shared_ptr<const e
       }
     }
   }
-  return std::make_unique<InlineSymbolizer>(dwarf, open_supplementary(*dwarf, dwarf_path), style);
+  return std::make_unique<InlineSymbolizer>(dwarf, open_supplementary(*dwarf, dwarf_path), style, path);
 }
 
 InlineSymbolizer::InlineSymbolizer(std::shared_ptr<const elf::ElfFile> dwarf,
-                                   std::shared_ptr<const elf::ElfFile> supplementary, PathStyle style)
+                                   std::shared_ptr<const elf::ElfFile> supplementary, PathStyle style,
+                                   const std::string& program_path)
     : dwarf_(std::move(dwarf)), supplementary_(std::move(supplementary)) {
   sections_ = dwarf_sections(*dwarf_, &section_problems_);
   if (supplementary_) alt_sections_ = dwarf_sections(*supplementary_, &section_problems_);
   lines_ = LineTable::load(dwarf_, style, alt_sections_.str);
-  functions_ = std::make_unique<FunctionIndex>(sections_, supplementary_ ? &alt_sections_ : nullptr, style);
+  functions_ = std::make_unique<FunctionIndex>(sections_, supplementary_ ? &alt_sections_ : nullptr, style,
+                                               std::make_unique<SplitDwarfFiles>(program_path));
 }
 
 std::vector<SourceFrame> InlineSymbolizer::frames(uint64_t address) const {
