@@ -1,6 +1,7 @@
 #include "symbol/function_index.hpp"
 
 #include <algorithm>
+#include <array>
 #include <set>
 
 #include "symbol/line_program.hpp"
@@ -68,7 +69,11 @@ struct FunctionIndex::Impl {
   std::unique_ptr<SplitUnitSource> split_source;
   static constexpr uint32_t kAltSource = 0xffffffffu;
   mutable std::vector<std::unique_ptr<DwarfFile>> split_files;  // source n is split_files[n - 1]
-  mutable std::vector<std::string> split_paths;
+  struct SplitOrigin {
+    std::string file;
+    std::array<uint64_t, static_cast<size_t>(DwpSection::kCount)> bases{};
+  };
+  mutable std::vector<SplitOrigin> split_origins;  // by source - 1
   mutable bool started = false;
   mutable std::vector<Unit> units;  // compile and partial units of `main`, by offset
   struct UnitRange {
@@ -99,11 +104,26 @@ struct FunctionIndex::Impl {
   // A problem of a unit's DIEs: in a split unit, in the .dwo's section of that name.
   void report(const Unit& u, Error e, const char* section) const {
     if (u.source == 0) return report(e, section);
-    static constexpr std::pair<std::string_view, const char*> kDwo[] = {
-        {".debug_info", ".debug_info.dwo"}, {".debug_abbrev", ".debug_abbrev.dwo"},
-        {".debug_str", ".debug_str.dwo"}, {".debug_rnglists", ".debug_rnglists.dwo"}};
-    for (const auto& [main_name, dwo_name] : kDwo)
-      if (main_name == section) return problems.push_back({e, dwo_name, split_paths[u.source - 1]});
+    report_split(u.source, e, section);
+  }
+  // In a split unit's file: the .dwo section of that name, the offset in the
+  // file's section (a .dwp's contribution's start added).
+  void report_split(uint32_t source, Error e, const char* section) const {
+    struct Dwo {
+      std::string_view main_name;
+      const char* name;
+      DwpSection contribution;
+    };
+    static constexpr Dwo kDwo[] = {{".debug_info", ".debug_info.dwo", DwpSection::kInfo},
+                                   {".debug_abbrev", ".debug_abbrev.dwo", DwpSection::kAbbrev},
+                                   {".debug_str", ".debug_str.dwo", DwpSection::kCount},
+                                   {".debug_rnglists", ".debug_rnglists.dwo", DwpSection::kRnglists}};
+    const SplitOrigin& origin = split_origins[source - 1];
+    for (const Dwo& d : kDwo)
+      if (d.main_name == section) {
+        if (d.contribution != DwpSection::kCount) e.offset += origin.bases[static_cast<size_t>(d.contribution)];
+        return problems.push_back({e, d.name, origin.file});
+      }
     report(e, section);  // .debug_addr, .debug_ranges: the main file's
   }
 };
@@ -236,7 +256,13 @@ bool FunctionIndex::Impl::open_split(Unit& u) const {
   auto found = split_source->find(k, main_sections, &problems);
   if (!found) return false;
   auto file = std::make_unique<DwarfFile>(found->sections, &u.bases);
-  for (const DwarfProblem& p : file->problems()) problems.push_back({p.error, ".debug_info.dwo", found->file});
+  split_origins.push_back({found->file, found->bases});
+  const uint32_t source = static_cast<uint32_t>(split_origins.size());
+  auto unusable = [&](Error e) {  // keeps the origin for the report, the source stays unused
+    report_split(source, e, ".debug_info");
+    return false;
+  };
+  for (const DwarfProblem& p : file->problems()) report_split(source, p.error, ".debug_info");
   // The split compile unit (a .dwo may hold type units too).
   const UnitHeader* split = nullptr;
   for (const UnitHeader& h : file->units())
@@ -244,10 +270,7 @@ bool FunctionIndex::Impl::open_split(Unit& u) const {
       split = &h;
       break;
     }
-  if (!split) {
-    problems.push_back({Error{ErrorCode::kSplitUnitNotFound, 0}, ".debug_info.dwo", found->file});
-    return false;
-  }
+  if (!split) return unusable(Error{ErrorCode::kSplitUnitNotFound, 0});
   // Its dwo id must be the skeleton's: a stale .dwo describes other code.
   std::optional<uint64_t> id;
   if (split->version >= 5) {
@@ -260,15 +283,12 @@ bool FunctionIndex::Impl::open_split(Unit& u) const {
       (void)root;
     }
   }
-  if (!id || *id != k.dwo_id) {
-    problems.push_back({Error{ErrorCode::kSplitUnitMismatch, split->offset}, ".debug_info.dwo", found->file});
-    return false;
-  }
+  if (!id || *id != k.dwo_id) return unusable(Error{ErrorCode::kSplitUnitMismatch, split->offset});
   u.file = file.get();
   u.die_header = split;
-  split_files.push_back(std::move(file));
-  split_paths.push_back(found->file);
-  u.source = static_cast<uint32_t>(split_files.size());
+  u.source = source;
+  split_files.resize(source);
+  split_files[source - 1] = std::move(file);
   return true;
 }
 
@@ -445,9 +465,11 @@ void FunctionIndex::Impl::resolve_name(uint32_t source, uint64_t die, int depth,
   }
   DwarfFile* file = file_for(source);
   const UnitHeader* unit = file->unit_containing(die);
-  const char* section = in_alt ? ".debug_info (supplementary)" : source ? ".debug_info.dwo" : ".debug_info";
-  const std::string split_path = source && !in_alt ? split_paths[source - 1] : std::string();
-  auto report = [&](Error e, const char* where) { problems.push_back({e, where, split_path}); };
+  const char* section = in_alt ? ".debug_info (supplementary)" : ".debug_info";  // split: made .dwo's by report
+  auto report = [&](Error e, const char* where) {
+    if (source && !in_alt) report_split(source, e, where);
+    else problems.push_back({e, where, {}});
+  };
   if (!unit) {
     report(Error{ErrorCode::kBadReference, die}, section);
     return;
@@ -476,9 +498,7 @@ void FunctionIndex::Impl::resolve_name(uint32_t source, uint64_t die, int depth,
     if (in_alt && v.kind == FormClass::kAltStrOffset) return std::nullopt;
     auto s = value_string(*ctx, v, alt_str);
     if (!s) {
-      report(s.error(), s.error().code == ErrorCode::kNeedsSupplementary ? section
-                        : source && !in_alt                                ? ".debug_str.dwo"
-                                                                           : ".debug_str");
+      report(s.error(), s.error().code == ErrorCode::kNeedsSupplementary ? section : ".debug_str");
       return std::nullopt;
     }
     return *s;

@@ -213,9 +213,9 @@ std::optional<SplitUnitDwarf> SplitDwarfFiles::find(const SkeletonInfo& skeleton
   auto with_main = [&](DwarfSections s, const std::string& file, bool package) {
     s.addr = main.addr;
     s.ranges = main.ranges;
-    return SplitUnitDwarf{s, file, package};
+    return SplitUnitDwarf{s, file, package, {}};
   };
-  if (!package_looked_for_) {
+  if (!package_looked_for_ && !program_path_.empty()) {
     package_looked_for_ = true;
     if (auto path = elf::find_dwp_file(program_path_)) {
       package_path_ = *path;
@@ -236,7 +236,9 @@ std::optional<SplitUnitDwarf> SplitDwarfFiles::find(const SkeletonInfo& skeleton
         problems->push_back({sections.error(), bad, path});
         return std::nullopt;
       }
-      return with_main(*sections, path, true);
+      SplitUnitDwarf out = with_main(*sections, path, true);
+      for (size_t i = 0; i < out.bases.size(); ++i) out.bases[i] = row->sections[i].offset;
+      return out;
     }
   }
   // The .dwo: as written when absolute, else under the unit's directory, then beside the program.
@@ -246,10 +248,12 @@ std::optional<SplitUnitDwarf> SplitDwarfFiles::find(const SkeletonInfo& skeleton
     candidates.push_back(name);
   } else if (!name.empty()) {
     if (!skeleton.comp_dir.empty()) candidates.push_back(std::string(skeleton.comp_dir) + "/" + name);
-    const std::string beside = directory_of(program_path_);
-    candidates.push_back(beside + "/" + name);
-    const auto slash = name.rfind('/');
-    if (slash != std::string::npos) candidates.push_back(beside + "/" + name.substr(slash + 1));
+    if (!program_path_.empty()) {
+      const std::string beside = directory_of(program_path_);
+      candidates.push_back(beside + "/" + name);
+      const auto slash = name.rfind('/');
+      if (slash != std::string::npos) candidates.push_back(beside + "/" + name.substr(slash + 1));
+    }
   }
   for (const std::string& c : candidates) {
     if (!readable(c)) continue;

@@ -79,6 +79,9 @@ struct SplitUnitDwarf {
   DwarfSections sections;
   std::string file;        // the .dwp or .dwo
   bool from_package = false;
+  // Where a .dwp's contributions start in its sections, by DwpSection (0 for
+  // a .dwo): added to the offsets of problems, so that they are the file's.
+  std::array<uint64_t, static_cast<size_t>(DwpSection::kCount)> bases{};
 };
 
 // Where split units come from (an interface, so that tests can hand in bytes).

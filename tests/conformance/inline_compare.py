@@ -376,6 +376,40 @@ def text_bytes(prog):
         return f.read()
 
 
+def compare_broken_package(args, name, prog, package, addrs, lines_with):
+    """A .dwp made hostile, in two ways: a slot count that is not a power of
+    two (.debug_cu_index offset 12) and the first unit's DW_SECT_INFO
+    contribution moved past the end of .debug_info.dwo. framewalk must name
+    the package, the section and the offset, print the line table's answers
+    and not crash. Returns the differences."""
+    at = None
+    for line in run(["readelf", "-SW", package]).splitlines():
+        m = re.search(r"\]\s+\.debug_cu_index\s+\S+\s+[0-9a-f]+\s+([0-9a-f]+)", line)
+        if m:
+            at = int(m.group(1), 16)
+    with open(package, "rb") as f:
+        original = f.read()
+    sections, slots = (int.from_bytes(original[at + i:at + i + 4], "little") for i in (4, 12))
+    ids = [int.from_bytes(original[at + 16 + 12 * slots + 4 * c:at + 20 + 12 * slots + 4 * c], "little")
+           for c in range(sections)]
+    info_at = at + 16 + 12 * slots + 4 * sections + 4 * ids.index(1)
+    cases = [(at + 12, (slots - 1).to_bytes(4, "little"), "bad .debug_cu_index at offset 0xc of .debug_cu_index"),
+             (info_at, (0xfffff000).to_bytes(4, "little"), "bad .debug_cu_index at offset 0xfffff000 of .debug_info.dwo")]
+    failures = 0
+    for where, value, want in cases:
+        with open(package, "wb") as f:
+            f.write(original[:where] + value + original[where + 4:])
+        done = subprocess.run([args.framewalk, "addr2line", "-e", prog] + ["%x" % a for a in addrs],
+                              capture_output=True, text=True)
+        if done.returncode != 1 or package + ": " + want not in done.stderr or done.stdout.splitlines() != lines_with:
+            failures += 1
+            print("DIFF %s hostile .dwp (%s): exit %d, stderr %r" % (name, want, done.returncode, done.stderr[:300]))
+    with open(package, "wb") as f:
+        f.write(original)
+    print("%s: hostile .dwp: %d of %d cases wrong" % (name, failures, len(cases)))
+    return failures
+
+
 def compare_split(args, symbolizer, name, compiler, flags, packager):
     """A -gsplit-dwarf build: with its .dwo files, with only its .dwp, with
     neither. Returns (addresses, differences)."""
@@ -450,6 +484,7 @@ def compare_split(args, symbolizer, name, compiler, flags, packager):
         print("%s: %d addresses, .dwp by %s only: %d differ from llvm-symbolizer on the twin; on the split build "
               "%d differ, %d by KNOWN_ORACLE_BUGS[0]" % (name, len(addrs), os.path.basename(tool), differ,
                                                          split_differ, bug))
+        failures += compare_broken_package(args, name, prog, package, addrs, lines_with)
         os.remove(package)
     else:
         print("%s: .dwp skipped (no %s)" % (name, packager))
