@@ -267,5 +267,112 @@ TEST(SplitDwarf, MissingAndMismatchedSplitUnitsAreReported) {
   }
 }
 
+// The GNU extension to DWARF 4: a compile unit with DW_AT_GNU_dwo_name,
+// GNU_dwo_id, GNU_addr_base and GNU_ranges_base (low_pc 0x2000, 0x100
+// bytes); its split unit names its function by DW_FORM_GNU_str_index (string
+// offsets without a header) and gives its ranges in the main file's
+// .debug_ranges at the skeleton's ranges base, relative to the skeleton's low_pc.
+struct GnuSplitFixture {
+  std::vector<uint8_t> info, abbrev, addr, ranges, dwo_info, dwo_abbrev, dwo_str, dwo_str_offsets;
+  DwarfSections main, dwo;
+  explicit GnuSplitFixture(uint64_t split_id) {
+    SectionBuilder ab;
+    ab.uleb(1).uleb(tag::kCompileUnit).u8(0).uleb(at::kLowPc).uleb(form::kAddr).uleb(at::kHighPc).uleb(form::kData4);
+    ab.uleb(at::kGnuDwoName).uleb(form::kString).uleb(at::kGnuDwoId).uleb(form::kData8);
+    ab.uleb(at::kGnuAddrBase).uleb(form::kSecOffset).uleb(at::kGnuRangesBase).uleb(form::kSecOffset);
+    ab.uleb(0).uleb(0).uleb(0);
+    abbrev = ab.finish();
+    SectionBuilder ib;
+    Label end = ib.new_label(), start = ib.new_label();
+    ib.diff32(end, start).mark(start).u16(4).u32(0).u8(8);
+    ib.uleb(1).u64(0x2000).u32(0x100).str("y.dwo").u64(0x99).u32(0).u32(0x10).mark(end);
+    info = ib.finish();
+    SectionBuilder adb;
+    adb.u64(0x2000);  // no header in DWARF 4
+    addr = adb.finish();
+    SectionBuilder rb;
+    rb.u64(0).u64(0).u64(0x10).u64(0x30).u64(0).u64(0);  // another unit's empty list, then this one's
+    ranges = rb.finish();
+    SectionBuilder dab;
+    dab.uleb(1).uleb(tag::kCompileUnit).u8(1).uleb(at::kGnuDwoId).uleb(form::kData8).uleb(0).uleb(0);
+    dab.uleb(2).uleb(tag::kSubprogram).u8(0).uleb(at::kName).uleb(form::kGnuStrIndex);
+    dab.uleb(at::kRanges).uleb(form::kSecOffset).uleb(0).uleb(0).uleb(0);
+    dwo_abbrev = dab.finish();
+    SectionBuilder dib;
+    Label dend = dib.new_label(), dstart = dib.new_label();
+    dib.diff32(dend, dstart).mark(dstart).u16(4).u32(0).u8(8);
+    dib.uleb(1).u64(split_id).uleb(2).uleb(1).u32(0).uleb(0).mark(dend);
+    dwo_info = dib.finish();
+    SectionBuilder sb;
+    sb.str("other").str("gnu_fn");
+    dwo_str = sb.finish();
+    SectionBuilder ob;
+    ob.u32(0).u32(6);
+    dwo_str_offsets = ob.finish();
+    main.info = info;
+    main.abbrev = abbrev;
+    main.addr = addr;
+    main.ranges = ranges;
+    dwo.info = dwo_info;
+    dwo.abbrev = dwo_abbrev;
+    dwo.str = dwo_str;
+    dwo.str_offsets = dwo_str_offsets;
+  }
+};
+
+class GnuFakeSource : public SplitUnitSource {
+ public:
+  explicit GnuFakeSource(const DwarfSections* dwo) : dwo_(dwo) {}
+  std::optional<SplitUnitDwarf> find(const SkeletonInfo& skeleton, const DwarfSections& main,
+                                     std::vector<DwarfProblem>*) override {
+    EXPECT_EQ(skeleton.dwo_name, "y.dwo");
+    EXPECT_EQ(skeleton.dwo_id, 0x99u);
+    EXPECT_EQ(skeleton.version, 4u);
+    SplitUnitDwarf out{*dwo_, "y.dwo", false, {}};
+    out.sections.addr = main.addr;
+    out.sections.ranges = main.ranges;
+    return out;
+  }
+
+ private:
+  const DwarfSections* dwo_;
+};
+
+TEST(SplitDwarf, GnuDwarf4SkeletonAndItsSplitUnit) {
+  GnuSplitFixture f(0x99);
+  FunctionIndex index(f.main, nullptr, PathStyle::kBinutils, std::make_unique<GnuFakeSource>(&f.dwo));
+  const std::vector<FunctionLevel> chain = index.chain(0x2015);
+  ASSERT_EQ(chain.size(), 1u);
+  EXPECT_EQ(chain[0].name, "gnu_fn");  // string index 1: offset 6 of .debug_str.dwo
+  EXPECT_EQ(chain[0].entry, 0x2010u);  // 0x10 from the skeleton's low_pc, at ranges base 0x10
+  EXPECT_EQ(chain[0].die >> kSplitDieShift, 1u);
+  EXPECT_TRUE(index.chain(0x2005).empty());
+  EXPECT_TRUE(index.chain(0x2030).empty());
+  EXPECT_TRUE(index.problems().empty());
+  EXPECT_EQ(index.function_entries(), std::vector<uint64_t>{0x2010});
+
+  GnuSplitFixture stale(0x98);
+  FunctionIndex other(stale.main, nullptr, PathStyle::kBinutils, std::make_unique<GnuFakeSource>(&stale.dwo));
+  EXPECT_TRUE(other.chain(0x2015).empty());
+  ASSERT_EQ(other.problems().size(), 1u);
+  EXPECT_EQ(other.problems()[0].error.code, ErrorCode::kSplitUnitMismatch);
+}
+
+TEST(SplitDwarf, GnuIndexForms) {
+  UnitHeader unit;
+  unit.version = 4;
+  const std::vector<uint8_t> bytes = {0x85, 0x01, 0x03};
+  ByteReader r(bytes, Endian::kLittle);
+  auto a = read_form(r, unit, form::kGnuAddrIndex, 0);
+  auto s = read_form(r, unit, form::kGnuStrIndex, 0);
+  ASSERT_TRUE(a.ok());
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(a->kind, FormClass::kAddrIndex);
+  EXPECT_EQ(a->number, 0x85u);
+  EXPECT_EQ(s->kind, FormClass::kStrIndex);
+  EXPECT_EQ(s->number, 3u);
+  EXPECT_TRUE(r.at_end());
+}
+
 }  // namespace
 }  // namespace framewalk::symbol
