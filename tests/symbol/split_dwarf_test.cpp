@@ -151,9 +151,23 @@ TEST(CuIndex, PackageRowsAreSlicedAndChecked) {
 
 // A main file with one DWARF 5 skeleton (low_pc 0x1000, 0x100 bytes,
 // addr_base 8) and a split unit with one function at addrx 0 named by strx 0.
-struct SplitFixture {
-  std::vector<uint8_t> info, abbrev, addr, dwo_info, dwo_abbrev, dwo_str, dwo_str_offsets;
+// The bytes of a main file and a dwo, and the sections over them.
+struct SplitBytes {
+  std::vector<uint8_t> info, abbrev, addr, ranges, dwo_info, dwo_abbrev, dwo_str, dwo_str_offsets;
   DwarfSections main, dwo;
+  void point() {
+    main.info = info;
+    main.abbrev = abbrev;
+    main.addr = addr;
+    main.ranges = ranges;
+    dwo.info = dwo_info;
+    dwo.abbrev = dwo_abbrev;
+    dwo.str = dwo_str;
+    dwo.str_offsets = dwo_str_offsets;
+  }
+};
+
+struct SplitFixture : SplitBytes {
   SplitFixture(uint64_t skeleton_id, uint64_t split_id) {
     SectionBuilder ab;
     ab.uleb(1).uleb(tag::kSkeletonUnit).u8(0);
@@ -184,45 +198,48 @@ struct SplitFixture {
     SectionBuilder ob;
     ob.u32(8).u16(5).u16(0).u32(0);
     dwo_str_offsets = ob.finish();
-    main.info = info;
-    main.abbrev = abbrev;
-    main.addr = addr;
-    dwo.info = dwo_info;
-    dwo.abbrev = dwo_abbrev;
-    dwo.str = dwo_str;
-    dwo.str_offsets = dwo_str_offsets;
+    point();
   }
 };
 
+// Hands out `dwo` (null: reports it missing), counting the calls and keeping the last skeleton asked about.
 class FakeSource : public SplitUnitSource {
  public:
-  FakeSource(const DwarfSections* dwo, int* calls) : dwo_(dwo), calls_(calls) {}
+  FakeSource(const DwarfSections* dwo, int* calls, SkeletonInfo* seen = nullptr)
+      : dwo_(dwo), calls_(calls), seen_(seen) {}
   std::optional<SplitUnitDwarf> find(const SkeletonInfo& skeleton, const DwarfSections& main,
                                      std::vector<DwarfProblem>* problems) override {
     ++*calls_;
-    EXPECT_EQ(skeleton.dwo_name, "x.dwo");
+    if (seen_) *seen_ = skeleton;
+    const std::string name(skeleton.dwo_name);
     if (!dwo_) {
-      problems->push_back({Error{ErrorCode::kSplitUnitNotFound, skeleton.unit_offset}, ".debug_info", "x.dwo"});
+      problems->push_back({Error{ErrorCode::kSplitUnitNotFound, skeleton.unit_offset}, ".debug_info", name});
       return std::nullopt;
     }
-    SplitUnitDwarf out{*dwo_, "x.dwo", false};
+    SplitUnitDwarf out{*dwo_, name, false, {}};
     out.sections.addr = main.addr;
+    out.sections.ranges = main.ranges;
     return out;
   }
 
  private:
   const DwarfSections* dwo_;
   int* calls_;
+  SkeletonInfo* seen_;
 };
 
 TEST(SplitDwarf, SkeletonDecodedFromItsSplitUnitOnFirstUse) {
   SplitFixture f(0x77, 0x77);
   int calls = 0;
-  FunctionIndex index(f.main, nullptr, PathStyle::kBinutils, std::make_unique<FakeSource>(&f.dwo, &calls));
+  SkeletonInfo seen;
+  FunctionIndex index(f.main, nullptr, PathStyle::kBinutils, std::make_unique<FakeSource>(&f.dwo, &calls, &seen));
   EXPECT_TRUE(index.chain(0x5000).empty());
   EXPECT_EQ(calls, 0);  // no address in the skeleton yet: no file opened
   const std::vector<FunctionLevel> chain = index.chain(0x1010);
   EXPECT_EQ(calls, 1);
+  EXPECT_EQ(seen.dwo_name, "x.dwo");
+  EXPECT_EQ(seen.dwo_id, 0x77u);  // the DWARF 5 skeleton's header signature
+  EXPECT_EQ(seen.version, 5u);
   ASSERT_EQ(chain.size(), 1u);
   EXPECT_EQ(chain[0].name, "split_fn");
   EXPECT_EQ(chain[0].entry, 0x1000u);
@@ -272,9 +289,7 @@ TEST(SplitDwarf, MissingAndMismatchedSplitUnitsAreReported) {
 // bytes); its split unit names its function by DW_FORM_GNU_str_index (string
 // offsets without a header) and gives its ranges in the main file's
 // .debug_ranges at the skeleton's ranges base, relative to the skeleton's low_pc.
-struct GnuSplitFixture {
-  std::vector<uint8_t> info, abbrev, addr, ranges, dwo_info, dwo_abbrev, dwo_str, dwo_str_offsets;
-  DwarfSections main, dwo;
+struct GnuSplitFixture : SplitBytes {
   explicit GnuSplitFixture(uint64_t split_id) {
     SectionBuilder ab;
     ab.uleb(1).uleb(tag::kCompileUnit).u8(0).uleb(at::kLowPc).uleb(form::kAddr).uleb(at::kHighPc).uleb(form::kData4);
@@ -309,39 +324,19 @@ struct GnuSplitFixture {
     SectionBuilder ob;
     ob.u32(0).u32(6);
     dwo_str_offsets = ob.finish();
-    main.info = info;
-    main.abbrev = abbrev;
-    main.addr = addr;
-    main.ranges = ranges;
-    dwo.info = dwo_info;
-    dwo.abbrev = dwo_abbrev;
-    dwo.str = dwo_str;
-    dwo.str_offsets = dwo_str_offsets;
+    point();
   }
-};
-
-class GnuFakeSource : public SplitUnitSource {
- public:
-  explicit GnuFakeSource(const DwarfSections* dwo) : dwo_(dwo) {}
-  std::optional<SplitUnitDwarf> find(const SkeletonInfo& skeleton, const DwarfSections& main,
-                                     std::vector<DwarfProblem>*) override {
-    EXPECT_EQ(skeleton.dwo_name, "y.dwo");
-    EXPECT_EQ(skeleton.dwo_id, 0x99u);
-    EXPECT_EQ(skeleton.version, 4u);
-    SplitUnitDwarf out{*dwo_, "y.dwo", false, {}};
-    out.sections.addr = main.addr;
-    out.sections.ranges = main.ranges;
-    return out;
-  }
-
- private:
-  const DwarfSections* dwo_;
 };
 
 TEST(SplitDwarf, GnuDwarf4SkeletonAndItsSplitUnit) {
   GnuSplitFixture f(0x99);
-  FunctionIndex index(f.main, nullptr, PathStyle::kBinutils, std::make_unique<GnuFakeSource>(&f.dwo));
+  int calls = 0;
+  SkeletonInfo seen;
+  FunctionIndex index(f.main, nullptr, PathStyle::kBinutils, std::make_unique<FakeSource>(&f.dwo, &calls, &seen));
   const std::vector<FunctionLevel> chain = index.chain(0x2015);
+  EXPECT_EQ(seen.dwo_name, "y.dwo");
+  EXPECT_EQ(seen.dwo_id, 0x99u);
+  EXPECT_EQ(seen.version, 4u);
   ASSERT_EQ(chain.size(), 1u);
   EXPECT_EQ(chain[0].name, "gnu_fn");  // string index 1: offset 6 of .debug_str.dwo
   EXPECT_EQ(chain[0].entry, 0x2010u);  // 0x10 from the skeleton's low_pc, at ranges base 0x10
@@ -352,7 +347,7 @@ TEST(SplitDwarf, GnuDwarf4SkeletonAndItsSplitUnit) {
   EXPECT_EQ(index.function_entries(), std::vector<uint64_t>{0x2010});
 
   GnuSplitFixture stale(0x98);
-  FunctionIndex other(stale.main, nullptr, PathStyle::kBinutils, std::make_unique<GnuFakeSource>(&stale.dwo));
+  FunctionIndex other(stale.main, nullptr, PathStyle::kBinutils, std::make_unique<FakeSource>(&stale.dwo, &calls));
   EXPECT_TRUE(other.chain(0x2015).empty());
   ASSERT_EQ(other.problems().size(), 1u);
   EXPECT_EQ(other.problems()[0].error.code, ErrorCode::kSplitUnitMismatch);
