@@ -40,6 +40,9 @@ int fuzz_line(const uint8_t* data, size_t size);
 // .debug_info, its abbreviations and range lists (six length-prefixed sections,
 // then .debug_info), read into a function index asked at every entry.
 int fuzz_dwarf_info(const uint8_t* data, size_t size);
+// Byte 0 chooses the byte order; the rest is a .dwp's .debug_cu_index, parsed,
+// looked up and its rows' contributions sliced.
+int fuzz_cu_index(const uint8_t* data, size_t size);
 
 }  // namespace framewalk::fuzz
 

@@ -15,6 +15,7 @@ budget: everything in fuzz/corpus/ is replayed by the unit tests.
 import hashlib
 import json
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -572,6 +573,33 @@ def dwarf_info_seeds():
     return seeds
 
 
+def cu_index_seeds():
+    """fuzz_cu_index: the .debug_cu_index of .dwp packages of the two-unit
+    C++ program of conformance.inline (tests/conformance/fixtures/inline_cxx_*)
+    built with -gsplit-dwarf: by g++ at DWARF 5 and llvm-dwp (version 5), at
+    DWARF 4 and binutils dwp (version 2), and by clang++ at DWARF 5 and
+    llvm-dwp; byte 0 = 0, then the section."""
+    seeds = []
+    fixtures = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "conformance", "fixtures")
+    sources = [os.path.join(fixtures, "inline_cxx_%s.cpp" % u) for u in "ab"]
+    llvm_dwp = shutil.which("llvm-dwp-16") or shutil.which("llvm-dwp")
+    with tempfile.TemporaryDirectory() as tmp:
+        for cxx, flags, packager in (("g++", ["-gdwarf-5"], llvm_dwp), ("g++", ["-gdwarf-4"], shutil.which("dwp")),
+                                     ("clang++", ["-gdwarf-5"], llvm_dwp)):
+            if not packager or not shutil.which(cxx):
+                continue
+            exe = os.path.join(tmp, "split")
+            subprocess.run([cxx, "-O2", "-gsplit-dwarf", "-I" + fixtures] + flags + sources + ["-o", exe],
+                           check=True, cwd=tmp)
+            subprocess.run([packager, "-e", exe, "-o", exe + ".dwp"], check=True, cwd=tmp, timeout=60)
+            index, _ = Elf(open(exe + ".dwp", "rb").read()).section_bytes(".debug_cu_index")
+            if index:
+                seeds.append(b"\0" + index)
+            for f in os.listdir(tmp):
+                os.remove(os.path.join(tmp, f))
+    return seeds
+
+
 def write(target, blobs):
     """Replaces the seed-* files of the target; other files there (inputs a
     fuzzing run found, merged in by hand) stay."""
@@ -620,6 +648,7 @@ def main():
                           ("fuzz_archive", archives),
                           ("fuzz_expression", expression_seeds()), ("fuzz_gmon", gmon_seeds()),
                           ("fuzz_line", line_seeds()), ("fuzz_dwarf_info", dwarf_info_seeds()),
+                          ("fuzz_cu_index", cu_index_seeds()),
                           ("fuzz_sframe_roundtrip", sframe_roundtrip_seeds()),
                           ("fuzz_sframe_generate", sframe_generate_seeds(linked_eh, object_eh, aarch64_eh))):
         if wanted and target not in wanted:

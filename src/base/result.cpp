@@ -68,6 +68,9 @@ const char* to_string(ErrorCode code) noexcept {
     case ErrorCode::kBadIndex: return "index outside its table";
     case ErrorCode::kNeedsSupplementary: return "reference into a supplementary file that was not given";
     case ErrorCode::kTooDeep: return "DIE references or nesting too deep";
+    case ErrorCode::kBadCuIndex: return "bad .debug_cu_index";
+    case ErrorCode::kSplitUnitNotFound: return "split DWARF unit not found (no .dwp row, no .dwo file)";
+    case ErrorCode::kSplitUnitMismatch: return "split DWARF unit of another dwo id";
   }
   return "unknown error";
 }

@@ -73,6 +73,9 @@ enum class ErrorCode : uint16_t {
   kBadIndex,               // a strx/addrx/rnglistx index outside its table (or no base for it)
   kNeedsSupplementary,     // DW_FORM_GNU_ref_alt / GNU_strp_alt without the supplementary (dwz) file
   kTooDeep,                // a chain of DIE references or a DIE tree deeper than the reader follows
+  kBadCuIndex,             // a .debug_cu_index of a .dwp that cannot be read (header, slot, row or contribution)
+  kSplitUnitNotFound,      // no .dwp row and no .dwo file for a skeleton unit
+  kSplitUnitMismatch,      // a split unit whose dwo id is not its skeleton's
 };
 
 const char* to_string(ErrorCode code) noexcept;

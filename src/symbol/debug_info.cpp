@@ -190,12 +190,12 @@ Result<FormValue> read_form_once(ByteReader& r, const UnitHeader& u, uint64_t f,
     case form::kStrp: return number(FormClass::kStrOffset, offset_size);
     case form::kLineStrp: return number(FormClass::kLineStrOffset, offset_size);
     case form::kStrpSup: case form::kGnuStrpAlt: return number(FormClass::kAltStrOffset, offset_size);
-    case form::kStrx: return leb(FormClass::kStrIndex);
+    case form::kStrx: case form::kGnuStrIndex: return leb(FormClass::kStrIndex);
     case form::kStrx1: return number(FormClass::kStrIndex, 1);
     case form::kStrx2: return number(FormClass::kStrIndex, 2);
     case form::kStrx3: return uint24(FormClass::kStrIndex);
     case form::kStrx4: return number(FormClass::kStrIndex, 4);
-    case form::kAddrx: return leb(FormClass::kAddrIndex);
+    case form::kAddrx: case form::kGnuAddrIndex: return leb(FormClass::kAddrIndex);
     case form::kAddrx1: return number(FormClass::kAddrIndex, 1);
     case form::kAddrx2: return number(FormClass::kAddrIndex, 2);
     case form::kAddrx3: return uint24(FormClass::kAddrIndex);
@@ -396,7 +396,9 @@ Result<void> read_ranges(const UnitContext& u, const FormValue& v, std::vector<A
   }
   if (v.kind != FormClass::kSectionOffset && v.kind != FormClass::kConstant) return Error{ErrorCode::kBadForm, u.header.offset};
   if (u.header.version >= 5) return read_rnglist(u, v.number, out);
-  return read_debug_ranges(u, v.number, out);
+  // A DWARF 4 split unit's offsets are relative to its skeleton's DW_AT_GNU_ranges_base.
+  if (v.number > ~uint64_t{0} - u.ranges_base) return Error{ErrorCode::kBadRangeList, v.number};
+  return read_debug_ranges(u, u.ranges_base + v.number, out);
 }
 
 std::vector<ArangeSet> read_aranges(Bytes aranges, Endian endian, std::vector<DwarfProblem>* problems) {
@@ -438,7 +440,8 @@ std::vector<ArangeSet> read_aranges(Bytes aranges, Endian endian, std::vector<Dw
   return sets;
 }
 
-DwarfFile::DwarfFile(const DwarfSections& sections) : sections_(sections) {
+DwarfFile::DwarfFile(const DwarfSections& sections, const SplitBases* split) : sections_(sections) {
+  if (split) split_ = *split;
   units_ = read_unit_headers(sections_.info, sections_.endian, &problems_);
 }
 
@@ -510,7 +513,7 @@ bool skip_form(ByteReader& r, const UnitHeader& u, uint64_t form) {
     }
     case form::kSdata: return r.sleb128().ok();
     case form::kUdata: case form::kStrx: case form::kAddrx: case form::kRefUdata: case form::kRnglistx:
-    case form::kLoclistx:
+    case form::kLoclistx: case form::kGnuAddrIndex: case form::kGnuStrIndex:
       return leb();
     case form::kString: return r.cstring().ok();
     case form::kBlock1: { auto n = r.u8(); return n.ok() && r.skip(*n).ok(); }
@@ -558,6 +561,18 @@ Result<UnitContext> DwarfFile::context(const UnitHeader& unit) {
     }
   }));
   (void)root;
+  if (split_) {
+    // A split unit: addresses in the main file's .debug_addr at the skeleton's
+    // base; a DWARF 4 (GNU) unit's string offsets start at its contribution.
+    c.addr_base = split_->addr_base;
+    c.has_addr_base = true;
+    c.ranges_base = split_->ranges_base;
+    if (unit.version < 5) {
+      c.str_offsets_base = 0;
+      c.has_str_offsets_base = true;
+    }
+    if (!low) c.base_address = split_->base_address;
+  }
   // The base address needs addr_base, which may follow low_pc in the DIE.
   if (low) {
     auto address = value_address(c, *low);

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -29,8 +30,9 @@ namespace at {
 inline constexpr uint64_t kSibling = 0x01, kName = 0x03, kStmtList = 0x10, kLowPc = 0x11, kHighPc = 0x12,
                           kLanguage = 0x13, kCompDir = 0x1b, kAbstractOrigin = 0x31, kSpecification = 0x47, kRanges = 0x55,
                           kCallColumn = 0x57, kCallFile = 0x58, kCallLine = 0x59, kLinkageName = 0x6e,
-                          kStrOffsetsBase = 0x72, kAddrBase = 0x73, kRnglistsBase = 0x74,
-                          kMipsLinkageName = 0x2007, kGnuRangesBase = 0x2132, kGnuAddrBase = 0x2133;
+                          kStrOffsetsBase = 0x72, kAddrBase = 0x73, kRnglistsBase = 0x74, kDwoName = 0x76,
+                          kMipsLinkageName = 0x2007, kGnuDwoName = 0x2130, kGnuDwoId = 0x2131,
+                          kGnuRangesBase = 0x2132, kGnuAddrBase = 0x2133;
 }  // namespace at
 namespace ut {
 inline constexpr uint8_t kCompile = 1, kType = 2, kPartial = 3, kSkeleton = 4, kSplitCompile = 5, kSplitType = 6;
@@ -43,10 +45,16 @@ struct DwarfSections {
   uint8_t address_size = 8;  // the file's (for .debug_line of DWARF 2-4)
 };
 
-// A problem: what, where, in which section. `section` is a static string.
+// A problem: what, where, in which section. `section` is a static string;
+// `file` names the file the section is in when that is not the one asked
+// about (a .dwo or .dwp of split DWARF), or for kSplitUnitNotFound the .dwo
+// looked for (the offset is then the skeleton unit's in the main .debug_info).
 struct DwarfProblem {
+  DwarfProblem(Error e, const char* in_section, std::string in_file = {})
+      : error(e), section(in_section), file(std::move(in_file)) {}
   Error error;
   const char* section;
+  std::string file;
 };
 
 struct UnitHeader {
@@ -148,6 +156,16 @@ struct UnitContext {
   bool has_rnglists_base = false;
   uint64_t base_address = 0;  // the root's DW_AT_low_pc: the base of range lists
   uint64_t language = 0;      // the root's DW_AT_language (0: none)
+  uint64_t ranges_base = 0;   // DWARF 4 split units: the skeleton's DW_AT_GNU_ranges_base (.debug_ranges offsets add it)
+};
+
+// What a skeleton unit gives the split unit it names: the split unit's DIEs
+// are in the .dwo's sections, its addresses in the main file's .debug_addr at
+// the skeleton's base, its DWARF 4 range lists in the main file's .debug_ranges.
+struct SplitBases {
+  uint64_t addr_base = 0;     // DW_AT_addr_base / DW_AT_GNU_addr_base of the skeleton
+  uint64_t ranges_base = 0;   // DW_AT_GNU_ranges_base of a DWARF 4 skeleton
+  uint64_t base_address = 0;  // the skeleton's DW_AT_low_pc, where the split root has none
 };
 
 // Whether binutils demangles names of `language` (dwarf2.c mangle_style is
@@ -179,7 +197,10 @@ std::vector<UnitHeader> read_unit_headers(Bytes info, Endian endian, std::vector
 // cached) and the reading of single DIEs by section offset.
 class DwarfFile {
  public:
-  explicit DwarfFile(const DwarfSections& sections);
+  // `split`: the sections are a split unit's (a .dwo, or a .dwp's contributions
+  // for one unit with .debug_addr and .debug_ranges of the main file), read
+  // with its skeleton's bases.
+  explicit DwarfFile(const DwarfSections& sections, const SplitBases* split = nullptr);
 
   const DwarfSections& sections() const { return sections_; }
   const std::vector<UnitHeader>& units() const { return units_; }
@@ -204,6 +225,7 @@ class DwarfFile {
 
  private:
   DwarfSections sections_;
+  std::optional<SplitBases> split_;
   std::vector<UnitHeader> units_;  // by offset
   std::vector<DwarfProblem> problems_;
   std::map<uint64_t, std::unique_ptr<AbbrevTable>> abbrevs_;

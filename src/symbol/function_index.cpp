@@ -1,6 +1,7 @@
 #include "symbol/function_index.hpp"
 
 #include <algorithm>
+#include <array>
 #include <set>
 
 #include "symbol/line_program.hpp"
@@ -32,7 +33,14 @@ struct FunctionIndex::Node {  // 40 bytes: a large program has hundreds of thous
 };
 
 struct FunctionIndex::Unit {
-  const UnitHeader* header = nullptr;
+  const UnitHeader* header = nullptr;  // in the main file
+  // Where its DIEs are read: the main file's unit, or a skeleton's split unit (once found).
+  DwarfFile* file = nullptr;
+  const UnitHeader* die_header = nullptr;
+  uint32_t source = 0;  // 0: the main file, else the split unit's number (Impl::split_files)
+  bool skeleton = false;
+  SkeletonInfo skeleton_info;
+  SplitBases bases;
   std::vector<AddressRange> root_ranges;
   bool decoded = false;
   bool broken = false;
@@ -58,6 +66,14 @@ struct FunctionIndex::Impl {
   mutable std::mutex mutex;
   mutable std::unique_ptr<DwarfFile> main;
   mutable std::unique_ptr<DwarfFile> alt;
+  std::unique_ptr<SplitUnitSource> split_source;
+  static constexpr uint32_t kAltSource = 0xffffffffu;
+  mutable std::vector<std::unique_ptr<DwarfFile>> split_files;  // source n is split_files[n - 1]
+  struct SplitOrigin {
+    std::string file;
+    std::array<uint64_t, static_cast<size_t>(DwpSection::kCount)> bases{};
+  };
+  mutable std::vector<SplitOrigin> split_origins;  // by source - 1
   mutable bool started = false;
   mutable std::vector<Unit> units;  // compile and partial units of `main`, by offset
   struct UnitRange {
@@ -72,20 +88,51 @@ struct FunctionIndex::Impl {
     std::string_view text;
     bool linkage = false, final = false;
   };
-  mutable std::map<std::pair<bool, uint64_t>, Name> names;
+  mutable std::map<std::pair<uint32_t, uint64_t>, Name> names;  // by (source, DIE offset)
 
   void start() const;
   void decode(Unit& u) const;
+  bool open_split(Unit& u) const;
   void load_files(Unit& u) const;
-  Name name_of(bool in_alt, uint64_t die) const;
-  void resolve_name(bool in_alt, uint64_t die, int depth, std::string_view* name, bool* linkage, bool* final) const;
+  Name name_of(uint32_t source, uint64_t die) const;
+  void resolve_name(uint32_t source, uint64_t die, int depth, std::string_view* name, bool* linkage, bool* final) const;
   bool chain_in(Unit& u, uint64_t address, std::vector<FunctionLevel>* out) const;
-  void report(Error e, const char* section) const { problems.push_back({e, section}); }
+  DwarfFile* file_for(uint32_t source) const {
+    return source == 0 ? main.get() : source == kAltSource ? alt.get() : split_files[source - 1].get();
+  }
+  void report(Error e, const char* section) const { problems.push_back({e, section, {}}); }
+  // A problem of a unit's DIEs: in a split unit, in the .dwo's section of that name.
+  void report(const Unit& u, Error e, const char* section) const {
+    if (u.source == 0) return report(e, section);
+    report_split(u.source, e, section);
+  }
+  // In a split unit's file: the .dwo section of that name, the offset in the
+  // file's section (a .dwp's contribution's start added).
+  void report_split(uint32_t source, Error e, const char* section) const {
+    struct Dwo {
+      std::string_view main_name;
+      const char* name;
+      DwpSection contribution;
+    };
+    static constexpr Dwo kDwo[] = {{".debug_info", ".debug_info.dwo", DwpSection::kInfo},
+                                   {".debug_abbrev", ".debug_abbrev.dwo", DwpSection::kAbbrev},
+                                   {".debug_str", ".debug_str.dwo", DwpSection::kCount},
+                                   {".debug_rnglists", ".debug_rnglists.dwo", DwpSection::kRnglists}};
+    const SplitOrigin& origin = split_origins[source - 1];
+    for (const Dwo& d : kDwo)
+      if (d.main_name == section) {
+        if (d.contribution != DwpSection::kCount) e.offset += origin.bases[static_cast<size_t>(d.contribution)];
+        return problems.push_back({e, d.name, origin.file});
+      }
+    report(e, section);  // .debug_addr, .debug_ranges: the main file's
+  }
 };
 
-FunctionIndex::FunctionIndex(const DwarfSections& sections, const DwarfSections* supplementary, PathStyle style)
+FunctionIndex::FunctionIndex(const DwarfSections& sections, const DwarfSections* supplementary, PathStyle style,
+                             std::unique_ptr<SplitUnitSource> split)
     : impl_(std::make_unique<Impl>()) {
   impl_->main_sections = sections;
+  impl_->split_source = std::move(split);
   impl_->style = style;
   if (supplementary) impl_->alt_sections = *supplementary;
 }
@@ -102,6 +149,8 @@ void FunctionIndex::Impl::start() const {
     if (h.unit_type != ut::kCompile && h.unit_type != ut::kPartial && h.unit_type != ut::kSkeleton) continue;
     Unit u;
     u.header = &h;
+    u.file = main.get();
+    u.die_header = &h;
     units.push_back(std::move(u));
   }
   // The root ranges of each unit.
@@ -116,16 +165,39 @@ void FunctionIndex::Impl::start() const {
     }
     auto r = main->reader_at(h, h.first_die);
     if (!r) continue;
-    std::optional<FormValue> low, high, ranges;
+    std::optional<FormValue> low, high, ranges, dwo_name, comp_dir, stmt_list;
+    std::optional<uint64_t> gnu_dwo_id, gnu_ranges_base;
     auto root = main->read_die(h, **table, *r, [&](uint64_t name, const FormValue& v) {
       if (name == at::kLowPc) low = v;
       else if (name == at::kHighPc) high = v;
       else if (name == at::kRanges) ranges = v;
+      else if (name == at::kDwoName || name == at::kGnuDwoName) dwo_name = v;
+      else if (name == at::kCompDir) comp_dir = v;
+      else if (name == at::kStmtList) stmt_list = v;
+      else if (name == at::kGnuDwoId) gnu_dwo_id = v.number;
+      else if (name == at::kGnuRangesBase) gnu_ranges_base = v.number;
     });
     if (!root) {
       report(root.error(), ".debug_info");
       u.broken = true;
       continue;
+    }
+    // A skeleton: its split unit is found when an address first falls in it.
+    if (h.unit_type == ut::kSkeleton || (h.version < 5 && dwo_name)) {
+      u.skeleton = true;
+      SkeletonInfo& k = u.skeleton_info;
+      k.unit_offset = h.offset;
+      k.version = h.version;
+      k.dwo_id = h.version >= 5 ? h.signature : gnu_dwo_id.value_or(0);
+      const Bytes alt_str = alt ? alt->sections().str : Bytes{};
+      if (dwo_name)
+        if (auto text = value_string(*ctx, *dwo_name, alt_str)) k.dwo_name = *text;
+      if (comp_dir)
+        if (auto text = value_string(*ctx, *comp_dir, alt_str)) k.comp_dir = u.comp_dir = *text;
+      if (stmt_list && stmt_list->kind != FormClass::kString) u.stmt_list = stmt_list->number;
+      u.bases.addr_base = ctx->has_addr_base ? ctx->addr_base : h.version >= 5 ? (h.dwarf64 ? 16 : 8) : 0;
+      u.bases.ranges_base = gnu_ranges_base.value_or(0);
+      u.bases.base_address = ctx->base_address;
     }
     if (ranges) {
       auto read = read_ranges(*ctx, *ranges, &u.root_ranges);
@@ -175,23 +247,70 @@ void FunctionIndex::Impl::start() const {
   for (const UnitRange& r : unit_ranges) unit_reach.push_back(reach = std::max(reach, r.high));
 }
 
+bool FunctionIndex::Impl::open_split(Unit& u) const {
+  const SkeletonInfo& k = u.skeleton_info;
+  if (!split_source) {
+    problems.push_back({Error{ErrorCode::kSplitUnitNotFound, k.unit_offset}, ".debug_info", std::string(k.dwo_name)});
+    return false;
+  }
+  auto found = split_source->find(k, main_sections, &problems);
+  if (!found) return false;
+  auto file = std::make_unique<DwarfFile>(found->sections, &u.bases);
+  split_origins.push_back({found->file, found->bases});
+  const uint32_t source = static_cast<uint32_t>(split_origins.size());
+  auto unusable = [&](Error e) {  // keeps the origin for the report, the source stays unused
+    report_split(source, e, ".debug_info");
+    return false;
+  };
+  for (const DwarfProblem& p : file->problems()) report_split(source, p.error, ".debug_info");
+  // The split compile unit (a .dwo may hold type units too).
+  const UnitHeader* split = nullptr;
+  for (const UnitHeader& h : file->units())
+    if (h.version >= 5 ? h.unit_type == ut::kSplitCompile : h.unit_type == ut::kCompile) {
+      split = &h;
+      break;
+    }
+  if (!split) return unusable(Error{ErrorCode::kSplitUnitNotFound, 0});
+  // Its dwo id must be the skeleton's: a stale .dwo describes other code.
+  std::optional<uint64_t> id;
+  if (split->version >= 5) {
+    id = split->signature;
+  } else if (auto table = file->abbrevs(split->abbrev_offset)) {
+    if (auto r = file->reader_at(*split, split->first_die)) {
+      auto root = file->read_die(*split, **table, *r, [&](uint64_t name, const FormValue& v) {
+        if (name == at::kGnuDwoId) id = v.number;
+      });
+      (void)root;
+    }
+  }
+  if (!id || *id != k.dwo_id) return unusable(Error{ErrorCode::kSplitUnitMismatch, split->offset});
+  u.file = file.get();
+  u.die_header = split;
+  u.source = source;
+  split_files.resize(source);
+  split_files[source - 1] = std::move(file);
+  return true;
+}
+
 void FunctionIndex::Impl::decode(Unit& u) const {
   if (u.decoded) return;
   u.decoded = true;
-  const UnitHeader& h = *u.header;
-  auto ctx = main->context(h);
+  if (u.skeleton && !open_split(u)) return;  // the line table still answers
+  DwarfFile* file = u.file;
+  const UnitHeader& h = *u.die_header;
+  auto ctx = file->context(h);
   if (!ctx) {
-    report(ctx.error(), ".debug_info");
+    report(u, ctx.error(), ".debug_info");
     u.broken = true;
     return;
   }
-  auto table = main->abbrevs(h.abbrev_offset);
+  auto table = file->abbrevs(h.abbrev_offset);
   if (!table) {
-    report(table.error(), ".debug_abbrev");
+    report(u, table.error(), ".debug_abbrev");
     u.broken = true;
     return;
   }
-  auto reader = main->reader_at(h, h.first_die);
+  auto reader = file->reader_at(h, h.first_die);
   if (!reader) {
     u.broken = true;
     return;
@@ -224,10 +343,10 @@ void FunctionIndex::Impl::decode(Unit& u) const {
         default: break;
       }
     };
-    auto abbrev = looked_at ? main->read_die(h, **table, r, read) : main->skip_die(h, **table, r);
+    auto abbrev = looked_at ? file->read_die(h, **table, r, read) : file->skip_die(h, **table, r);
     if (!abbrev) {
       // What was decoded before the fault still answers.
-      report(abbrev.error(), ".debug_info");
+      report(u, abbrev.error(), ".debug_info");
       u.broken = true;
       break;
     }
@@ -240,8 +359,9 @@ void FunctionIndex::Impl::decode(Unit& u) const {
     const Abbrev& a = **abbrev;
     if (root) {
       root = false;
-      if (stmt_list && stmt_list->kind != FormClass::kString) u.stmt_list = stmt_list->number;
-      if (comp_dir) {
+      // A split unit's call files index its skeleton's line table.
+      if (stmt_list && stmt_list->kind != FormClass::kString && !u.skeleton) u.stmt_list = stmt_list->number;
+      if (comp_dir && u.comp_dir.empty()) {  // a skeleton's is known already
         auto dir = value_string(*ctx, *comp_dir, alt ? alt->sections().str : Bytes{});
         if (dir) u.comp_dir = *dir;
       }
@@ -258,7 +378,7 @@ void FunctionIndex::Impl::decode(Unit& u) const {
       if (ranges) {
         auto read = read_ranges(*ctx, *ranges, &u.ranges);
         if (!read) {
-          report(read.error(), h.version >= 5 ? ".debug_rnglists" : ".debug_ranges");
+          report(u, read.error(), h.version >= 5 ? ".debug_rnglists" : ".debug_ranges");
           u.ranges.resize(first);
         }
       } else if (low && high) {
@@ -305,7 +425,7 @@ void FunctionIndex::Impl::decode(Unit& u) const {
     }
     if (a.has_children) {
       if (enclosing.size() >= kMaxTreeDepth) {
-        report(Error{ErrorCode::kTooDeep, die}, ".debug_info");
+        report(u, Error{ErrorCode::kTooDeep, die}, ".debug_info");
         u.broken = true;
         break;
       }
@@ -343,15 +463,20 @@ void FunctionIndex::Impl::load_files(Unit& u) const {
   for (const LineFileEntry& f : header->files) u.files.push_back(resolve_file_path(*header, f, u.comp_dir, style));
 }
 
-void FunctionIndex::Impl::resolve_name(bool in_alt, uint64_t die, int depth, std::string_view* name,
+void FunctionIndex::Impl::resolve_name(uint32_t source, uint64_t die, int depth, std::string_view* name,
                                        bool* linkage, bool* final) const {
+  const bool in_alt = source == kAltSource;
   if (depth > kMaxReferenceDepth) {
     report(Error{ErrorCode::kTooDeep, die}, ".debug_info");
     return;
   }
-  DwarfFile* file = in_alt ? alt.get() : main.get();
+  DwarfFile* file = file_for(source);
   const UnitHeader* unit = file->unit_containing(die);
-  const char* section = in_alt ? ".debug_info (supplementary)" : ".debug_info";
+  const char* section = in_alt ? ".debug_info (supplementary)" : ".debug_info";  // split: made .dwo's by report
+  auto report = [&](Error e, const char* where) {
+    if (source && !in_alt) report_split(source, e, where);
+    else problems.push_back({e, where, {}});
+  };
   if (!unit) {
     report(Error{ErrorCode::kBadReference, die}, section);
     return;
@@ -380,7 +505,7 @@ void FunctionIndex::Impl::resolve_name(bool in_alt, uint64_t die, int depth, std
     if (in_alt && v.kind == FormClass::kAltStrOffset) return std::nullopt;
     auto s = value_string(*ctx, v, alt_str);
     if (!s) {
-      report(s.error(), s.error().code == ErrorCode::kNeedsSupplementary ? ".debug_info" : ".debug_str");
+      report(s.error(), s.error().code == ErrorCode::kNeedsSupplementary ? section : ".debug_str");
       return std::nullopt;
     }
     return *s;
@@ -402,7 +527,7 @@ void FunctionIndex::Impl::resolve_name(bool in_alt, uint64_t die, int depth, std
   for (const std::optional<FormValue>* ref : {&origin, &specification}) {
     if (!*ref) continue;
     const FormValue& v = **ref;
-    bool target_alt = in_alt;
+    uint32_t target_source = source;
     uint64_t target = 0;
     if (v.kind == FormClass::kUnitRef) {
       target = unit->offset + v.number;
@@ -413,23 +538,23 @@ void FunctionIndex::Impl::resolve_name(bool in_alt, uint64_t die, int depth, std
         report(Error{ErrorCode::kNeedsSupplementary, die}, section);
         continue;
       }
-      target_alt = true;
+      target_source = kAltSource;
       target = v.number;
     } else {
       continue;  // ref_sig8: a type, never a function's name
     }
-    if (target == die && target_alt == in_alt) continue;
-    resolve_name(target_alt, target, depth + 1, name, linkage, final);
+    if (target == die && target_source == source) continue;
+    resolve_name(target_source, target, depth + 1, name, linkage, final);
     if (*linkage) return;
   }
 }
 
-FunctionIndex::Impl::Name FunctionIndex::Impl::name_of(bool in_alt, uint64_t die) const {
-  auto key = std::make_pair(in_alt, die);
+FunctionIndex::Impl::Name FunctionIndex::Impl::name_of(uint32_t source, uint64_t die) const {
+  auto key = std::make_pair(source, die);
   auto found = names.find(key);
   if (found != names.end()) return found->second;
   Name n;
-  resolve_name(in_alt, die, 0, &n.text, &n.linkage, &n.final);
+  resolve_name(source, die, 0, &n.text, &n.linkage, &n.final);
   names.emplace(key, n);
   return n;
 }
@@ -470,12 +595,12 @@ bool FunctionIndex::Impl::chain_in(Unit& u, uint64_t address, std::vector<Functi
   for (size_t i = path.size(); i-- > 0;) {
     const Node& n = u.nodes[static_cast<size_t>(path[i])];
     FunctionLevel level;
-    const Name name = name_of(false, n.die);
+    const Name name = name_of(u.source, n.die);
     level.name = name.text;
     level.linkage_name = name.linkage;
     level.final_name = name.final;
     level.entry = u.ranges[n.first_range].low;
-    level.die = n.die;
+    level.die = u.source ? uint64_t{u.source} << kSplitDieShift | n.die : n.die;
     level.inlined = n.inlined;
     if (n.inlined) {
       if (n.has_call_file) {

@@ -7,6 +7,11 @@
 // units' root ranges; units without root ranges are scanned last. Names
 // follow DW_AT_abstract_origin and DW_AT_specification chains, across units
 // (DW_FORM_ref_addr) and into a supplementary (dwz) file when one is given.
+// A skeleton unit (DWARF 5 DW_UT_skeleton, or a DWARF 4 unit with
+// DW_AT_GNU_dwo_name) is decoded from its split unit, which the
+// SplitUnitSource finds (a .dwp row or a .dwo file) when an address first
+// falls in the skeleton; its dwo id is checked, its call files index the
+// skeleton's line table.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +25,7 @@
 
 #include "symbol/debug_info.hpp"
 #include "symbol/line_table.hpp"
+#include "symbol/split_dwarf.hpp"
 
 namespace framewalk::symbol {
 
@@ -31,7 +37,11 @@ struct FunctionLevel {
   // language it does not demangle (C). Else binutils looks the ELF symbol up.
   bool final_name = false;
   uint64_t entry = 0;         // the low address of its first range
-  uint64_t die = 0;           // the offset of its DIE in .debug_info: what tells two functions apart
+  // The offset of its DIE in .debug_info: what tells two functions apart. A
+  // DIE of a split unit: its offset in the unit's .debug_info.dwo (or the
+  // .dwp's contribution) with the split unit's number (1, 2, ...) above
+  // kSplitDieShift, so that it names no main-file DIE.
+  uint64_t die = 0;
   bool inlined = false;       // a DW_TAG_inlined_subroutine (else the physical DW_TAG_subprogram)
   // Where an inlined function was called from (in the level after it); meaningful when `inlined`.
   std::string_view call_file;  // resolved as the line table resolves paths; empty when unknown
@@ -39,12 +49,15 @@ struct FunctionLevel {
   uint32_t call_column = 0;
 };
 
+inline constexpr unsigned kSplitDieShift = 48;
+
 class FunctionIndex {
  public:
   // `supplementary`: the sections of the dwz file `.gnu_debugaltlink` names, if found.
   // Call-site files are resolved in `style` (line_table.hpp).
+  // `split`: where the split units of skeleton units are found (none: each skeleton is reported).
   explicit FunctionIndex(const DwarfSections& sections, const DwarfSections* supplementary = nullptr,
-                         PathStyle style = PathStyle::kBinutils);
+                         PathStyle style = PathStyle::kBinutils, std::unique_ptr<SplitUnitSource> split = nullptr);
   ~FunctionIndex();
   FunctionIndex(const FunctionIndex&) = delete;
   FunctionIndex& operator=(const FunctionIndex&) = delete;

@@ -8,6 +8,7 @@
 #include "elf/debug_file.hpp"
 #include "elf/symbols.hpp"
 #include "symbol/line_program.hpp"
+#include "symbol/split_dwarf.hpp"
 
 namespace framewalk::symbol {
 
@@ -49,16 +50,7 @@ class InflateBeside {
 }  // namespace
 
 DwarfSections dwarf_sections(const elf::ElfFile& file, std::vector<DwarfProblem>* problems) {
-  auto data = [&](std::string_view name) -> Bytes {
-    const elf::Section* section = dwarf_section(file, name);
-    if (!section) return {};
-    auto bytes = file.section_data(*section);
-    if (!bytes) {
-      if (problems) problems->push_back({bytes.error(), section->name.data()});
-      return {};
-    }
-    return *bytes;
-  };
+  auto data = [&](std::string_view name) { return elf_section_bytes(file, name, problems); };
   DwarfSections s;
   s.endian = file.endian();
   s.address_size = static_cast<uint8_t>(file.address_size());
@@ -100,11 +92,12 @@ std::unique_ptr<InlineSymbolizer> InlineSymbolizer::load(std::shared_ptr<const e
       }
     }
   }
-  return std::make_unique<InlineSymbolizer>(dwarf, open_supplementary(*dwarf, dwarf_path), style);
+  return std::make_unique<InlineSymbolizer>(dwarf, open_supplementary(*dwarf, dwarf_path), style, path);
 }
 
 InlineSymbolizer::InlineSymbolizer(std::shared_ptr<const elf::ElfFile> dwarf,
-                                   std::shared_ptr<const elf::ElfFile> supplementary, PathStyle style)
+                                   std::shared_ptr<const elf::ElfFile> supplementary, PathStyle style,
+                                   const std::string& program_path)
     : dwarf_(std::move(dwarf)), supplementary_(std::move(supplementary)) {
   // On a cold file the first answer waits mostly on inflating compressed
   // sections (distributions' debug files): the largest, .debug_info, is
@@ -116,7 +109,8 @@ InlineSymbolizer::InlineSymbolizer(std::shared_ptr<const elf::ElfFile> dwarf,
   lines_ = LineTable::load(dwarf_, style, alt_sections_.str);
   sections_ = dwarf_sections(*dwarf_, &section_problems_);
   section_problems_.insert(section_problems_.end(), alt_problems.begin(), alt_problems.end());
-  functions_ = std::make_unique<FunctionIndex>(sections_, supplementary_ ? &alt_sections_ : nullptr, style);
+  functions_ = std::make_unique<FunctionIndex>(sections_, supplementary_ ? &alt_sections_ : nullptr, style,
+                                               std::make_unique<SplitDwarfFiles>(program_path));
   call_sites_ = std::make_unique<CallSiteIndex>(sections_, supplementary_ ? &alt_sections_ : nullptr);
 }
 

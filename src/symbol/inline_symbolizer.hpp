@@ -43,11 +43,16 @@ class InlineSymbolizer {
   // The DWARF of `file`, opened from `path` (the separate debug file's, found
   // by build-id or debuglink, when `file` has no .debug_info); the dwz file
   // its .gnu_debugaltlink names, when it exists, for DW_FORM_GNU_*_alt.
-  // Paths are made in `style` (binutils' or LLVM's, line_table.hpp).
+  // Paths are made in `style` (binutils' or LLVM's, line_table.hpp). The
+  // split units of skeleton units are read from `path`.dwp or their .dwo
+  // files (symbol/split_dwarf.hpp), each when an address first falls in it.
   static std::unique_ptr<InlineSymbolizer> load(std::shared_ptr<const elf::ElfFile> file, const std::string& path,
                                                 PathStyle style = PathStyle::kBinutils);
+  // `program_path`: the program's file, for split DWARF (`<program_path>.dwp`,
+  // .dwo files beside it); empty: split units are looked for only where their
+  // skeletons name them.
   InlineSymbolizer(std::shared_ptr<const elf::ElfFile> dwarf, std::shared_ptr<const elf::ElfFile> supplementary,
-                   PathStyle style = PathStyle::kBinutils);
+                   PathStyle style = PathStyle::kBinutils, const std::string& program_path = {});
 
   // Innermost first; the last frame is the physical function. With no
   // DWARF function at `address` but a line-table row: one frame with an

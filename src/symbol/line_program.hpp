@@ -38,7 +38,7 @@ inline constexpr uint64_t kAddr = 0x01, kBlock2 = 0x03, kBlock4 = 0x04, kData2 =
                           kLineStrp = 0x1f, kRefSig8 = 0x20, kImplicitConst = 0x21, kLoclistx = 0x22,
                           kRnglistx = 0x23, kRefSup8 = 0x24, kStrx1 = 0x25, kStrx2 = 0x26, kStrx3 = 0x27,
                           kStrx4 = 0x28, kAddrx1 = 0x29, kAddrx2 = 0x2a, kAddrx3 = 0x2b, kAddrx4 = 0x2c,
-                          kGnuRefAlt = 0x1f20, kGnuStrpAlt = 0x1f21;
+                          kGnuAddrIndex = 0x1f01, kGnuStrIndex = 0x1f02, kGnuRefAlt = 0x1f20, kGnuStrpAlt = 0x1f21;
 }  // namespace form
 
 // The sections a line program reads (empty spans for those a file lacks).

@@ -40,7 +40,7 @@ Result<void> read_value(const UnitRootSections& s, const UnitShape& u, ByteReade
     case form::kData16: return r.skip(16);
     case form::kSdata: { FW_TRY(int64_t v, r.sleb128()); *number = static_cast<uint64_t>(v); return ok(); }
     case form::kUdata: case form::kRefUdata: case form::kStrx: case form::kAddrx: case form::kLoclistx:
-    case form::kRnglistx: { FW_TRY(*number, r.uleb128()); return ok(); }
+    case form::kRnglistx: case form::kGnuAddrIndex: case form::kGnuStrIndex: { FW_TRY(*number, r.uleb128()); return ok(); }
     case form::kString: { FW_TRY(*text, r.cstring()); return ok(); }
     case form::kStrp: case form::kLineStrp: {
       FW_TRY(uint64_t off, r.unsigned_of_size(offset_size));

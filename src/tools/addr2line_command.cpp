@@ -285,7 +285,9 @@ int run_addr2line_command(const Addr2lineCommandOptions& o) {
     const std::vector<symbol::DwarfProblem> problems = symbolizer.dwarf().problems();
     for (; reported < problems.size(); ++reported) {
       const symbol::DwarfProblem& p = problems[reported];
-      report(o.file, std::string(to_string(p.error.code)) + " at offset " + hex(p.error.offset) + " of " + p.section);
+      // A problem in a .dwo or .dwp names that file too.
+      report(o.file, (p.file.empty() ? std::string() : p.file + ": ") + to_string(p.error.code) + " at offset " +
+                         hex(p.error.offset) + " of " + p.section);
     }
   };
   report_problems();

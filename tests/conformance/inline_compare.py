@@ -15,6 +15,24 @@ and the gcc DWARF 5 and 4 builds made into dwz pairs (compare_dwz):
   framewalk addr2line -f -i -e PROG ADDR...   (and -C -f -i -p -s)
       the text must equal binutils addr2line's, byte for byte.
 
+Split DWARF (compare_split): gcc -gsplit-dwarf at DWARF 5 and 4 (GNU
+extension: DW_AT_GNU_dwo_name, DW_FORM_GNU_addr_index/str_index) and clang
+-gsplit-dwarf, each built in a directory of its own (the skeletons name
+their .dwo files relative to it), with a twin built without -gsplit-dwarf
+whose .text must be the same bytes. framewalk's chains on the split build
+at every function entry and a sample must equal llvm-symbolizer's on the
+twin (the same code, its DWARF in one file) twice: with the .dwo files; and
+with only a .dwp package (binutils dwp for DWARF 4, whose .debug_cu_index is
+version 2; llvm-dwp for DWARF 5, version 5), the .dwo files moved away.
+llvm-symbolizer's own answers on the split build are compared too; where
+they differ they must be KNOWN_ORACLE_BUGS[0]. With neither .dwo nor .dwp,
+framewalk addr2line must print the same file:line for every address as with
+them (the line table stays in the program), name each missing .dwo on
+stderr, and not crash; with the two .dwo files' names swapped, report a
+dwo id mismatch for each skeleton and still print the line table's answers. binutils 2.40 addr2line reads
+no split DWARF (it does not follow DW_AT_dwo_name: no function of a split
+unit, no inlined frame), so its text is not compared on these builds.
+
 Every difference fails the test. Cases where an oracle is known to be wrong
 are listed in KNOWN_ORACLE_BUGS and pinned by tests of their own whose truth
 comes from the program's construction; none is accepted here.
@@ -35,6 +53,26 @@ VARIANTS = [("gcc_dwarf5", "gcc", ["-O2", "-g"]), ("gcc_dwarf4", "gcc", ["-O2", 
             ("gcc_zlib", "gcc", ["-O2", "-g", "-gz=zlib"]), ("gcc_zstd", "gcc", ["-O2", "-g"]),
             ("clang_dwarf5", "clang", ["-O2", "-g"]), ("clang_dwarf4", "clang", ["-O2", "-gdwarf-4"])]
 SAMPLE = 400  # random addresses per program, besides every function's entry
+# Split DWARF: name, compiler, flags, the packager of its .dwp.
+SPLIT_VARIANTS = [("gcc_split5", "gcc", ["-O2", "-g", "-gsplit-dwarf"], "llvm-dwp"),
+                  ("gcc_split4", "gcc", ["-O2", "-gdwarf-4", "-gsplit-dwarf"], "dwp"),
+                  ("clang_split5", "clang", ["-O2", "-g", "-gsplit-dwarf"], "llvm-dwp")]
+SPLIT_SAMPLE = 300
+# Where llvm-symbolizer 16 is wrong (each pinned by a test whose truth comes
+# from the program's construction); none is accepted in the comparisons.
+KNOWN_ORACLE_BUGS = [
+    # llvm-symbolizer 16 applies no base address to the range lists of a split
+    # unit (DW_RLE_offset_pair in .debug_rnglists.dwo, DWARF 5; .debug_ranges
+    # entries at DW_AT_GNU_ranges_base, DWARF 4): where the skeleton's
+    # DW_AT_low_pc is not 0 (a unit of one contiguous range), the inlined
+    # levels given by DW_AT_ranges are taken at the wrong addresses and
+    # dropped; llvm-dwarfdump-16 prints those lists unrelocated (e.g.
+    # [0x25, 0x27) for the skeleton low_pc 0x1970). Pinned by construction:
+    # the twin without -gsplit-dwarf has the same .text bytes, and there
+    # llvm-symbolizer gives these levels (recurse() calls the inlined
+    # Polygon::area_hash(), walk() the apply_twice <- lambda <- area_hash chain).
+    "split-unit range lists without the skeleton's base address",
+]
 LIBRARIES = ["/usr/lib/x86_64-linux-gnu/libc.so.6"]
 LIBRARY_SAMPLE = 2000
 SEED = 13
@@ -322,6 +360,169 @@ def compare_dwz(args, symbolizer, name, prog):
     return len(addrs), differ + text_differ
 
 
+def llvm_split_dropped_levels(ours, theirs):
+    """KNOWN_ORACLE_BUGS[0]: llvm-symbolizer's chain is framewalk's with some
+    inlined levels left out: the same innermost location, the same physical
+    function, its functions a subsequence of framewalk's."""
+    if not theirs or len(theirs) >= len(ours) or theirs[0][1:] != ours[0][1:] or theirs[-1][0] != ours[-1][0]:
+        return False
+    names = iter(f[0] for f in ours)
+    return all(any(n == t[0] for n in names) for t in theirs)
+
+
+def text_bytes(prog):
+    out = prog + ".text"
+    run(["objcopy", "-O", "binary", "-j", ".text", prog, out])
+    with open(out, "rb") as f:
+        return f.read()
+
+
+def compare_broken_package(args, name, prog, package, addrs, lines_with):
+    """A .dwp made hostile, in two ways: a slot count that is not a power of
+    two (.debug_cu_index offset 12) and the first unit's DW_SECT_INFO
+    contribution moved past the end of .debug_info.dwo. framewalk must name
+    the package, the section and the offset, print the line table's answers
+    and not crash. Returns the differences."""
+    at = None
+    for line in run(["readelf", "-SW", package]).splitlines():
+        m = re.search(r"\]\s+\.debug_cu_index\s+\S+\s+[0-9a-f]+\s+([0-9a-f]+)", line)
+        if m:
+            at = int(m.group(1), 16)
+    with open(package, "rb") as f:
+        original = f.read()
+    sections, slots = (int.from_bytes(original[at + i:at + i + 4], "little") for i in (4, 12))
+    ids = [int.from_bytes(original[at + 16 + 12 * slots + 4 * c:at + 20 + 12 * slots + 4 * c], "little")
+           for c in range(sections)]
+    info_at = at + 16 + 12 * slots + 4 * sections + 4 * ids.index(1)
+    cases = [(at + 12, (slots - 1).to_bytes(4, "little"), "bad .debug_cu_index at offset 0xc of .debug_cu_index"),
+             (info_at, (0xfffff000).to_bytes(4, "little"), "bad .debug_cu_index at offset 0xfffff000 of .debug_info.dwo")]
+    failures = 0
+    for where, value, want in cases:
+        with open(package, "wb") as f:
+            f.write(original[:where] + value + original[where + 4:])
+        done = subprocess.run([args.framewalk, "addr2line", "-e", prog] + ["%x" % a for a in addrs],
+                              capture_output=True, text=True)
+        if done.returncode != 1 or package + ": " + want not in done.stderr or done.stdout.splitlines() != lines_with:
+            failures += 1
+            print("DIFF %s hostile .dwp (%s): exit %d, stderr %r" % (name, want, done.returncode, done.stderr[:300]))
+    with open(package, "wb") as f:
+        f.write(original)
+    print("%s: hostile .dwp: %d of %d cases wrong" % (name, failures, len(cases)))
+    return failures
+
+
+def compare_split(args, symbolizer, name, compiler, flags, packager):
+    """A -gsplit-dwarf build: with its .dwo files, with only its .dwp, with
+    neither. Returns (addresses, differences)."""
+    work = os.path.join(args.work, name)
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    prog = os.path.join(work, "inline_" + name)
+    # Built from the directory, so that the .dwo files land there (clang names them after the sources).
+    source = os.path.abspath(args.source)
+    run([compiler] + flags + ["-I" + source] + [os.path.join(source, f) for f in SOURCES] + ["-o", prog], cwd=work)
+    twin = os.path.join(work, "twin_" + name)
+    run([compiler] + [f for f in flags if f != "-gsplit-dwarf"] + ["-I" + source] +
+        [os.path.join(source, f) for f in SOURCES] + ["-o", twin], cwd=work)
+    if text_bytes(prog) != text_bytes(twin):
+        raise SystemExit("%s: the twin without -gsplit-dwarf has other code" % name)
+    dwos = sorted(f for f in os.listdir(work) if f.endswith(".dwo"))
+    if len(dwos) != len(SOURCES):
+        raise SystemExit("%s: %d .dwo files for %d sources" % (name, len(dwos), len(SOURCES)))
+    low, high = text_range(prog)
+    rng = random.Random(SEED)
+    entries = {a for a in function_addresses(prog) if low <= a < high}
+    addrs = sorted(entries | {rng.randrange(low, high) for _ in range(SPLIT_SAMPLE)})
+    failures = 0
+
+    def against(kind, ours, theirs, known=None):
+        """(differences, those that are KNOWN_ORACLE_BUGS[0] when `known`)."""
+        differ = abs(len(ours) - len(theirs))
+        bug = 0
+        for addr, a, b in zip(addrs, ours, theirs):
+            if a == b:
+                continue
+            if known and llvm_split_dropped_levels(a, b):
+                bug += 1
+                continue
+            differ += 1
+            if differ <= 5:
+                print("DIFF %s %s 0x%x\n  framewalk:       %r\n  llvm-symbolizer: %r" % (name, kind, addr, a, b))
+        return differ, bug
+
+    with_dwo = framewalk_chains(args.framewalk, prog, addrs)
+    truth = llvm_chains(symbolizer, twin, addrs)
+    split_llvm = llvm_chains(symbolizer, prog, addrs)
+    inlined = sum(1 for c in truth if len(c) > 1)
+    named = sum(1 for c in truth if c and c[0][0])
+    differ, _ = against(".dwo", with_dwo, truth)
+    split_differ, bug = against(".dwo, llvm-symbolizer on the split build", with_dwo, split_llvm, True)
+    failures += differ + split_differ
+    print("%s: %d addresses (%d in inlined code, %d named), %d differ from llvm-symbolizer on the twin; on the split "
+          "build %d differ, %d by KNOWN_ORACLE_BUGS[0] (%s)" % (name, len(addrs), inlined, named, differ, split_differ,
+                                                              bug, KNOWN_ORACLE_BUGS[0]))
+    if inlined == 0:
+        failures += 1
+        print("DIFF %s: no inlined frame at all" % name)
+    lines_with = run([args.framewalk, "addr2line", "-e", prog] + ["%x" % a for a in addrs]).splitlines()
+    if inlined == 0:
+        failures += 1
+        print("DIFF %s: no inlined frame at all: the split units were not read" % name)
+    # Only the package: the .dwo files moved where nothing looks for them.
+    package = prog + ".dwp"
+    tool = shutil.which("llvm-dwp-16") or shutil.which("llvm-dwp") if packager == "llvm-dwp" else shutil.which("dwp")
+    moved = os.path.join(work, "moved")
+    os.makedirs(moved)
+    if tool:
+        run([tool, "-e", prog, "-o", package], cwd=work)
+        for f in dwos:
+            os.rename(os.path.join(work, f), os.path.join(moved, f))
+        from_dwp = framewalk_chains(args.framewalk, prog, addrs)
+        differ, _ = against(".dwp", from_dwp, truth)
+        split_differ, bug = against(".dwp, llvm-symbolizer on the split build", from_dwp,
+                                    llvm_chains(symbolizer, prog, addrs), True)
+        failures += differ + split_differ
+        print("%s: %d addresses, .dwp by %s only: %d differ from llvm-symbolizer on the twin; on the split build "
+              "%d differ, %d by KNOWN_ORACLE_BUGS[0]" % (name, len(addrs), os.path.basename(tool), differ,
+                                                         split_differ, bug))
+        failures += compare_broken_package(args, name, prog, package, addrs, lines_with)
+        os.remove(package)
+    else:
+        print("%s: .dwp skipped (no %s)" % (name, packager))
+        for f in dwos:
+            os.rename(os.path.join(work, f), os.path.join(moved, f))
+    # Neither: the line table still answers, the missing .dwo is named, nothing crashes.
+    hex_addrs = ["%x" % a for a in addrs]
+    done = subprocess.run([args.framewalk, "addr2line", "-e", prog] + hex_addrs, capture_output=True, text=True)
+    lines = done.stdout.splitlines()
+    wrong = sum(1 for got, w in zip(lines, lines_with) if got != w) + abs(len(lines) - len(addrs))
+    if sum(1 for line in lines if not line.startswith("??")) < len(addrs) // 2:
+        wrong += 1  # the line table must know most of .text
+    missing_named = all(os.path.join(work, f) in done.stderr for f in dwos) if named else True
+    if done.returncode not in (0, 1) or wrong or not missing_named:
+        failures += 1
+        print("DIFF %s without .dwo/.dwp: exit %d, %d lines differ from the line table's, stderr %r"
+              % (name, done.returncode, wrong, done.stderr[:300]))
+    print("%s: without .dwo/.dwp: %d addresses, %d file:line differ, missing .dwo named: %s"
+          % (name, len(addrs), wrong, missing_named))
+    # Stale: each skeleton finds the other unit's .dwo (their names swapped): a
+    # dwo id mismatch is reported for each, no function of the wrong unit is
+    # used, the line table still answers.
+    for f, g in zip(dwos, dwos[1:] + dwos[:1]):
+        os.rename(os.path.join(moved, f), os.path.join(work, g))
+    done = subprocess.run([args.framewalk, "addr2line", "-f", "-e", prog] + hex_addrs, capture_output=True, text=True)
+    plain = subprocess.run([args.framewalk, "addr2line", "-e", prog] + hex_addrs, capture_output=True, text=True)
+    mismatches = done.stderr.count("split DWARF unit of another dwo id")
+    if done.returncode != 1 or mismatches != len(dwos) or plain.stdout.splitlines() != lines_with:
+        failures += 1
+        print("DIFF %s with swapped .dwo files: exit %d, %d mismatches reported, stderr %r"
+              % (name, done.returncode, mismatches, done.stderr[:300]))
+    print("%s: swapped .dwo files: %d dwo id mismatches reported" % (name, mismatches))
+    for f, g in zip(dwos, dwos[1:] + dwos[:1]):
+        os.rename(os.path.join(work, g), os.path.join(work, f))
+    return len(addrs), failures
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--framewalk", required=True)
@@ -329,6 +530,7 @@ def main():
     ap.add_argument("--work", required=True)
     ap.add_argument("--cxx", default="g++")
     ap.add_argument("--clang", default="clang++")
+    ap.add_argument("--only", help="run only the variants whose name contains this (for development)")
     ap.add_argument("--extra", action="append", default=[],
                     help="another file to compare (its function symbols and a sample), e.g. the framewalk command")
     args = ap.parse_args()
@@ -342,6 +544,8 @@ def main():
     failures = 0
     total = 0
     for name, compiler, flags in VARIANTS:
+        if args.only and args.only not in name:
+            continue
         if not compilers[compiler]:
             print("%s: skipped (no %s)" % (name, compiler))
             continue
@@ -357,6 +561,18 @@ def main():
             n, f = compare_dwz(args, symbolizer, name, prog)
             total += n
             failures += f
+    for name, compiler, flags, packager in SPLIT_VARIANTS:
+        if args.only and args.only not in name:
+            continue
+        if not compilers[compiler]:
+            print("%s: skipped (no %s)" % (name, compiler))
+            continue
+        n, f = compare_split(args, symbolizer, name, compilers[compiler], flags, packager)
+        total += n
+        failures += f
+    if args.only:
+        print("conformance.inline (%s only): %d addresses, %d differences" % (args.only, total, failures))
+        return 1 if failures else 0
     # glibc with libc6-dbg's debug file (found by build-id): every function
     # symbol's entry and a sample of .text, when the debug file is installed.
     for extra in args.extra:

@@ -65,6 +65,7 @@ TEST(FuzzReplay, Exidx) { EXPECT_GT(replay("fuzz_exidx", framewalk::fuzz::fuzz_e
 TEST(FuzzReplay, Gmon) { EXPECT_GT(replay("fuzz_gmon", framewalk::fuzz::fuzz_gmon), 0u); }
 TEST(FuzzReplay, Line) { EXPECT_GT(replay("fuzz_line", framewalk::fuzz::fuzz_line), 0u); }
 TEST(FuzzReplay, DwarfInfo) { EXPECT_GT(replay("fuzz_dwarf_info", framewalk::fuzz::fuzz_dwarf_info), 0u); }
+TEST(FuzzReplay, CuIndex) { EXPECT_GT(replay("fuzz_cu_index", framewalk::fuzz::fuzz_cu_index), 0u); }
 
 // Empty and one-byte inputs are the first thing a fuzzer tries.
 TEST(FuzzReplay, TinyInputs) {
@@ -74,7 +75,7 @@ TEST(FuzzReplay, TinyInputs) {
                     framewalk::fuzz::fuzz_sframe_roundtrip, framewalk::fuzz::fuzz_sframe_generate,
                     framewalk::fuzz::fuzz_core, framewalk::fuzz::fuzz_unwind, framewalk::fuzz::fuzz_archive,
                     framewalk::fuzz::fuzz_exidx, framewalk::fuzz::fuzz_gmon, framewalk::fuzz::fuzz_line,
-                    framewalk::fuzz::fuzz_dwarf_info}) {
+                    framewalk::fuzz::fuzz_dwarf_info, framewalk::fuzz::fuzz_cu_index}) {
     EXPECT_EQ(body(nullptr, 0), 0);
     EXPECT_EQ(body(zero, 1), 0);
   }
