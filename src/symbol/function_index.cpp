@@ -44,6 +44,7 @@ struct FunctionIndex::Unit {
   std::vector<AddressRange> root_ranges;
   bool decoded = false;
   bool broken = false;
+  bool root_read = false;
   std::optional<uint64_t> stmt_list;
   std::string_view comp_dir;
   std::vector<Node> nodes;
@@ -91,6 +92,7 @@ struct FunctionIndex::Impl {
   mutable std::map<std::pair<uint32_t, uint64_t>, Name> names;  // by (source, DIE offset)
 
   void start() const;
+  void read_root(Unit& u) const;  // the root's ranges, and what makes it a skeleton
   void decode(Unit& u) const;
   bool open_split(Unit& u) const;
   void load_files(Unit& u) const;
@@ -139,6 +141,69 @@ FunctionIndex::FunctionIndex(const DwarfSections& sections, const DwarfSections*
 
 FunctionIndex::~FunctionIndex() = default;
 
+void FunctionIndex::Impl::read_root(Unit& u) const {
+  if (u.root_read) return;
+  u.root_read = true;
+  const UnitHeader& h = *u.header;
+  auto ctx = main->context(h);
+  auto table = ctx ? main->abbrevs(h.abbrev_offset) : Result<const AbbrevTable*>(ctx.error());
+  if (!ctx || !table) {
+    report(ctx ? table.error() : ctx.error(), ".debug_info");
+    u.broken = true;
+    return;
+  }
+  auto r = main->reader_at(h, h.first_die);
+  if (!r) return;
+  std::optional<FormValue> low, high, ranges, dwo_name, comp_dir, stmt_list;
+  std::optional<uint64_t> gnu_dwo_id, gnu_ranges_base;
+  auto root = main->read_die(h, **table, *r, [&](uint64_t name, const FormValue& v) {
+    if (name == at::kLowPc) low = v;
+    else if (name == at::kHighPc) high = v;
+    else if (name == at::kRanges) ranges = v;
+    else if (name == at::kDwoName || name == at::kGnuDwoName) dwo_name = v;
+    else if (name == at::kCompDir) comp_dir = v;
+    else if (name == at::kStmtList) stmt_list = v;
+    else if (name == at::kGnuDwoId) gnu_dwo_id = v.number;
+    else if (name == at::kGnuRangesBase) gnu_ranges_base = v.number;
+  });
+  if (!root) {
+    report(root.error(), ".debug_info");
+    u.broken = true;
+    return;
+  }
+  // A skeleton: its split unit is found when an address first falls in it.
+  if (h.unit_type == ut::kSkeleton || (h.version < 5 && dwo_name)) {
+    u.skeleton = true;
+    SkeletonInfo& k = u.skeleton_info;
+    k.unit_offset = h.offset;
+    k.version = h.version;
+    k.dwo_id = h.version >= 5 ? h.signature : gnu_dwo_id.value_or(0);
+    const Bytes alt_str = alt ? alt->sections().str : Bytes{};
+    if (dwo_name)
+      if (auto text = value_string(*ctx, *dwo_name, alt_str)) k.dwo_name = *text;
+    if (comp_dir)
+      if (auto text = value_string(*ctx, *comp_dir, alt_str)) k.comp_dir = u.comp_dir = *text;
+    if (stmt_list && stmt_list->kind != FormClass::kString) u.stmt_list = stmt_list->number;
+    u.bases.addr_base = ctx->has_addr_base ? ctx->addr_base : h.version >= 5 ? (h.dwarf64 ? 16 : 8) : 0;
+    u.bases.ranges_base = gnu_ranges_base.value_or(0);
+    u.bases.base_address = ctx->base_address;
+  }
+  if (ranges) {
+    auto read = read_ranges(*ctx, *ranges, &u.root_ranges);
+    if (!read) report(read.error(), h.version >= 5 ? ".debug_rnglists" : ".debug_ranges");
+  } else if (low && high) {
+    auto l = value_address(*ctx, *low);
+    if (l) {
+      uint64_t hi = high->kind == FormClass::kConstant ? *l + high->number : 0;
+      if (high->kind != FormClass::kConstant) {
+        auto a = value_address(*ctx, *high);
+        if (a) hi = *a;
+      }
+      if (*l < hi) u.root_ranges.push_back({*l, hi});
+    }
+  }
+}
+
 void FunctionIndex::Impl::start() const {
   if (started) return;
   started = true;
@@ -153,67 +218,6 @@ void FunctionIndex::Impl::start() const {
     u.die_header = &h;
     units.push_back(std::move(u));
   }
-  // The root ranges of each unit.
-  for (Unit& u : units) {
-    const UnitHeader& h = *u.header;
-    auto ctx = main->context(h);
-    auto table = ctx ? main->abbrevs(h.abbrev_offset) : Result<const AbbrevTable*>(ctx.error());
-    if (!ctx || !table) {
-      report(ctx ? table.error() : ctx.error(), ".debug_info");
-      u.broken = true;
-      continue;
-    }
-    auto r = main->reader_at(h, h.first_die);
-    if (!r) continue;
-    std::optional<FormValue> low, high, ranges, dwo_name, comp_dir, stmt_list;
-    std::optional<uint64_t> gnu_dwo_id, gnu_ranges_base;
-    auto root = main->read_die(h, **table, *r, [&](uint64_t name, const FormValue& v) {
-      if (name == at::kLowPc) low = v;
-      else if (name == at::kHighPc) high = v;
-      else if (name == at::kRanges) ranges = v;
-      else if (name == at::kDwoName || name == at::kGnuDwoName) dwo_name = v;
-      else if (name == at::kCompDir) comp_dir = v;
-      else if (name == at::kStmtList) stmt_list = v;
-      else if (name == at::kGnuDwoId) gnu_dwo_id = v.number;
-      else if (name == at::kGnuRangesBase) gnu_ranges_base = v.number;
-    });
-    if (!root) {
-      report(root.error(), ".debug_info");
-      u.broken = true;
-      continue;
-    }
-    // A skeleton: its split unit is found when an address first falls in it.
-    if (h.unit_type == ut::kSkeleton || (h.version < 5 && dwo_name)) {
-      u.skeleton = true;
-      SkeletonInfo& k = u.skeleton_info;
-      k.unit_offset = h.offset;
-      k.version = h.version;
-      k.dwo_id = h.version >= 5 ? h.signature : gnu_dwo_id.value_or(0);
-      const Bytes alt_str = alt ? alt->sections().str : Bytes{};
-      if (dwo_name)
-        if (auto text = value_string(*ctx, *dwo_name, alt_str)) k.dwo_name = *text;
-      if (comp_dir)
-        if (auto text = value_string(*ctx, *comp_dir, alt_str)) k.comp_dir = u.comp_dir = *text;
-      if (stmt_list && stmt_list->kind != FormClass::kString) u.stmt_list = stmt_list->number;
-      u.bases.addr_base = ctx->has_addr_base ? ctx->addr_base : h.version >= 5 ? (h.dwarf64 ? 16 : 8) : 0;
-      u.bases.ranges_base = gnu_ranges_base.value_or(0);
-      u.bases.base_address = ctx->base_address;
-    }
-    if (ranges) {
-      auto read = read_ranges(*ctx, *ranges, &u.root_ranges);
-      if (!read) report(read.error(), h.version >= 5 ? ".debug_rnglists" : ".debug_ranges");
-    } else if (low && high) {
-      auto l = value_address(*ctx, *low);
-      if (l) {
-        uint64_t hi = high->kind == FormClass::kConstant ? *l + high->number : 0;
-        if (high->kind != FormClass::kConstant) {
-          auto a = value_address(*ctx, *high);
-          if (a) hi = *a;
-        }
-        if (*l < hi) u.root_ranges.push_back({*l, hi});
-      }
-    }
-  }
   // .debug_aranges, when every compile unit has a set there.
   std::vector<DwarfProblem> arange_problems;
   std::vector<ArangeSet> sets = read_aranges(main_sections.aranges, main_sections.endian, &arange_problems);
@@ -225,6 +229,12 @@ void FunctionIndex::Impl::start() const {
   bool complete = !sets.empty() && arange_problems.empty();
   for (const Unit& u : units)
     if (u.header->unit_type == ut::kCompile && !covered.count(u.header->offset)) complete = false;
+  // Without complete aranges, the units' own ranges are in their roots: every
+  // root now. With them, a unit's root is read when an address first falls
+  // in the unit (a cold file's first answer need not parse every unit's
+  // abbreviations).
+  if (!complete)
+    for (Unit& u : units) read_root(u);
   std::vector<bool> ranged(units.size(), false);
   if (complete) {
     for (const ArangeSet& s : sets) {
@@ -295,6 +305,8 @@ bool FunctionIndex::Impl::open_split(Unit& u) const {
 void FunctionIndex::Impl::decode(Unit& u) const {
   if (u.decoded) return;
   u.decoded = true;
+  read_root(u);
+  if (u.broken) return;
   if (u.skeleton && !open_split(u)) return;  // the line table still answers
   DwarfFile* file = u.file;
   const UnitHeader& h = *u.die_header;

@@ -279,7 +279,10 @@ int run_addr2line_command(const Addr2lineCommandOptions& o) {
     report(o.file, open_error_text(file.error()));
     return 1;
   }
-  Symbolizer symbolizer(o, *file);
+  // Left to the process's end, not destroyed: freeing a large file's index
+  // (tens of MB in millions of pieces) cost more than a whole answer, and
+  // the command's caller exits right after it.
+  Symbolizer& symbolizer = *new Symbolizer(o, *file);
   size_t reported = 0;
   auto report_problems = [&] {
     const std::vector<symbol::DwarfProblem> problems = symbolizer.dwarf().problems();
