@@ -55,10 +55,12 @@ Result<CuIndex> CuIndex::parse(Bytes data, Endian endian) {
   if (slots & (slots - 1)) return bad_index(12);  // not a power of two (0 is allowed: an empty table)
   if (units > slots) return bad_index(8);         // more units than slots to find them by
   if (units > 0 && sections == 0) return bad_index(4);
-  // The table's size, in 128 bits: the counts are the input's.
-  const unsigned __int128 need = 16 + static_cast<unsigned __int128>(slots) * 12 +
-                                 static_cast<unsigned __int128>(sections) * 4 * (1 + 2 * units);
-  if (need > data.size()) return bad_index(data.size());
+  // The table's size, the counts being the input's: only the product of the
+  // section and unit counts can pass 64 bits (the others are below 2^36).
+  uint64_t id_and_row_bytes = 0;
+  if (__builtin_mul_overflow(sections, 4 * (1 + 2 * units), &id_and_row_bytes) ||
+      16 + slots * 12 + id_and_row_bytes < id_and_row_bytes || 16 + slots * 12 + id_and_row_bytes > data.size())
+    return bad_index(data.size());
   const uint64_t signatures_at = 16, rows_at = signatures_at + 8 * slots, ids_at = rows_at + 4 * slots;
   const uint64_t offsets_at = ids_at + 4 * sections, sizes_at = offsets_at + 4 * sections * units;
   t.slot_signatures_.resize(static_cast<size_t>(slots));

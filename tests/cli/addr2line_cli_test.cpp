@@ -10,6 +10,8 @@
 #include <fstream>
 #include <string>
 
+#include <unistd.h>
+
 #include "support/run_command.hpp"
 
 namespace framewalk {
@@ -20,7 +22,9 @@ const std::string kCli = FRAMEWALK_CLI;
 class Addr2lineCli : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = std::string(FRAMEWALK_BINARY_DIR) + "/tests/addr2line_cli";
+    // One directory a process: ctest runs each test of the suite as a process
+    // of its own, at the same time, each making these files.
+    dir_ = std::string(FRAMEWALK_BINARY_DIR) + "/tests/addr2line_cli/" + std::to_string(::getpid());
     int status = 0;
     (void)test::run_command("mkdir -p " + dir_, &status);
     std::ofstream(dir_ + "/one.c") << "int one(int x) {\n  return x + 1;\n}\nint main(void) {\n  return one(0) - 1;\n}\n";
@@ -40,6 +44,10 @@ class Addr2lineCli : public ::testing::Test {
     const std::string top = test::run_command("nm -S " + dir_ + "/chain | awk '$4 == \"top\" { print $1, $2 }'", &status);
     top_ = std::strtoull(top.c_str(), nullptr, 16);
     top_size_ = std::strtoull(top.c_str() + top.find(' '), nullptr, 16);
+  }
+  static void TearDownTestSuite() {
+    int status = 0;
+    (void)test::run_command("rm -rf " + dir_, &status);
   }
   static std::string dir_, one_;
   static uint64_t top_, top_size_;
