@@ -80,6 +80,14 @@ Result<CuIndex> CuIndex::parse(Bytes data, Endian endian) {
   for (size_t i = 1; i < used.size(); ++i)
     if (used[i].first == used[i - 1].first)
       return bad_index(signatures_at + 8 * std::max(used[i].second, used[i - 1].second));
+  // Nor may two slots name one row: a unit has one dwo id.
+  std::vector<uint64_t> slot_of_row(static_cast<size_t>(units), slots);
+  for (uint64_t i = 0; i < slots; ++i) {
+    const uint32_t row = t.slot_rows_[i];
+    if (row == 0) continue;
+    if (slot_of_row[row - 1] != slots) return bad_index(rows_at + 4 * i);
+    slot_of_row[row - 1] = i;
+  }
   std::vector<DwpSection> columns;
   for (uint64_t c = 0; c < sections; ++c) {
     FW_TRY(uint32_t id, r.u32());

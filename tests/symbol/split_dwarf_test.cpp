@@ -118,6 +118,10 @@ TEST(CuIndex, BrokenTablesNameTheOffset) {
   std::vector<uint8_t> twice = cu_index(5, {1, 3}, 4, 1);
   for (int i = 0; i < 8; ++i) twice[16 + i] = twice[16 + 8 + i];
   EXPECT_EQ(error_of(twice), 16u + 8);
+  // Two slots naming one row (B's slot 0 and A's slot 1, both row 1): a row
+  // found by one signature would carry the other (found by fuzz_cu_index).
+  // The offset is the later slot's row index.
+  EXPECT_EQ(error_of(cu_index(5, {1, 3}, 4, 1)), 16u + 4 * 8 + 4);
 }
 
 TEST(CuIndex, PackageRowsAreSlicedAndChecked) {
