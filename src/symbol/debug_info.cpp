@@ -533,19 +533,33 @@ bool skip_form(ByteReader& r, const UnitHeader& u, uint64_t form) {
 
 }  // namespace
 
-Result<const Abbrev*> DwarfFile::skip_die(const UnitHeader& unit, const AbbrevTable& table, ByteReader& r) {
+Result<const Abbrev*> DwarfFile::read_die(const UnitHeader& unit, const AbbrevTable& table, ByteReader& r,
+                                          std::span<const uint16_t> wanted,
+                                          FunctionRef<void(uint64_t, const FormValue&)> attribute) {
   const ByteReader start = r;
   auto code = r.uleb128();
   if (code && *code == 0) return static_cast<const Abbrev*>(nullptr);
   const Abbrev* a = code ? table.find(*code) : nullptr;
-  bool skipped = a != nullptr;
+  bool read = a != nullptr;
   if (a) {
     const AbbrevAttribute* attrs = table.attributes(*a);
-    for (uint32_t i = 0; i < a->count && skipped; ++i) skipped = skip_form(r, unit, attrs[i].form);
+    for (uint32_t i = 0; i < a->count && read; ++i) {
+      if (std::find(wanted.begin(), wanted.end(), attrs[i].name) == wanted.end()) {
+        read = skip_form(r, unit, attrs[i].form);
+        continue;
+      }
+      auto v = read_form_once(r, unit, attrs[i].form, table.implicit_const(attrs[i]), 0);
+      if (!v) return v.error();
+      attribute(attrs[i].name, *v);
+    }
   }
-  if (skipped) return a;
-  r = start;  // read it for the error
+  if (read) return a;
+  r = start;  // read it whole for the error
   return read_die(unit, table, r, [](uint64_t, const FormValue&) {});
+}
+
+Result<const Abbrev*> DwarfFile::skip_die(const UnitHeader& unit, const AbbrevTable& table, ByteReader& r) {
+  return read_die(unit, table, r, {}, [](uint64_t, const FormValue&) {});
 }
 
 Result<UnitContext> DwarfFile::context(const UnitHeader& unit) {

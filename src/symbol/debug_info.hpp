@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <span>
 #include <vector>
 
 #include "base/byte_reader.hpp"
@@ -219,6 +220,11 @@ class DwarfFile {
   // `attribute(name, value)` for each attribute; returns the abbreviation, or
   // null for a null entry (the end of a sibling list). `r` ends past the DIE.
   Result<const Abbrev*> read_die(const UnitHeader& unit, const AbbrevTable& table, ByteReader& r,
+                                 FunctionRef<void(uint64_t name, const FormValue& value)> attribute);
+  // As read_die, decoding only the attributes named in `wanted` (the others
+  // are skipped by size): the same abbreviation, end and errors.
+  Result<const Abbrev*> read_die(const UnitHeader& unit, const AbbrevTable& table, ByteReader& r,
+                                 std::span<const uint16_t> wanted,
                                  FunctionRef<void(uint64_t name, const FormValue& value)> attribute);
   // As read_die without decoding any value (what a DIE that is not looked at
   // needs): the same abbreviation, the same end and the same errors.

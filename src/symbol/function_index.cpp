@@ -409,7 +409,9 @@ void FunctionIndex::Impl::decode(Unit& u) const {
         default: break;
       }
     };
-    auto abbrev = looked_at ? file->read_die(h, **table, r, read) : file->skip_die(h, **table, r);
+    static constexpr uint16_t kRootWanted[] = {at::kLowPc, at::kHighPc, at::kRanges, at::kStmtList, at::kCompDir};
+    const std::span<const uint16_t> wanted(kRootWanted, root ? std::size(kRootWanted) : 3);
+    auto abbrev = looked_at ? file->read_die(h, **table, r, wanted, read) : file->skip_die(h, **table, r);
     if (!abbrev) {
       // What was decoded before the fault still answers.
       report(u, abbrev.error(), ".debug_info");
@@ -559,7 +561,10 @@ void FunctionIndex::Impl::resolve(uint32_t source, uint64_t die, int depth, Abou
     return;
   }
   std::optional<FormValue> own_name, linkage_name, origin, specification;
-  auto read = file->read_die(*unit, **table, *r, [&](uint64_t at_name, const FormValue& v) {
+  static constexpr uint16_t kWanted[] = {at::kName,           at::kLinkageName, at::kMipsLinkageName,
+                                         at::kAbstractOrigin, at::kSpecification, at::kCallFile,
+                                         at::kCallLine,       at::kCallColumn};
+  auto read = file->read_die(*unit, **table, *r, kWanted, [&](uint64_t at_name, const FormValue& v) {
     if (at_name == at::kName) own_name = v;
     else if (at_name == at::kLinkageName || at_name == at::kMipsLinkageName) linkage_name = v;
     else if (at_name == at::kAbstractOrigin) origin = v;
