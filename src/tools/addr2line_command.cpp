@@ -2,15 +2,14 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <iostream>
-#include <map>
-#include <set>
 #include <memory>
 #include <optional>
 #include <string>
-#include <unordered_map>
+
+#include <unistd.h>
 
 #include "base/keyed_cache.hpp"
 #include "base/text_arena.hpp"
@@ -86,7 +85,10 @@ class Symbolizer {
     std::optional<symbol::NearestSymbol> symbol;
     if (in_section) {
       frames = dwarf_->frames(address);
-      symbol = symbols_.lookup(section->index, address);
+      // The symbol tables are asked only where the answer uses them: JSON,
+      // no DWARF name, or a name binutils does not take as final (name_of).
+      if (o_.format == "json" || frames.empty() || frames[0].function.empty() || !frames[0].final_name)
+        symbol = symbols_.lookup(section->index, address);
     }
     std::vector<Printed>& printed = printed_;
     printed.clear();
@@ -298,8 +300,15 @@ int run_addr2line_command(const Addr2lineCommandOptions& o) {
   // the command's caller exits right after it.
   Symbolizer& symbolizer = *new Symbolizer(o, *file);
   size_t reported = 0;
+  std::string out;
+  auto flush = [&] {
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    std::fflush(stdout);
+    out.clear();
+  };
   auto report_problems = [&] {
     const std::vector<symbol::DwarfProblem> problems = symbolizer.dwarf().problems();
+    if (reported < problems.size()) flush();  // the answers before a problem come before its message
     for (; reported < problems.size(); ++reported) {
       const symbol::DwarfProblem& p = problems[reported];
       // A problem in a .dwo or .dwp names that file too.
@@ -308,20 +317,44 @@ int run_addr2line_command(const Addr2lineCommandOptions& o) {
     }
   };
   report_problems();
-  std::string out;
   if (!o.addresses_in.empty()) {
-    for (const std::string& text : o.addresses_in) symbolizer.answer(scan_hex(text), out);
-    report_problems();
-    std::fwrite(out.data(), 1, out.size(), stdout);
-  } else {
-    std::string text;
-    while (std::getline(std::cin, text)) {
-      out.clear();
+    for (const std::string& text : o.addresses_in) {
       symbolizer.answer(scan_hex(text), out);
       report_problems();
-      std::fwrite(out.data(), 1, out.size(), stdout);
-      std::fflush(stdout);  // one answer per question, for a program on the other end of a pipe
     }
+    flush();
+  } else {
+    // Lines as std::getline splits them (the last one may lack its newline).
+    // The answers so far are written whenever every line read is answered,
+    // before waiting for more: a program on the other end of a pipe gets
+    // each answer to its question, and a stream of addresses is answered
+    // in large writes, not one per address.
+    std::string input, line;
+    char buffer[64 * 1024];
+    size_t start = 0;
+    for (bool eof = false; !eof;) {
+      for (size_t end; (end = input.find('\n', start)) != std::string::npos; start = end + 1) {
+        line.assign(input, start, end - start);
+        symbolizer.answer(scan_hex(line), out);
+        report_problems();
+      }
+      input.erase(0, start);
+      start = 0;
+      flush();
+      ssize_t n;
+      do n = ::read(STDIN_FILENO, buffer, sizeof buffer);
+      while (n < 0 && errno == EINTR);
+      if (n > 0) {
+        input.append(buffer, static_cast<size_t>(n));
+        continue;
+      }
+      eof = true;
+      if (!input.empty()) {
+        symbolizer.answer(scan_hex(input), out);
+        report_problems();
+      }
+    }
+    flush();
   }
   std::fflush(stdout);
   return reported == 0 ? 0 : 1;

@@ -1,5 +1,5 @@
 // `framewalk addr2line` on a program compiled here: text, -a -f -p -s, JSON,
-// standard input, unknown addresses, inline chains (-i, -p, JSON) of a
+// standard input (answered as it comes), unknown addresses, inline chains (-i, -p, JSON) of a
 // program whose inlining is known by construction, and a missing file.
 #include <gtest/gtest.h>
 
@@ -10,6 +10,8 @@
 #include <fstream>
 #include <string>
 
+#include <poll.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "support/run_command.hpp"
@@ -96,6 +98,53 @@ TEST_F(Addr2lineCli, StandardInputAndJson) {
   EXPECT_EQ(out, dir_ + "/one.c:1\n??:0\n");
   out = test::run_command(kCli + " addr2line --format=json -e " + dir_ + "/one " + one_, &status, false);
   EXPECT_NE(out.find("\"function\":\"one\",\"file\":\"" + dir_ + "/one.c\",\"line\":1,"), std::string::npos) << out;
+}
+
+// As perf uses addr2line: one question, then wait for its answer before the
+// next, standard input kept open. Answers are written in batches, but each
+// before framewalk waits for more input. A last line without its newline is
+// answered too.
+TEST_F(Addr2lineCli, AnswersEachQuestionBeforeReadingTheNext) {
+  int to_child[2], from_child[2];
+  ASSERT_EQ(::pipe(to_child), 0);
+  ASSERT_EQ(::pipe(from_child), 0);
+  const std::string program = dir_ + "/one";
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::dup2(to_child[0], 0);
+    ::dup2(from_child[1], 1);
+    for (int fd : {to_child[0], to_child[1], from_child[0], from_child[1]}) ::close(fd);
+    ::execl(kCli.c_str(), kCli.c_str(), "addr2line", "-f", "-e", program.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(to_child[0]);
+  ::close(from_child[1]);
+  // Reads until `lines` newlines came, or 60 s passed.
+  auto answer = [&](int lines) {
+    std::string got;
+    while (std::count(got.begin(), got.end(), '\n') < lines) {
+      pollfd p{from_child[0], POLLIN, 0};
+      if (::poll(&p, 1, 60000) <= 0) break;
+      char buf[256];
+      const ssize_t n = ::read(from_child[0], buf, sizeof buf);
+      if (n <= 0) break;
+      got.append(buf, static_cast<size_t>(n));
+    }
+    return got;
+  };
+  const std::string question = one_ + "\n";
+  ASSERT_EQ(::write(to_child[1], question.data(), question.size()), static_cast<ssize_t>(question.size()));
+  EXPECT_EQ(answer(2), "one\n" + dir_ + "/one.c:1\n");
+  ASSERT_EQ(::write(to_child[1], "zz\n" , 3), 3);
+  EXPECT_EQ(answer(2), "??\n??:0\n");
+  ASSERT_EQ(::write(to_child[1], one_.data(), one_.size()), static_cast<ssize_t>(one_.size()));  // no newline
+  ::close(to_child[1]);
+  EXPECT_EQ(answer(2), "one\n" + dir_ + "/one.c:1\n");
+  ::close(from_child[0]);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
 }
 
 TEST_F(Addr2lineCli, InlineChainsAndMissingFile) {
