@@ -3,7 +3,8 @@
 # same run: N addresses (default 100,000; a fixed seed) inside the functions
 # of a large file with DWARF, each tool given them all on standard input;
 # then the latency of one address on a file not yet read (the first answer),
-# and each tool's peak memory. Reports medians over RUNS and ratios.
+# and each tool's peak memory, whole and its own (anonymous: without the
+# mapped file's pages). Reports medians over RUNS and ratios.
 #
 #   bench/symbolize_vs_peers.sh FRAMEWALK [FILE] [N] [RUNS]
 #
@@ -59,13 +60,41 @@ run_llvm() { "$llvm" --obj="$file" --inlining --demangle <"$1"; }
 head -1 "$tmp/addrs" >"$tmp/one"
 peak_kb() { /usr/bin/time -f %M bash -c "$(declare -f "$1"); fw='$fw' file='$file' llvm='$llvm' fw_flags='$fw_flags'; $1 '$2' >/dev/null" 2>&1 | tail -1; }
 
-printf '%-16s %12s %12s %12s %10s\n' tool all_ms first_ms peak_mb lines
+# Peak anonymous memory (RssAnon, sampled every millisecond): the tool's own
+# memory, without the pages of the mapped file it has read (those count in
+# peak_mb, and are shared with the page cache).
+own_kb() {
+  python3 - "$@" <<'PY'
+import subprocess, sys, time
+addrs, cmd = sys.argv[2], sys.argv[3:]
+with open(addrs) as stdin:
+    p = subprocess.Popen(cmd, stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    peak = 0
+    while p.poll() is None:
+        try:
+            for line in open("/proc/%d/status" % p.pid):
+                if line.startswith("RssAnon:"):
+                    peak = max(peak, int(line.split()[1]))
+        except OSError:
+            pass
+        time.sleep(0.001)
+print(peak)
+PY
+}
+own_cmd_fw() { echo "$fw" addr2line $fw_flags -e "$file"; }
+own_cmd_binutils() { echo addr2line -f -i -C -e "$file"; }
+own_cmd_llvm() { echo "$llvm" --obj="$file" --inlining --demangle; }
+
+printf '%-16s %12s %12s %12s %12s %10s\n' tool all_ms first_ms peak_mb own_mb lines
 for tool in fw binutils llvm; do
   t_all=$(median_ms bash -c "$(declare -f run_$tool); fw='$fw' file='$file' llvm='$llvm' fw_flags='$fw_flags'; run_$tool '$tmp/addrs'")
   t_one=$(median_ms bash -c "$(declare -f run_$tool); fw='$fw' file='$file' llvm='$llvm' fw_flags='$fw_flags'; run_$tool '$tmp/one'")
   kb=$(peak_kb "run_$tool" "$tmp/addrs")
+  # shellcheck disable=SC2046  # the command's words
+  own=$(own_kb "$tool" "$tmp/addrs" $(own_cmd_$tool))
   lines=$(run_$tool "$tmp/addrs" | wc -l)
-  printf '%-16s %12s %12s %12s %10s\n' "$tool" "$t_all" "$t_one" "$(awk -v k="$kb" 'BEGIN {printf "%.1f", k/1024}')" "$lines"
+  printf '%-16s %12s %12s %12s %12s %10s\n' "$tool" "$t_all" "$t_one" "$(awk -v k="$kb" 'BEGIN {printf "%.1f", k/1024}')" \
+    "$(awk -v k="$own" 'BEGIN {printf "%.1f", k/1024}')" "$lines"
   eval "all_$tool=$t_all one_$tool=$t_one"
 done
 echo "binutils/framewalk: $(ratio "$all_binutils" "$all_fw") (all), $(ratio "$one_binutils" "$one_fw") (first)"
