@@ -111,7 +111,7 @@ InlineSymbolizer::InlineSymbolizer(std::shared_ptr<const elf::ElfFile> dwarf,
   section_problems_.insert(section_problems_.end(), alt_problems.begin(), alt_problems.end());
   functions_ = std::make_unique<FunctionIndex>(sections_, supplementary_ ? &alt_sections_ : nullptr, style,
                                                std::make_unique<SplitDwarfFiles>(program_path));
-  call_sites_ = std::make_unique<CallSiteIndex>(sections_, supplementary_ ? &alt_sections_ : nullptr);
+  call_sites_ = std::make_unique<CallSiteIndex>(sections_, supplementary_ ? &alt_sections_ : nullptr, functions_.get());
 }
 
 std::vector<SourceFrame> InlineSymbolizer::frames(uint64_t address) const {

@@ -168,6 +168,26 @@ Result<DwarfSections> package_unit_sections(const DwarfSections& package, const 
   return s;
 }
 
+DwarfProblem split_unit_problem(const std::string& file,
+                                const std::array<uint64_t, static_cast<size_t>(DwpSection::kCount)>& bases, Error e,
+                                const char* section) {
+  struct Dwo {
+    std::string_view main_name;
+    const char* name;
+    DwpSection contribution;
+  };
+  static constexpr Dwo kDwo[] = {{".debug_info", ".debug_info.dwo", DwpSection::kInfo},
+                                 {".debug_abbrev", ".debug_abbrev.dwo", DwpSection::kAbbrev},
+                                 {".debug_str", ".debug_str.dwo", DwpSection::kCount},
+                                 {".debug_rnglists", ".debug_rnglists.dwo", DwpSection::kRnglists}};
+  for (const Dwo& d : kDwo)
+    if (d.main_name == section) {
+      if (d.contribution != DwpSection::kCount) e.offset += bases[static_cast<size_t>(d.contribution)];
+      return {e, d.name, file};
+    }
+  return {e, section};  // .debug_addr, .debug_ranges: the main file's
+}
+
 Bytes elf_section_bytes(const elf::ElfFile& file, std::string_view name, std::vector<DwarfProblem>* problems,
                         const std::string& path) {
   const elf::Section* section = file.section_by_name(name);
