@@ -4,11 +4,16 @@
 // checked, and a skeleton unit decoded through its split unit (addresses from
 // the main file's .debug_addr at the skeleton's base, strings from the dwo),
 // lazily, with a missing and a mismatched split unit reported; the call
-// sites of a split unit's function read through the index's split unit.
+// sites of a split unit's function read through the index's split unit; a
+// gcc .dwo with type units in sections of their own.
 #include <gtest/gtest.h>
+
+#include <unistd.h>
 
 #include <vector>
 
+#include "elf/elf_file.hpp"
+#include "support/run_command.hpp"
 #include "support/section_builder.hpp"
 #include "symbol/call_sites.hpp"
 #include "symbol/function_index.hpp"
@@ -479,6 +484,33 @@ TEST(SplitDwarf, SplitUnitProblemsInAPackage) {
   EXPECT_EQ(addr.error.offset, 0x8u);  // the main file's
   EXPECT_STREQ(addr.section, ".debug_addr");
   EXPECT_TRUE(addr.file.empty());
+}
+
+// gcc's .dwo of -fdebug-types-section: each type unit in a .debug_info.dwo
+// section of its own, the first of them a type unit; the split unit's
+// section is the one with the compile unit.
+TEST(SplitDwarf, DwoWithTypeUnitSections) {
+  int status = 0;
+  const std::string dir = std::string(FRAMEWALK_BINARY_DIR) + "/tests/split_types/" + std::to_string(::getpid());
+  (void)test::run_command("mkdir -p " + dir, &status);
+  (void)test::run_command("cd " + dir + " && echo 'struct A { int a; }; struct B { A x; long b; }; "
+                          "int f(B* p) { return p->x.a + (int)p->b; }' > t.cpp && "
+                          "g++ -O2 -g -gsplit-dwarf -fdebug-types-section -c t.cpp -o t.o",
+                          &status);
+  if (status != 0) GTEST_SKIP() << "no g++ with -gsplit-dwarf -fdebug-types-section";
+  const std::string path = dir + "/t.dwo";
+  auto file = elf::ElfFile::open(path);
+  ASSERT_TRUE(file.ok());
+  size_t info_sections = 0;
+  for (const elf::Section& section : (*file)->sections()) info_sections += section.name == ".debug_info.dwo";
+  std::vector<DwarfProblem> problems;
+  const DwarfSections s = dwo_sections(**file, &problems, path);
+  (void)test::run_command("rm -rf " + dir, &status);
+  EXPECT_TRUE(problems.empty());
+  EXPECT_GE(info_sections, 3u);  // A's, B's and the compile unit's
+  auto unit = parse_unit_header(s.info, s.endian, 0);
+  ASSERT_TRUE(unit.ok());
+  EXPECT_EQ(unit->unit_type, ut::kSplitCompile);
 }
 
 TEST(SplitDwarf, GnuIndexForms) {
