@@ -79,53 +79,60 @@ Result<AbbrevTable> AbbrevTable::parse(Bytes abbrev, Endian endian, uint64_t off
   if (offset >= abbrev.size()) return Error{ErrorCode::kBadAbbreviation, offset};
   ByteReader r(abbrev, endian);
   FW_CHECK(r.seek(static_cast<size_t>(offset)));
+  auto saturated = [](uint64_t v, uint64_t max) { return std::min<uint64_t>(v, max); };
   while (true) {
     const uint64_t at = r.absolute_offset();
     FW_TRY(uint64_t code, r.uleb128());
     if (code == 0) break;
     Abbrev a;
-    a.code = code;
-    FW_TRY(a.tag, r.uleb128());
+    FW_TRY(uint64_t tag, r.uleb128());
+    a.tag = static_cast<uint32_t>(saturated(tag, UINT32_MAX));
     FW_TRY(uint8_t children, r.u8());
     a.has_children = children != 0;
     a.first = static_cast<uint32_t>(t.attributes_.size());
     while (true) {
       AbbrevAttribute attr;
-      // Names and forms past 32 bits exist in no DWARF: kept as ones that
-      // match nothing (an unknown form is an error where it is read).
       FW_TRY(uint64_t name, r.uleb128());
       FW_TRY(uint64_t form, r.uleb128());
-      attr.name = static_cast<uint32_t>(std::min<uint64_t>(name, UINT32_MAX));
-      attr.form = static_cast<uint32_t>(std::min<uint64_t>(form, UINT32_MAX));
-      if (attr.form == form::kImplicitConst) {
-        FW_TRY(attr.implicit_const, r.sleb128());
+      attr.name = static_cast<uint16_t>(saturated(name, UINT16_MAX));
+      attr.form = static_cast<uint16_t>(saturated(form, UINT16_MAX));
+      if (form == form::kImplicitConst) {
+        FW_TRY(int64_t value, r.sleb128());
+        attr.implicit_const = static_cast<uint32_t>(t.implicit_consts_.size());
+        t.implicit_consts_.push_back(value);
       }
-      if (attr.name == 0 && attr.form == 0) break;
+      if (name == 0 && form == 0) break;
       t.attributes_.push_back(attr);
     }
-    a.count = static_cast<uint32_t>(t.attributes_.size() - a.first);
-    if (!t.abbrevs_.empty() && t.abbrevs_.back().code >= code) {
+    if (t.attributes_.size() - a.first > UINT16_MAX) return Error{ErrorCode::kBadAbbreviation, at};
+    a.count = static_cast<uint16_t>(t.attributes_.size() - a.first);
+    if (!t.codes_.empty() && t.codes_.back() >= code) {
       // Codes out of order: kept sorted; a code declared twice is a broken table.
-      auto pos = std::lower_bound(t.abbrevs_.begin(), t.abbrevs_.end(), code,
-                                  [](const Abbrev& x, uint64_t c) { return x.code < c; });
-      if (pos != t.abbrevs_.end() && pos->code == code) return Error{ErrorCode::kBadAbbreviation, at};
-      t.abbrevs_.insert(pos, a);
+      auto pos = std::lower_bound(t.codes_.begin(), t.codes_.end(), code);
+      if (pos != t.codes_.end() && *pos == code) return Error{ErrorCode::kBadAbbreviation, at};
+      t.abbrevs_.insert(t.abbrevs_.begin() + (pos - t.codes_.begin()), a);
+      t.codes_.insert(pos, code);
     } else {
       t.abbrevs_.push_back(a);
+      t.codes_.push_back(code);
     }
   }
-  for (size_t i = 0; i < t.abbrevs_.size(); ++i)
-    if (t.abbrevs_[i].code != i + 1) t.dense_ = false;
-  t.abbrevs_.shrink_to_fit();  // tables stay for the file's life
+  bool dense = true;
+  for (size_t i = 0; i < t.codes_.size(); ++i)
+    if (t.codes_[i] != i + 1) dense = false;
+  if (dense) t.codes_.clear();
+  // Tables stay for the file's life.
+  t.abbrevs_.shrink_to_fit();
+  t.codes_.shrink_to_fit();
   t.attributes_.shrink_to_fit();
+  t.implicit_consts_.shrink_to_fit();
   return t;
 }
 
 const Abbrev* AbbrevTable::find(uint64_t code) const {
-  if (dense_) return code >= 1 && code <= abbrevs_.size() ? &abbrevs_[static_cast<size_t>(code - 1)] : nullptr;
-  auto pos = std::lower_bound(abbrevs_.begin(), abbrevs_.end(), code,
-                              [](const Abbrev& x, uint64_t c) { return x.code < c; });
-  return pos != abbrevs_.end() && pos->code == code ? &*pos : nullptr;
+  if (codes_.empty()) return code >= 1 && code <= abbrevs_.size() ? &abbrevs_[static_cast<size_t>(code - 1)] : nullptr;
+  auto pos = std::lower_bound(codes_.begin(), codes_.end(), code);
+  return pos != codes_.end() && *pos == code ? &abbrevs_[static_cast<size_t>(pos - codes_.begin())] : nullptr;
 }
 
 Result<uint64_t> read_u24(ByteReader& r) {
@@ -478,7 +485,7 @@ Result<const Abbrev*> DwarfFile::read_die(const UnitHeader& unit, const AbbrevTa
   if (!a) return Error{ErrorCode::kBadAbbreviation, at};
   const AbbrevAttribute* attrs = table.attributes(*a);
   for (uint32_t i = 0; i < a->count; ++i) {
-    FW_TRY(FormValue v, read_form_once(r, unit, attrs[i].form, attrs[i].implicit_const, 0));
+    FW_TRY(FormValue v, read_form_once(r, unit, attrs[i].form, table.implicit_const(attrs[i]), 0));
     attribute(attrs[i].name, v);
   }
   return a;

@@ -74,18 +74,17 @@ struct UnitHeader {
 // The header of the unit at `offset` of `info` (the unit's length included).
 Result<UnitHeader> parse_unit_header(Bytes info, Endian endian, uint64_t offset);
 
-struct AbbrevAttribute {  // 16 bytes: a program's tables have hundreds of thousands
-  uint32_t name = 0;  // larger values (no DWARF has them) saturate
-  uint32_t form = 0;
-  int64_t implicit_const = 0;
+struct AbbrevAttribute {  // 8 bytes: a program's tables have hundreds of thousands
+  uint16_t name = 0;  // larger values (no DWARF defines them) saturate: they match nothing
+  uint16_t form = 0;  // larger values saturate: an unknown form, an error where it is read
+  uint32_t implicit_const = 0;  // DW_FORM_implicit_const: its value's index (AbbrevTable::implicit_const)
 };
 
-struct Abbrev {
-  uint64_t code = 0;
-  uint64_t tag = 0;
-  bool has_children = false;
+struct Abbrev {  // 12 bytes
+  uint32_t tag = 0;  // larger values (no DWARF defines them) saturate
   uint32_t first = 0;  // into AbbrevTable::attributes
-  uint32_t count = 0;
+  uint16_t count = 0;
+  bool has_children = false;
 };
 
 // One .debug_abbrev table (the declarations starting at one offset).
@@ -94,12 +93,16 @@ class AbbrevTable {
   static Result<AbbrevTable> parse(Bytes abbrev, Endian endian, uint64_t offset);
   const Abbrev* find(uint64_t code) const;
   const AbbrevAttribute* attributes(const Abbrev& a) const { return attributes_.data() + a.first; }
+  int64_t implicit_const(const AbbrevAttribute& a) const {
+    return a.implicit_const < implicit_consts_.size() ? implicit_consts_[a.implicit_const] : 0;
+  }
   size_t size() const { return abbrevs_.size(); }
 
  private:
   std::vector<Abbrev> abbrevs_;  // sorted by code
-  bool dense_ = true;            // abbrevs_[i].code == i + 1
+  std::vector<uint64_t> codes_;  // of abbrevs_, when they are not 1, 2, 3, ... (else empty)
   std::vector<AbbrevAttribute> attributes_;
+  std::vector<int64_t> implicit_consts_;
 };
 
 // What a form's value is, by class.

@@ -4,6 +4,7 @@
 #include <array>
 #include <set>
 
+#include "base/keyed_cache.hpp"
 #include "symbol/line_program.hpp"
 #include "symbol/line_table.hpp"
 
@@ -14,23 +15,58 @@ namespace {
 constexpr int kMaxReferenceDepth = 16;
 constexpr size_t kMaxTreeDepth = 4096;
 
-bool contains(const std::vector<AddressRange>& ranges, uint32_t first, uint32_t count, uint64_t address) {
-  for (uint32_t i = first; i < first + count; ++i)
-    if (address >= ranges[i].low && address < ranges[i].high) return true;
-  return false;
-}
 }  // namespace
 
-struct FunctionIndex::Node {  // 40 bytes: a large program has hundreds of thousands
-  uint64_t die = 0;
-  uint32_t first_range = 0, range_count = 0;
-  int32_t first_child = -1, next_sibling = -1;
-  uint32_t call_file = 0;  // as written (one past the last index: none that exists); when has_call_file
-  uint32_t call_line = 0, call_column = 0;
+// A decoded function (subprogram or inlined subroutine): 16 bytes, a large
+// program has hundreds of thousands. Nodes are kept in DIE order, so a
+// node's descendants are the nodes up to its subtree_end and its ranges run
+// up to the next node's first_range. What is printed of it (name, call site)
+// is read from its DIE when asked for (Impl::about).
+struct FunctionIndex::Node {
+  uint32_t die = 0;  // offset from its unit's start (the unit's section offset)
+  uint32_t first_range = 0;
+  uint32_t subtree_end = 0;
   uint16_t depth = 0;  // kMaxTreeDepth fits
   bool inlined = false;
-  bool has_call_file = false;
 };
+
+namespace {
+
+// A unit's ranges, as offsets from its lowest address (8 bytes a range)
+// when they all fit in 32 bits, as they do in any real unit; else whole.
+class UnitRanges {
+ public:
+  void assign(const std::vector<AddressRange>& ranges) {
+    base_ = ranges.empty() ? 0 : ranges[0].low;
+    for (const AddressRange& r : ranges) base_ = std::min(base_, r.low);
+    bool narrow = true;
+    for (const AddressRange& r : ranges) narrow = narrow && r.high - base_ <= UINT32_MAX;
+    if (!narrow) {
+      wide_ = ranges;
+      return;
+    }
+    narrow_.reserve(2 * ranges.size());
+    for (const AddressRange& r : ranges) {
+      narrow_.push_back(static_cast<uint32_t>(r.low - base_));
+      narrow_.push_back(static_cast<uint32_t>(r.high - base_));
+    }
+  }
+  size_t size() const { return wide_.empty() ? narrow_.size() / 2 : wide_.size(); }
+  uint64_t low(size_t i) const { return wide_.empty() ? base_ + narrow_[2 * i] : wide_[i].low; }
+  uint64_t high(size_t i) const { return wide_.empty() ? base_ + narrow_[2 * i + 1] : wide_[i].high; }
+  bool contains(size_t first, size_t end, uint64_t address) const {
+    for (size_t i = first; i < end; ++i)
+      if (address >= low(i) && address < high(i)) return true;
+    return false;
+  }
+
+ private:
+  uint64_t base_ = 0;
+  std::vector<uint32_t> narrow_;
+  std::vector<AddressRange> wide_;
+};
+
+}  // namespace
 
 struct FunctionIndex::Unit {
   const UnitHeader* header = nullptr;  // in the main file
@@ -48,15 +84,18 @@ struct FunctionIndex::Unit {
   std::optional<uint64_t> stmt_list;
   std::string_view comp_dir;
   std::vector<Node> nodes;
-  std::vector<AddressRange> ranges;  // of the nodes
+  UnitRanges ranges;  // of the nodes
   struct Entry {
-    uint64_t low, high;
-    uint32_t node;
+    uint32_t range, node;
   };
   std::vector<Entry> by_low;     // subprogram ranges, sorted by low
   std::vector<uint64_t> reach;   // reach[i]: the largest high of by_low[0..i]
+  size_t range_end(size_t node) const { return node + 1 < nodes.size() ? nodes[node + 1].first_range : ranges.size(); }
   bool files_loaded = false;
-  std::vector<std::string> files;  // the line header's paths, by DW_AT_call_file index
+  // The line header's paths, by DW_AT_call_file index: `files`, or the shared line table's.
+  std::vector<std::string> files;
+  const std::vector<std::string>* paths = &files;
+  size_t path_count = 0;  // of *paths, those the header names
   bool zero_based_files = false;
 };
 
@@ -64,6 +103,7 @@ struct FunctionIndex::Impl {
   DwarfSections main_sections;
   std::optional<DwarfSections> alt_sections;
   PathStyle style = PathStyle::kBinutils;
+  const LineTable* shared_lines = nullptr;
   mutable std::mutex mutex;
   mutable std::unique_ptr<DwarfFile> main;
   mutable std::unique_ptr<DwarfFile> alt;
@@ -85,19 +125,26 @@ struct FunctionIndex::Impl {
   mutable std::vector<uint64_t> unit_reach;
   mutable std::vector<size_t> rangeless;  // units without root ranges or aranges
   mutable std::vector<DwarfProblem> problems;
-  struct Name {
-    std::string_view text;
+  // What is printed of a function's DIE: its name (down the
+  // abstract_origin and specification chain) and, for an inlined one, its
+  // call site. Read when first asked for.
+  struct About {
+    std::string_view name;
     bool linkage = false, final = false;
+    bool has_call_file = false;
+    uint32_t call_file = 0;  // as written (one past the last index: none that exists); when has_call_file
+    uint32_t call_line = 0, call_column = 0;
   };
-  mutable std::map<std::pair<uint32_t, uint64_t>, Name> names;  // by (source, DIE offset)
+  mutable KeyedCache<About> about_cache;  // by FunctionLevel::die
 
   void start() const;
   void read_root(Unit& u) const;  // the root's ranges, and what makes it a skeleton
   void decode(Unit& u) const;
   bool open_split(Unit& u) const;
   void load_files(Unit& u) const;
-  Name name_of(uint32_t source, uint64_t die) const;
-  void resolve_name(uint32_t source, uint64_t die, int depth, std::string_view* name, bool* linkage, bool* final) const;
+  const About& about(uint32_t source, uint64_t die) const;
+  // Fills `out`'s name from the DIE at `die` and what it refers to; at depth 0 also its call site.
+  void resolve(uint32_t source, uint64_t die, int depth, About* out) const;
   bool chain_in(Unit& u, uint64_t address, std::vector<FunctionLevel>* out) const;
   DwarfFile* file_for(uint32_t source) const {
     return source == 0 ? main.get() : source == kAltSource ? alt.get() : split_files[source - 1].get();
@@ -314,12 +361,22 @@ void FunctionIndex::Impl::decode(Unit& u) const {
     return;
   }
   ByteReader& r = *reader;
-  std::vector<int32_t> enclosing;  // per open level: the function node DIEs there belong to, or -1
-  std::vector<int32_t> last_child;  // by node, while the tree is built
+  // Per open level: the function node DIEs there belong to (-1: none), and
+  // whether the level is that node's own (its subtree ends with the level).
+  struct Level {
+    int32_t function;
+    bool own;
+  };
+  std::vector<Level> enclosing;
+  std::vector<AddressRange> ranges;  // of the nodes, while decoding
+  const uint64_t unit_start = h.offset;
   bool root = true;
+  auto close = [&](const Level& level) {
+    if (level.own) u.nodes[static_cast<size_t>(level.function)].subtree_end = static_cast<uint32_t>(u.nodes.size());
+  };
   while (!r.at_end()) {
     const uint64_t die = r.absolute_offset();
-    std::optional<FormValue> low, high, ranges, call_file, call_line, call_column, stmt_list, comp_dir;
+    std::optional<FormValue> low, high, range_list, stmt_list, comp_dir;
     // Only the root and functions are looked at: other DIEs are skipped, their values not decoded.
     bool looked_at = root;
     if (!looked_at) {
@@ -332,10 +389,7 @@ void FunctionIndex::Impl::decode(Unit& u) const {
       switch (name) {
         case at::kLowPc: low = v; break;
         case at::kHighPc: high = v; break;
-        case at::kRanges: ranges = v; break;
-        case at::kCallFile: call_file = v; break;
-        case at::kCallLine: call_line = v; break;
-        case at::kCallColumn: call_column = v; break;
+        case at::kRanges: range_list = v; break;
         case at::kStmtList: stmt_list = v; break;
         case at::kCompDir: comp_dir = v; break;
         default: break;
@@ -350,6 +404,7 @@ void FunctionIndex::Impl::decode(Unit& u) const {
     }
     if (!*abbrev) {
       if (enclosing.empty()) break;  // padding after the root's children
+      close(enclosing.back());
       enclosing.pop_back();
       if (enclosing.empty()) break;
       continue;
@@ -364,20 +419,25 @@ void FunctionIndex::Impl::decode(Unit& u) const {
         if (dir) u.comp_dir = *dir;
       }
       if (!a.has_children) break;
-      enclosing.push_back(-1);
+      enclosing.push_back({-1, false});
       continue;
     }
     int32_t created = -1;
-    const int32_t parent = enclosing.empty() ? -1 : enclosing.back();
+    const int32_t parent = enclosing.empty() ? -1 : enclosing.back().function;
     const bool is_sub = a.tag == tag::kSubprogram;
     const bool is_inline = a.tag == tag::kInlinedSubroutine && parent >= 0;
+    if ((is_sub || is_inline) && die - unit_start > UINT32_MAX) {
+      report(u, Error{ErrorCode::kUnitTooLarge, die}, ".debug_info");
+      u.broken = true;
+      break;
+    }
     if (is_sub || is_inline) {
-      const size_t first = u.ranges.size();
-      if (ranges) {
-        auto read = read_ranges(*ctx, *ranges, &u.ranges);
+      const size_t first = ranges.size();
+      if (range_list) {
+        auto read = read_ranges(*ctx, *range_list, &ranges);
         if (!read) {
           report(u, read.error(), h.version >= 5 ? ".debug_rnglists" : ".debug_ranges");
-          u.ranges.resize(first);
+          ranges.resize(first);
         }
       } else if (low && high) {
         auto l = value_address(*ctx, *low);
@@ -391,34 +451,20 @@ void FunctionIndex::Impl::decode(Unit& u) const {
         } else {
           report(l.error(), ".debug_addr");
         }
-        if (l && hi && *l < *hi) u.ranges.push_back({*l, *hi});
+        if (l && hi && *l < *hi) ranges.push_back({*l, *hi});
       }
-      if (u.ranges.size() > first) {
+      if (ranges.size() > first) {
         Node n;
-        n.die = die;
+        n.die = static_cast<uint32_t>(die - unit_start);
         n.first_range = static_cast<uint32_t>(first);
-        n.range_count = static_cast<uint32_t>(u.ranges.size() - first);
         n.inlined = is_inline;
         n.depth = static_cast<uint16_t>(enclosing.size());
-        if (call_file && call_file->kind == FormClass::kConstant) {
-          n.call_file = static_cast<uint32_t>(std::min<uint64_t>(call_file->number, UINT32_MAX));
-          n.has_call_file = true;
-        }
-        if (call_line) n.call_line = static_cast<uint32_t>(call_line->number);
-        if (call_column) n.call_column = static_cast<uint32_t>(call_column->number);
         created = static_cast<int32_t>(u.nodes.size());
+        n.subtree_end = static_cast<uint32_t>(created) + 1;
         u.nodes.push_back(n);
-        last_child.push_back(-1);
-        if (parent >= 0) {
-          Node& p = u.nodes[static_cast<size_t>(parent)];
-          int32_t& last = last_child[static_cast<size_t>(parent)];
-          if (last < 0) p.first_child = created;
-          else u.nodes[static_cast<size_t>(last)].next_sibling = created;
-          last = created;
-        }
         if (is_sub)
-          for (size_t i = first; i < u.ranges.size(); ++i)
-            u.by_low.push_back({u.ranges[i].low, u.ranges[i].high, static_cast<uint32_t>(created)});
+          for (size_t i = first; i < ranges.size(); ++i)
+            u.by_low.push_back({static_cast<uint32_t>(i), static_cast<uint32_t>(created)});
       }
     }
     if (a.has_children) {
@@ -427,25 +473,35 @@ void FunctionIndex::Impl::decode(Unit& u) const {
         u.broken = true;
         break;
       }
-      enclosing.push_back(created >= 0 ? created : parent);
+      enclosing.push_back(created >= 0 ? Level{created, true} : Level{parent, false});
     }
   }
+  // A tree cut short by a fault: what is still open ends with the nodes.
+  for (const Level& level : enclosing) close(level);
   // Decoded units stay for the index's life: no room left over from growing.
   u.nodes.shrink_to_fit();
-  u.ranges.shrink_to_fit();
+  u.ranges.assign(ranges);
   u.by_low.shrink_to_fit();
-  std::sort(u.by_low.begin(), u.by_low.end(), [](const Unit::Entry& x, const Unit::Entry& y) {
-    return x.low != y.low ? x.low < y.low : x.node < y.node;
+  std::sort(u.by_low.begin(), u.by_low.end(), [&](const Unit::Entry& x, const Unit::Entry& y) {
+    return ranges[x.range].low != ranges[y.range].low ? ranges[x.range].low < ranges[y.range].low : x.node < y.node;
   });
   uint64_t reach = 0;
   u.reach.reserve(u.by_low.size());
-  for (const Unit::Entry& e : u.by_low) u.reach.push_back(reach = std::max(reach, e.high));
+  for (const Unit::Entry& e : u.by_low) u.reach.push_back(reach = std::max(reach, ranges[e.range].high));
 }
 
 void FunctionIndex::Impl::load_files(Unit& u) const {
   if (u.files_loaded) return;
   u.files_loaded = true;
   if (!u.stmt_list) return;
+  if (shared_lines) {
+    if (auto files = shared_lines->unit_files(*u.stmt_list)) {
+      u.paths = files->paths;
+      u.path_count = files->header_files;
+      u.zero_based_files = files->zero_based;
+      return;
+    }
+  }
   LineSections s;
   s.line = main_sections.line;
   s.line_str = main_sections.line_str;
@@ -459,10 +515,12 @@ void FunctionIndex::Impl::load_files(Unit& u) const {
   }
   u.zero_based_files = header->zero_based();
   for (const LineFileEntry& f : header->files) u.files.push_back(resolve_file_path(*header, f, u.comp_dir, style));
+  u.path_count = u.files.size();
 }
 
-void FunctionIndex::Impl::resolve_name(uint32_t source, uint64_t die, int depth, std::string_view* name,
-                                       bool* linkage, bool* final) const {
+void FunctionIndex::share_paths(const LineTable& lines) { impl_->shared_lines = &lines; }
+
+void FunctionIndex::Impl::resolve(uint32_t source, uint64_t die, int depth, About* out) const {
   const bool in_alt = source == kAltSource;
   if (depth > kMaxReferenceDepth) {
     report(Error{ErrorCode::kTooDeep, die}, ".debug_info");
@@ -492,6 +550,15 @@ void FunctionIndex::Impl::resolve_name(uint32_t source, uint64_t die, int depth,
     else if (at_name == at::kLinkageName || at_name == at::kMipsLinkageName) linkage_name = v;
     else if (at_name == at::kAbstractOrigin) origin = v;
     else if (at_name == at::kSpecification) specification = v;
+    else if (depth > 0) return;
+    else if (at_name == at::kCallFile && v.kind == FormClass::kConstant) {
+      out->call_file = static_cast<uint32_t>(std::min<uint64_t>(v.number, UINT32_MAX));
+      out->has_call_file = true;
+    } else if (at_name == at::kCallLine) {
+      out->call_line = static_cast<uint32_t>(v.number);
+    } else if (at_name == at::kCallColumn) {
+      out->call_column = static_cast<uint32_t>(v.number);
+    }
   });
   if (!read || !*read) {
     report(read ? Error{ErrorCode::kBadReference, die} : read.error(), section);
@@ -510,16 +577,16 @@ void FunctionIndex::Impl::resolve_name(uint32_t source, uint64_t die, int depth,
   };
   if (linkage_name) {
     if (auto s = text(*linkage_name)) {
-      *name = *s;
-      *linkage = true;
-      *final = true;
+      out->name = *s;
+      out->linkage = true;
+      out->final = true;
       return;
     }
   }
-  if (own_name && name->empty()) {
+  if (own_name && out->name.empty()) {
     if (auto s = text(*own_name)) {
-      *name = *s;
-      *final = !language_mangles(ctx->language);
+      out->name = *s;
+      out->final = !language_mangles(ctx->language);
     }
   }
   for (const std::optional<FormValue>* ref : {&origin, &specification}) {
@@ -542,71 +609,71 @@ void FunctionIndex::Impl::resolve_name(uint32_t source, uint64_t die, int depth,
       continue;  // ref_sig8: a type, never a function's name
     }
     if (target == die && target_source == source) continue;
-    resolve_name(target_source, target, depth + 1, name, linkage, final);
-    if (*linkage) return;
+    resolve(target_source, target, depth + 1, out);
+    if (out->linkage) return;
   }
 }
 
-FunctionIndex::Impl::Name FunctionIndex::Impl::name_of(uint32_t source, uint64_t die) const {
-  auto key = std::make_pair(source, die);
-  auto found = names.find(key);
-  if (found != names.end()) return found->second;
-  Name n;
-  resolve_name(source, die, 0, &n.text, &n.linkage, &n.final);
-  names.emplace(key, n);
-  return n;
+const FunctionIndex::Impl::About& FunctionIndex::Impl::about(uint32_t source, uint64_t die) const {
+  const uint64_t key = source ? uint64_t{source} << kSplitDieShift | die : die;
+  if (const About* known = about_cache.find(key)) return *known;
+  About a;
+  resolve(source, die, 0, &a);
+  return about_cache.insert(key, a);
 }
 
 bool FunctionIndex::Impl::chain_in(Unit& u, uint64_t address, std::vector<FunctionLevel>* out) const {
   decode(u);
   // The deepest subprogram covering the address (nested functions lie inside their parents).
   auto it = std::upper_bound(u.by_low.begin(), u.by_low.end(), address,
-                             [](uint64_t a, const Unit::Entry& e) { return a < e.low; });
+                             [&](uint64_t a, const Unit::Entry& e) { return a < u.ranges.low(e.range); });
   int32_t best = -1;
   for (size_t i = static_cast<size_t>(it - u.by_low.begin()); i-- > 0;) {
     if (u.reach[i] <= address) break;
     const Unit::Entry& e = u.by_low[i];
-    if (address < e.high && (best < 0 || u.nodes[e.node].depth > u.nodes[static_cast<size_t>(best)].depth ||
-                             (u.nodes[e.node].depth == u.nodes[static_cast<size_t>(best)].depth &&
-                              static_cast<int32_t>(e.node) > best)))
+    if (address < u.ranges.high(e.range) &&
+        (best < 0 || u.nodes[e.node].depth > u.nodes[static_cast<size_t>(best)].depth ||
+         (u.nodes[e.node].depth == u.nodes[static_cast<size_t>(best)].depth && static_cast<int32_t>(e.node) > best)))
       best = static_cast<int32_t>(e.node);
   }
   if (best < 0) return false;
-  // Down the inlined calls that cover the address.
-  std::vector<int32_t> path{best};
-  for (int32_t at = best;;) {
-    int32_t next = -1;
-    for (int32_t c = u.nodes[static_cast<size_t>(at)].first_child; c >= 0;
-         c = u.nodes[static_cast<size_t>(c)].next_sibling) {
-      const Node& n = u.nodes[static_cast<size_t>(c)];
-      if (n.inlined && contains(u.ranges, n.first_range, n.range_count, address)) {
+  // Down the inlined calls that cover the address: among a node's
+  // descendants, its children are those reached by skipping subtrees.
+  std::vector<uint32_t> path{static_cast<uint32_t>(best)};
+  for (uint32_t at = static_cast<uint32_t>(best);;) {
+    uint32_t next = UINT32_MAX;
+    for (uint32_t c = at + 1; c < u.nodes[at].subtree_end; c = u.nodes[c].subtree_end) {
+      const Node& n = u.nodes[c];
+      if (n.inlined && u.ranges.contains(n.first_range, u.range_end(c), address)) {
         next = c;
         break;
       }
     }
-    if (next < 0) break;
+    if (next == UINT32_MAX) break;
     path.push_back(next);
     at = next;
   }
   load_files(u);
   out->clear();
+  const uint64_t unit_start = u.die_header->offset;
   for (size_t i = path.size(); i-- > 0;) {
-    const Node& n = u.nodes[static_cast<size_t>(path[i])];
+    const Node& n = u.nodes[path[i]];
+    const uint64_t die = unit_start + n.die;
+    const About& known = about(u.source, die);
     FunctionLevel level;
-    const Name name = name_of(u.source, n.die);
-    level.name = name.text;
-    level.linkage_name = name.linkage;
-    level.final_name = name.final;
-    level.entry = u.ranges[n.first_range].low;
-    level.die = u.source ? uint64_t{u.source} << kSplitDieShift | n.die : n.die;
+    level.name = known.name;
+    level.linkage_name = known.linkage;
+    level.final_name = known.final;
+    level.entry = u.ranges.low(n.first_range);
+    level.die = u.source ? uint64_t{u.source} << kSplitDieShift | die : die;
     level.inlined = n.inlined;
     if (n.inlined) {
-      if (n.has_call_file) {
-        const uint64_t index = u.zero_based_files ? n.call_file : n.call_file - 1;
-        if (index < u.files.size()) level.call_file = u.files[static_cast<size_t>(index)];
+      if (known.has_call_file) {
+        const uint64_t index = u.zero_based_files ? known.call_file : known.call_file - uint64_t{1};
+        if (index < u.path_count) level.call_file = (*u.paths)[static_cast<size_t>(index)];
       }
-      level.call_line = n.call_line;
-      level.call_column = n.call_column;
+      level.call_line = known.call_line;
+      level.call_column = known.call_column;
     }
     out->push_back(level);
   }
@@ -641,7 +708,7 @@ std::vector<uint64_t> FunctionIndex::function_entries() const {
   for (Unit& u : m.units) {
     m.decode(u);
     for (const Node& n : u.nodes)
-      if (!n.inlined) out.push_back(u.ranges[n.first_range].low);
+      if (!n.inlined) out.push_back(u.ranges.low(n.first_range));
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());

@@ -80,6 +80,10 @@ class FunctionIndex {
   FunctionIndex(const FunctionIndex&) = delete;
   FunctionIndex& operator=(const FunctionIndex&) = delete;
 
+  // Call-site files from `lines`' paths (made in this index's style, kept
+  // as long as the index) instead of each unit's own copy; before any lookup.
+  void share_paths(const LineTable& lines);
+
   // The functions covering `address`, innermost first, ending with the
   // physical subprogram; empty when no function with code covers it.
   // The views stay valid as long as the index.

@@ -111,6 +111,7 @@ InlineSymbolizer::InlineSymbolizer(std::shared_ptr<const elf::ElfFile> dwarf,
   section_problems_.insert(section_problems_.end(), alt_problems.begin(), alt_problems.end());
   functions_ = std::make_unique<FunctionIndex>(sections_, supplementary_ ? &alt_sections_ : nullptr, style,
                                                std::make_unique<SplitDwarfFiles>(program_path));
+  functions_->share_paths(lines_);
   call_sites_ = std::make_unique<CallSiteIndex>(sections_, supplementary_ ? &alt_sections_ : nullptr, functions_.get());
 }
 

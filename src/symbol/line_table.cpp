@@ -48,7 +48,73 @@ uint64_t address_mask(const LineHeader& h) {
   return h.address_size >= 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * h.address_size)) - 1;
 }
 
+void put_uleb(std::vector<uint8_t>& out, uint64_t v) {
+  do {
+    uint8_t byte = v & 0x7f;
+    v >>= 7;
+    out.push_back(v ? byte | 0x80 : byte);
+  } while (v);
+}
+
+// Only what put_uleb wrote is read: no bounds to check.
+uint64_t get_uleb(const uint8_t*& p) {
+  uint64_t v = 0;
+  for (unsigned shift = 0;; shift += 7) {
+    const uint8_t byte = *p++;
+    v |= uint64_t{byte & 0x7fu} << shift;
+    if (!(byte & 0x80)) return v;
+  }
+}
+
+// A packed row's flags: which fields follow, and the line's change when small.
+constexpr uint8_t kFileFollows = 1, kColumnFollows = 2, kDiscriminatorFollows = 4;
+constexpr int kLineShift = 3, kLineBias = 15, kLineFollows = 31;  // line change in the top 5 bits
+
 }  // namespace
+
+void LineTable::RowBlocks::append(const Row* rows, size_t count) {
+  Row last{};
+  for (size_t i = 0; i < count; ++i) {
+    const Row& r = rows[i];
+    if (i % kRowsPerBlock == 0) {
+      address.push_back(r.address);
+      offset.push_back(static_cast<uint32_t>(bytes.size()));
+      last = Row{r.address, 0, 0, 0, 0};
+    }
+    // Line numbers wrap as the line program's do: the change is modulo 2^32.
+    const int64_t line_change = static_cast<int32_t>(r.line - last.line);
+    uint8_t flags = 0;
+    if (r.file != last.file) flags |= kFileFollows;
+    if (r.column != last.column) flags |= kColumnFollows;
+    if (r.discriminator != last.discriminator) flags |= kDiscriminatorFollows;
+    const bool small = line_change >= -kLineBias && line_change <= kLineBias;
+    flags |= static_cast<uint8_t>((small ? line_change + kLineBias : kLineFollows) << kLineShift);
+    bytes.push_back(flags);
+    if (i % kRowsPerBlock != 0) put_uleb(bytes, r.address - last.address);  // sorted: never negative
+    if (flags & kFileFollows) put_uleb(bytes, r.file);
+    if (!small) put_uleb(bytes, r.line - last.line);
+    if (flags & kColumnFollows) put_uleb(bytes, r.column);
+    if (flags & kDiscriminatorFollows) put_uleb(bytes, r.discriminator);
+    last = r;
+  }
+}
+
+template <class F>
+void LineTable::RowBlocks::decode(uint32_t block, F&& row) const {
+  const uint8_t* p = bytes.data() + offset[block];
+  const uint8_t* end = bytes.data() + (block + 1 < offset.size() ? offset[block + 1] : bytes.size());
+  Row r{address[block], 0, 0, 0, 0};
+  for (bool first = true; p < end; first = false) {
+    const uint8_t flags = *p++;
+    if (!first) r.address += get_uleb(p);
+    if (flags & kFileFollows) r.file = static_cast<uint32_t>(get_uleb(p));
+    const int code = flags >> kLineShift;
+    r.line += code == kLineFollows ? static_cast<uint32_t>(get_uleb(p)) : static_cast<uint32_t>(code - kLineBias);
+    if (flags & kColumnFollows) r.column = static_cast<uint32_t>(get_uleb(p));
+    if (flags & kDiscriminatorFollows) r.discriminator = static_cast<uint32_t>(get_uleb(p));
+    if (!row(r)) return;
+  }
+}
 
 LineTable LineTable::scan(const LineSections& s, const std::vector<std::pair<uint64_t, std::string_view>>& comp_dirs,
                           PathStyle style) {
@@ -133,9 +199,10 @@ const LineTable::Unit& LineTable::made(uint32_t index) const {
         u.paths.push_back(resolve_file_path(h, h.files[resolved], u.comp_dir, style_));
     };
     resolve_new_files();
-    size_t sequence_first = 0;
+    u.header_files = resolved;
+    u.zero_based = h.zero_based();
     const uint64_t mask = address_mask(h);
-    std::vector<Row>& pending = u.rows;
+    std::vector<Row> pending;  // the rows of the sequence being run
     (void)run_line_program(sections_, h, [&](const LineRow& r) {
       resolve_new_files();
       Row row{r.address & mask, kNoFile, r.line, r.column, r.discriminator};
@@ -144,24 +211,27 @@ const LineTable::Unit& LineTable::made(uint32_t index) const {
       if (r.end_sequence) row.file = kEndOfSequence;
       if (!r.end_sequence) {
         // binutils and LLVM keep the last of several rows at one address.
-        if (pending.size() > sequence_first && pending.back().address == row.address) pending.back() = row;
+        if (!pending.empty() && pending.back().address == row.address) pending.back() = row;
         else pending.push_back(row);
         return;
       }
       // A hostile program may go backwards: a sequence's rows are kept sorted,
       // and rows at or past its end address cover nothing.
-      std::stable_sort(pending.begin() + static_cast<ptrdiff_t>(sequence_first), pending.end(),
-                       [](const Row& a, const Row& b) { return a.address < b.address; });
-      while (pending.size() > sequence_first && pending.back().address >= row.address) pending.pop_back();
-      if (pending.size() > sequence_first) {
+      std::stable_sort(pending.begin(), pending.end(), [](const Row& a, const Row& b) { return a.address < b.address; });
+      while (!pending.empty() && pending.back().address >= row.address) pending.pop_back();
+      if (!pending.empty()) {
         pending.push_back(row);
-        u.sequences.emplace_back(static_cast<uint32_t>(sequence_first),
-                                 static_cast<uint32_t>(pending.size() - sequence_first));
+        const auto first = static_cast<uint32_t>(u.rows.address.size());
+        u.rows.append(pending.data(), pending.size());
+        u.sequences.emplace_back(first, static_cast<uint32_t>(u.rows.address.size()) - first);
       }
-      sequence_first = pending.size();
+      pending.clear();
     });
-    pending.resize(sequence_first);
-    pending.shrink_to_fit();
+    // Rows after the last end_sequence belong to no sequence.
+    u.rows.bytes.shrink_to_fit();
+    u.rows.address.shrink_to_fit();
+    u.rows.offset.shrink_to_fit();
+    u.sequences.shrink_to_fit();
   });
   return u;
 }
@@ -221,10 +291,16 @@ std::optional<LineLocation> LineTable::lookup(uint64_t address) const {
   const Unit& u = made(q.unit);
   if (q.ordinal >= u.sequences.size()) return std::nullopt;
   const auto [first, count] = u.sequences[q.ordinal];
-  const auto begin = u.rows.begin() + first, end = begin + count;
-  auto it = std::upper_bound(begin, end, address, [](uint64_t a, const Row& r) { return a < r.address; });
-  if (it == begin) return std::nullopt;
-  const Row& r = *(it - 1);
+  const auto begin = u.rows.address.begin() + first, end = begin + count;
+  auto block = std::upper_bound(begin, end, address);
+  if (block == begin) return std::nullopt;
+  Row in_force{};
+  u.rows.decode(static_cast<uint32_t>(block - 1 - u.rows.address.begin()), [&](const Row& r) {
+    if (r.address > address) return false;
+    in_force = r;
+    return true;
+  });
+  const Row& r = in_force;
   if (r.file == kEndOfSequence) return std::nullopt;
   LineLocation loc;
   if (r.file != kNoFile) loc.file = u.paths[r.file];
@@ -234,11 +310,21 @@ std::optional<LineLocation> LineTable::lookup(uint64_t address) const {
   return loc;
 }
 
+std::optional<LineTable::UnitFiles> LineTable::unit_files(uint64_t offset) const {
+  auto unit = std::lower_bound(units_.begin(), units_.end(), offset,
+                               [](const std::unique_ptr<Unit>& x, uint64_t o) { return x->offset < o; });
+  if (unit == units_.end() || (*unit)->offset != offset) return std::nullopt;
+  const Unit& u = made(static_cast<uint32_t>(unit - units_.begin()));
+  return UnitFiles{&u.paths, u.header_files, u.zero_based};
+}
+
 size_t LineTable::row_count() const {
   size_t n = 0;
   for (const Sequence& q : kept_) {
     const Unit& u = made(q.unit);
-    if (q.ordinal < u.sequences.size()) n += u.sequences[q.ordinal].second;
+    if (q.ordinal >= u.sequences.size()) continue;
+    const auto [first, count] = u.sequences[q.ordinal];
+    for (uint32_t b = first; b < first + count; ++b) u.rows.decode(b, [&](const Row&) { return ++n, true; });
   }
   return n;
 }
@@ -249,8 +335,11 @@ std::vector<uint64_t> LineTable::row_addresses() const {
     const Unit& u = made(q.unit);
     if (q.ordinal >= u.sequences.size()) continue;
     const auto [first, count] = u.sequences[q.ordinal];
-    for (uint32_t i = first; i < first + count; ++i)
-      if (u.rows[i].file != kEndOfSequence) out.push_back(u.rows[i].address);
+    for (uint32_t b = first; b < first + count; ++b)
+      u.rows.decode(b, [&](const Row& r) {
+        if (r.file != kEndOfSequence) out.push_back(r.address);
+        return true;
+      });
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());

@@ -58,6 +58,15 @@ class LineTable {
   // The row in force at `address`, if a sequence covers it.
   std::optional<LineLocation> lookup(uint64_t address) const;
 
+  // The paths of the unit whose program starts at `offset` in .debug_line,
+  // by file index (made with the unit's rows); null when no unit starts there.
+  struct UnitFiles {
+    const std::vector<std::string>* paths;
+    size_t header_files;  // those of the header; define_file adds the rest
+    bool zero_based;      // DWARF 5 numbers files from 0, earlier versions from 1
+  };
+  std::optional<UnitFiles> unit_files(uint64_t offset) const;
+
   // Whether any sequence has rows (nothing is run for it).
   bool has_rows() const { return !kept_.empty(); }
   size_t row_count() const;  // makes every unit's rows
@@ -69,7 +78,7 @@ class LineTable {
  private:
   static constexpr uint32_t kEndOfSequence = 0xffffffffu;
   static constexpr uint32_t kNoFile = 0xfffffffeu;
-  struct Row {  // 24 bytes
+  struct Row {  // while a unit is made; kept packed (RowBlocks)
     uint64_t address;
     uint32_t file;  // index into its unit's paths, kNoFile, or kEndOfSequence
     uint32_t line;
@@ -81,14 +90,31 @@ class LineTable {
     uint64_t start, end;
     uint32_t unit, ordinal;
   };
+  // A unit's rows, packed: runs of up to kRowsPerBlock rows, each run found
+  // by its first row's address and decoded from there. A row is a byte of
+  // flags and the line's change, the address's advance, and the fields
+  // that changed: about 3 bytes, where a Row is 24 (a large program has
+  // millions of rows).
+  struct RowBlocks {
+    static constexpr uint32_t kRowsPerBlock = 16;
+    std::vector<uint8_t> bytes;
+    std::vector<uint64_t> address;  // of each block's first row
+    std::vector<uint32_t> offset;   // of each block in `bytes`; a block ends where the next begins
+    void append(const Row* rows, size_t count);  // one sequence's rows, as blocks of their own
+    // Calls `row` with each row of block `block` until it returns false.
+    template <class F>
+    void decode(uint32_t block, F&& row) const;
+  };
   struct Unit {
     uint64_t offset = 0;  // of its header in .debug_line
     std::string_view comp_dir;
     std::once_flag made;
-    // Made once: the rows of each sequence with rows (first, count), by ordinal.
-    std::vector<Row> rows;
+    // Made once: the blocks of each sequence with rows (first, count), by ordinal.
+    RowBlocks rows;
     std::vector<std::pair<uint32_t, uint32_t>> sequences;
     std::vector<std::string> paths;  // by Row::file
+    size_t header_files = 0;
+    bool zero_based = false;
   };
   // Every program run for its sequences' bounds; no unit made yet.
   static LineTable scan(const LineSections& sections,

@@ -32,8 +32,16 @@ NearestSymbols NearestSymbols::load(std::shared_ptr<const elf::ElfFile> file) {
   }
   const size_t entsize = file->is_64() ? 24 : 16;
   const size_t count = data->size() / entsize;
+  out.strings_ = *strings;
   enum { kNothingSeen, kSymbolSeen, kFileAfterSymbolSeen } state = kNothingSeen;
-  std::optional<std::string_view> current_file;
+  uint32_t current_file = kNoFile;
+  struct Candidate {
+    Entry e;
+    uint64_t size;  // st_size, 1 for 0
+    uint32_t order;
+  };
+  std::vector<Candidate> candidates;
+  candidates.reserve(count);
   for (size_t i = 1; i < count; ++i) {
     const elf::RawSymbol raw = elf::raw_symbol(*file, *data, i);
     const uint32_t name_off = raw.name;
@@ -41,10 +49,9 @@ NearestSymbols NearestSymbols::load(std::shared_ptr<const elf::ElfFile> file) {
     const uint8_t info = raw.info, other = raw.other;
     const uint16_t shndx = raw.shndx;
     const uint8_t type = info & 0xf, binding = info >> 4;
-    auto name = string_at(*strings, name_off);
-    const std::string_view text = name ? *name : std::string_view();
     if (type == kSttFile) {
-      current_file = text;
+      out.files_.push_back(out.name_at(name_off));
+      current_file = static_cast<uint32_t>(out.files_.size() - 1);
       if (state == kSymbolSeen) state = kFileAfterSymbolSeen;
       continue;
     }
@@ -52,36 +59,38 @@ NearestSymbols NearestSymbols::load(std::shared_ptr<const elf::ElfFile> file) {
     if (type == kSttSection || type == kSttObject || type == kSttCommon || type == kSttTls) continue;
     if (shndx == 0 || shndx >= file->sections().size()) continue;  // undefined, absolute, common...
     if (size == 0 && binding == kStbLocal && type == kSttNotype && (other & 3) == kStvHidden) continue;
-    Entry e{shndx, value, size ? size : 1, size, text, std::nullopt, static_cast<uint32_t>(i), text, std::nullopt};
-    if (current_file && (binding == kStbLocal || state != kFileAfterSymbolSeen)) e.file = current_file;
-    if (current_file && binding == kStbLocal && !current_file->empty()) e.llvm_file = current_file;
-    out.entries_.push_back(e);
+    Candidate c{Entry{shndx, name_off, name_off, kNoFile, kNoFile, value, size}, size ? size : 1,
+                static_cast<uint32_t>(i)};
+    if (current_file != kNoFile && (binding == kStbLocal || state != kFileAfterSymbolSeen)) c.e.file = current_file;
+    if (current_file != kNoFile && binding == kStbLocal && !out.files_[current_file].empty())
+      c.e.llvm_file = current_file;
+    candidates.push_back(c);
   }
   // At one address the larger symbol wins, then the first in the table.
-  std::sort(out.entries_.begin(), out.entries_.end(), [](const Entry& a, const Entry& b) {
-    if (a.section != b.section) return a.section < b.section;
-    if (a.address != b.address) return a.address < b.address;
+  std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.e.section != b.e.section) return a.e.section < b.e.section;
+    if (a.e.address != b.e.address) return a.e.address < b.e.address;
     if (a.size != b.size) return a.size > b.size;
     return a.order < b.order;
   });
-  for (size_t i = 0, group = 0, chosen = 0; i < out.entries_.size(); ++i) {
-    const Entry& e = out.entries_[i];
-    if (e.section != out.entries_[group].section || e.address != out.entries_[group].address) {
+  for (size_t i = 0, group = 0, chosen = 0; i < candidates.size(); ++i) {
+    const Candidate& c = candidates[i];
+    if (c.e.section != candidates[group].e.section || c.e.address != candidates[group].e.address) {
       group = chosen = i;
       continue;
     }
-    const Entry& c = out.entries_[chosen];
-    if (e.st_size > c.st_size || (e.st_size == c.st_size && e.order > c.order)) {
+    const Candidate& best = candidates[chosen];
+    if (c.e.st_size > best.e.st_size || (c.e.st_size == best.e.st_size && c.order > best.order)) {
       chosen = i;
-      out.entries_[group].llvm_name = e.name;
-      out.entries_[group].llvm_file = e.llvm_file;
+      candidates[group].e.llvm_name = c.e.name;
+      candidates[group].e.llvm_file = c.e.llvm_file;
     }
   }
-  out.entries_.erase(std::unique(out.entries_.begin(), out.entries_.end(),
-                                 [](const Entry& a, const Entry& b) {
-                                   return a.section == b.section && a.address == b.address;
-                                 }),
-                     out.entries_.end());
+  for (size_t i = 0; i < candidates.size(); ++i)
+    if (i == 0 || candidates[i].e.section != candidates[i - 1].e.section ||
+        candidates[i].e.address != candidates[i - 1].e.address)
+      out.entries_.push_back(candidates[i].e);
+  out.entries_.shrink_to_fit();
   out.file_ = std::move(file);
   return out;
 }
@@ -94,7 +103,13 @@ std::optional<NearestSymbol> NearestSymbols::lookup(uint32_t section, uint64_t a
   if (it == entries_.begin()) return std::nullopt;
   const Entry& e = *(it - 1);
   if (e.section != section) return std::nullopt;
-  return NearestSymbol{e.name, e.file, e.address, e.st_size, e.llvm_name, e.llvm_file};
+  return NearestSymbol{name_at(e.name), file_name(e.file), e.address, e.st_size, name_at(e.llvm_name),
+                       file_name(e.llvm_file)};
+}
+
+std::string_view NearestSymbols::name_at(uint32_t offset) const {
+  auto name = string_at(strings_, offset);
+  return name ? *name : std::string_view();
 }
 
 }  // namespace framewalk::symbol

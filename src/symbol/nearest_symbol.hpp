@@ -41,19 +41,24 @@ class NearestSymbols {
   size_t size() const { return entries_.size(); }
 
  private:
-  struct Entry {
+  static constexpr uint32_t kNoFile = UINT32_MAX;
+  struct Entry {  // 40 bytes; names are offsets into the string table, files indexes into files_
     uint32_t section;
+    uint32_t name, llvm_name;
+    uint32_t file, llvm_file;  // kNoFile: none
     uint64_t address;
-    uint64_t size;  // st_size, 1 for 0
     uint64_t st_size;
-    std::string_view llvm_name;
-    std::optional<std::string_view> llvm_file;
-    uint32_t order;
-    std::string_view name;
-    std::optional<std::string_view> file;
   };
+  std::optional<std::string_view> file_name(uint32_t index) const {
+    if (index == kNoFile) return std::nullopt;
+    return files_[index];
+  }
+  std::string_view name_at(uint32_t offset) const;
+
   std::shared_ptr<const elf::ElfFile> file_;
+  Bytes strings_;
   std::vector<Entry> entries_;  // by (section, address): the winner of each address only
+  std::vector<std::string_view> files_;  // STT_FILE names
 };
 
 }  // namespace framewalk::symbol

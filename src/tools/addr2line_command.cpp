@@ -12,6 +12,8 @@
 #include <string>
 #include <unordered_map>
 
+#include "base/keyed_cache.hpp"
+#include "base/text_arena.hpp"
 #include "elf/elf_file.hpp"
 #include "symbol/inline_symbolizer.hpp"
 #include "symbol/nearest_symbol.hpp"
@@ -72,6 +74,11 @@ class Symbolizer {
   const symbol::InlineSymbolizer& dwarf() const { return *dwarf_; }
 
   void answer(uint64_t address, std::string& out) {
+    // Demangled names are kept within a budget; the last answer's views of them are gone.
+    if (demangled_text_.bytes() >= kDemangledBudget) {
+      demangled_.clear();
+      demangled_text_.clear();
+    }
     // As binutils: an address outside every allocated section is known nowhere.
     const elf::Section* section = file_->section_by_address(address);
     const bool in_section = section && address >= section->address && address - section->address < section->size;
@@ -216,10 +223,13 @@ class Symbolizer {
     }
     if (f.final_name) return f.function;
     const uint64_t key = f.function_die;
-    if (auto found = renamed_.find(key); found != renamed_.end()) return found->second;
-    if (!symbol || !asked_.insert(key).second || !*symbol) return f.function;
+    const Asked* asked = asked_.find(key);
+    if (asked && asked->renamed) return asked->symbol_name;
+    if (!symbol || asked) return f.function;
+    Asked& first = asked_.insert(key, Asked{});
+    if (!*symbol) return f.function;
     const std::string_view name = (*symbol)->name;
-    if ((*symbol)->address == f.function_entry) renamed_.emplace(key, name);
+    if ((*symbol)->address == f.function_entry) first = Asked{true, name};
     return name;
   }
 
@@ -227,27 +237,31 @@ class Symbolizer {
   // functions of earlier ones. Names are views of the file's sections, so
   // one name is one address.
   std::string_view demangled(std::string_view name) {
-    const NameKey key{name.data(), name.size()};
-    auto found = demangled_.find(key);
-    if (found == demangled_.end()) found = demangled_.emplace(key, demangle_name(std::string(name))).first;
-    return found->second;
+    const auto key = reinterpret_cast<uintptr_t>(name.data());
+    const Demangled* found = demangled_.find(key);
+    if (found && found->mangled_size == name.size()) return found->text;
+    const std::string text = demangle_name(std::string(name));
+    const Demangled made{name.size(), text == name ? name : demangled_text_.keep(text)};
+    if (!found) demangled_.insert(key, made);
+    return made.text;
   }
-  struct NameKey {
-    const char* data;
-    size_t size;
-    bool operator==(const NameKey&) const = default;
+  struct Asked {  // a DWARF function binutils named from an ELF symbol once
+    bool renamed = false;  // it keeps the symbol's name
+    std::string_view symbol_name;
   };
-  struct NameKeyHash {
-    size_t operator()(const NameKey& k) const { return std::hash<const char*>()(k.data) ^ k.size; }
+  static constexpr size_t kDemangledBudget = 1 << 20;  // bytes of demangled names kept
+  struct Demangled {
+    size_t mangled_size;
+    std::string_view text;
   };
 
   const Addr2lineCommandOptions& o_;
   std::shared_ptr<const elf::ElfFile> file_;
   std::unique_ptr<symbol::InlineSymbolizer> dwarf_;
   symbol::NearestSymbols symbols_;
-  std::map<uint64_t, std::string_view> renamed_;  // by DIE offset
-  std::set<uint64_t> asked_;
-  std::unordered_map<NameKey, std::string, NameKeyHash> demangled_;  // by where the name is
+  KeyedCache<Asked> asked_;  // by DIE offset
+  KeyedCache<Demangled> demangled_;  // by where the mangled name is
+  TextArena demangled_text_;
   std::vector<Printed> printed_;  // answer()'s, kept for its capacity
   const std::optional<symbol::NearestSymbol>* physical_symbol_ = nullptr;  // during answer()
 };

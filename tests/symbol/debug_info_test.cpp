@@ -83,7 +83,7 @@ TEST(DebugInfo, AbbreviationTables) {
   EXPECT_EQ(seven->tag, tag::kSubprogram);
   EXPECT_FALSE(seven->has_children);
   ASSERT_EQ(seven->count, 2u);
-  EXPECT_EQ(t->attributes(*seven)[1].implicit_const, -5);
+  EXPECT_EQ(t->implicit_const(t->attributes(*seven)[1]), -5);
   ASSERT_NE(t->find(2), nullptr);
   EXPECT_TRUE(t->find(2)->has_children);
   EXPECT_EQ(t->find(3), nullptr);
