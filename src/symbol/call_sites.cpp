@@ -13,18 +13,23 @@ constexpr int kMaxReferenceDepth = 16;
 
 bool is_call_site(uint64_t t) { return t == tag::kCallSite || t == tag::kGnuCallSite; }
 
-// The DIE a reference of a DIE in `unit` (of the supplementary file when
-// `in_alt`) points at: in which file, at which .debug_info offset. None for a
-// type signature (never a function).
+// Where a DIE is read: the main file (0), a split unit (its number, as in
+// FunctionLevel::die) or the supplementary file.
+constexpr uint32_t kAltSource = 0xffffffffu;
+constexpr uint64_t kSplitOffsetMask = (uint64_t{1} << kSplitDieShift) - 1;
+
+// The DIE a reference of a DIE in `unit` (of file `source`) points at: in
+// which file, at which .debug_info offset. None for a type signature (never
+// a function).
 struct DieRef {
-  bool in_alt = false;
+  uint32_t source = 0;
   uint64_t offset = 0;
 };
-std::optional<DieRef> die_reference(const UnitHeader& unit, bool in_alt, const FormValue& v) {
+std::optional<DieRef> die_reference(const UnitHeader& unit, uint32_t source, const FormValue& v) {
   switch (v.kind) {
-    case FormClass::kUnitRef: return DieRef{in_alt, unit.offset + v.number};
-    case FormClass::kSectionRef: return DieRef{in_alt, v.number};
-    case FormClass::kAltRef: return DieRef{true, v.number};
+    case FormClass::kUnitRef: return DieRef{source, unit.offset + v.number};
+    case FormClass::kSectionRef: return DieRef{source, v.number};
+    case FormClass::kAltRef: return DieRef{kAltSource, v.number};
     default: return std::nullopt;
   }
 }
@@ -39,8 +44,17 @@ const CallSite* FunctionCallSites::at_return(uint64_t return_pc) const {
 struct CallSiteIndex::Impl {
   DwarfSections main_sections;
   std::optional<DwarfSections> alt_sections;
+  const FunctionIndex* split_units = nullptr;
   std::mutex mutex;
   std::unique_ptr<DwarfFile> main, alt;
+  // The split units read so far, by number: their own DwarfFile (the
+  // FunctionIndex's is under its lock), with the skeleton's bases. A null
+  // file: the index has no such unit.
+  struct Split {
+    SplitUnitView view;
+    std::unique_ptr<DwarfFile> file;
+  };
+  std::map<uint32_t, Split> splits;
   std::map<uint64_t, std::unique_ptr<FunctionCallSites>> cache;  // a null entry: not a readable subprogram
 
   void start() {
@@ -48,13 +62,38 @@ struct CallSiteIndex::Impl {
     main = std::make_unique<DwarfFile>(main_sections);
     if (alt_sections) alt = std::make_unique<DwarfFile>(*alt_sections);
   }
+  const Split* split(uint32_t number) {
+    auto found = splits.find(number);
+    if (found == splits.end()) {
+      Split s;
+      if (std::optional<SplitUnitView> v = split_units ? split_units->split_unit(number) : std::nullopt) {
+        s.view = std::move(*v);
+        s.file = std::make_unique<DwarfFile>(s.view.sections, &s.view.bases);
+      }
+      found = splits.emplace(number, std::move(s)).first;
+    }
+    return found->second.file ? &found->second : nullptr;
+  }
+  DwarfFile* file_for(uint32_t source) {
+    if (source == 0) return main.get();
+    if (source == kAltSource) return alt.get();
+    const Split* s = split(source);
+    return s ? s->file.get() : nullptr;
+  }
+  // A problem at `e.offset` of .debug_info of `source`: a split unit's names its .dwo.
+  DwarfProblem problem(uint32_t source, Error e) {
+    const Split* s = source != 0 && source != kAltSource ? split(source) : nullptr;
+    return s ? s->view.problem(e, ".debug_info") : DwarfProblem{e, ".debug_info"};
+  }
   std::unique_ptr<FunctionCallSites> read(uint64_t die);
-  void resolve_origin(bool in_alt, uint64_t die, int depth, CallSite* site, bool* linkage_found);
+  void resolve_origin(uint32_t source, uint64_t die, int depth, CallSite* site, bool* linkage_found);
 };
 
-CallSiteIndex::CallSiteIndex(const DwarfSections& sections, const DwarfSections* supplementary)
+CallSiteIndex::CallSiteIndex(const DwarfSections& sections, const DwarfSections* supplementary,
+                             const FunctionIndex* split_units)
     : impl_(std::make_unique<Impl>()) {
   impl_->main_sections = sections;
+  impl_->split_units = split_units;
   if (supplementary) impl_->alt_sections = *supplementary;
 }
 
@@ -71,10 +110,11 @@ const FunctionCallSites* CallSiteIndex::sites(uint64_t die) const {
 // The target of a call site whose origin is the DIE at `die`: its entry when
 // it has code, else the name to find it by (a linkage name anywhere on its
 // specification / abstract_origin chain, else the first DW_AT_name).
-void CallSiteIndex::Impl::resolve_origin(bool in_alt, uint64_t die, int depth, CallSite* site,
+void CallSiteIndex::Impl::resolve_origin(uint32_t source, uint64_t die, int depth, CallSite* site,
                                          bool* linkage_found) {
   if (depth > kMaxReferenceDepth) return;
-  DwarfFile* file = in_alt ? alt.get() : main.get();
+  const bool in_alt = source == kAltSource;
+  DwarfFile* file = file_for(source);
   if (!file) return;
   const UnitHeader* unit = file->unit_containing(die);
   if (!unit) return;
@@ -114,7 +154,7 @@ void CallSiteIndex::Impl::resolve_origin(bool in_alt, uint64_t die, int depth, C
       }
     }
   }
-  const Bytes alt_str = !in_alt && alt ? alt->sections().str : Bytes{};
+  const Bytes alt_str = source == 0 && alt ? alt->sections().str : Bytes{};
   auto text = [&](const FormValue& v) -> std::optional<std::string_view> {
     if (in_alt && v.kind == FormClass::kAltStrOffset) return std::nullopt;
     auto s = value_string(*ctx, v, alt_str);
@@ -137,24 +177,30 @@ void CallSiteIndex::Impl::resolve_origin(bool in_alt, uint64_t die, int depth, C
   }
   for (const std::optional<FormValue>* ref : {&origin, &specification}) {
     if (!*ref) continue;
-    const std::optional<DieRef> target = die_reference(*unit, in_alt, **ref);
-    if (!target || (target->offset == die && target->in_alt == in_alt)) continue;
-    resolve_origin(target->in_alt, target->offset, depth + 1, site, linkage_found);
+    const std::optional<DieRef> target = die_reference(*unit, source, **ref);
+    if (!target || (target->offset == die && target->source == source)) continue;
+    resolve_origin(target->source, target->offset, depth + 1, site, linkage_found);
     if (*linkage_found) return;
   }
 }
 
-std::unique_ptr<FunctionCallSites> CallSiteIndex::Impl::read(uint64_t die) {
-  const UnitHeader* unit = main->unit_containing(die);
+// `tagged`: a main-file offset, or a split unit's offset with its number above kSplitDieShift.
+std::unique_ptr<FunctionCallSites> CallSiteIndex::Impl::read(uint64_t tagged) {
+  const uint32_t source = static_cast<uint32_t>(tagged >> kSplitDieShift);
+  const uint64_t tag_bits = tagged & ~kSplitOffsetMask;
+  const uint64_t die = tagged & kSplitOffsetMask;
+  DwarfFile* file = file_for(source);
+  if (!file) return nullptr;
+  const UnitHeader* unit = file->unit_containing(die);
   if (!unit) return nullptr;
-  auto ctx = main->context(*unit);
-  auto table = ctx ? main->abbrevs(unit->abbrev_offset) : Result<const AbbrevTable*>(ctx.error());
-  auto reader = main->reader_at(*unit, die);
+  auto ctx = file->context(*unit);
+  auto table = ctx ? file->abbrevs(unit->abbrev_offset) : Result<const AbbrevTable*>(ctx.error());
+  auto reader = file->reader_at(*unit, die);
   if (!ctx || !table || !reader) return nullptr;
   ByteReader& r = *reader;
   auto out = std::make_unique<FunctionCallSites>();
-  out->die = die;
-  auto head = main->read_die(*unit, **table, r, [&](uint64_t name, const FormValue& v) {
+  out->die = tagged;
+  auto head = file->read_die(*unit, **table, r, [&](uint64_t name, const FormValue& v) {
     if ((name == at::kCallAllCalls || name == at::kCallAllTailCalls || name == at::kGnuAllCallSites ||
          name == at::kGnuAllTailCallSites) &&
         v.number != 0)
@@ -167,7 +213,7 @@ std::unique_ptr<FunctionCallSites> CallSiteIndex::Impl::read(uint64_t die) {
   while (depth > 0) {
     const uint64_t offset = r.absolute_offset();
     if (r.at_end()) {
-      out->problem = DwarfProblem{Error{ErrorCode::kTruncated, offset}, ".debug_info"};
+      out->problem = problem(source, Error{ErrorCode::kTruncated, offset});
       break;
     }
     ByteReader peek = r;
@@ -176,7 +222,7 @@ std::unique_ptr<FunctionCallSites> CallSiteIndex::Impl::read(uint64_t die) {
     const bool wanted = next && nested == 0 && is_call_site(next->tag);
     std::optional<FormValue> return_pc, low_pc, call_pc, target, origin;
     bool tail = false;
-    auto abbrev = wanted ? main->read_die(*unit, **table, r,
+    auto abbrev = wanted ? file->read_die(*unit, **table, r,
                                           [&](uint64_t name, const FormValue& v) {
                                             switch (name) {
                                               case at::kCallReturnPc: return_pc = v; break;
@@ -193,9 +239,9 @@ std::unique_ptr<FunctionCallSites> CallSiteIndex::Impl::read(uint64_t die) {
                                               default: break;
                                             }
                                           })
-                         : main->skip_die(*unit, **table, r);
+                         : file->skip_die(*unit, **table, r);
     if (!abbrev) {
-      out->problem = DwarfProblem{abbrev.error(), ".debug_info"};
+      out->problem = problem(source, abbrev.error());
       break;
     }
     if (!*abbrev) {
@@ -206,7 +252,7 @@ std::unique_ptr<FunctionCallSites> CallSiteIndex::Impl::read(uint64_t die) {
     const Abbrev& a = **abbrev;
     if (wanted) {
       CallSite s;
-      s.die = offset;
+      s.die = tag_bits | offset;
       s.tail_call = tail;
       const std::optional<FormValue>& ret = return_pc ? return_pc : low_pc;
       auto address = ret ? value_address(*ctx, *ret) : Result<uint64_t>(Error{ErrorCode::kNotFound, offset});
@@ -221,8 +267,8 @@ std::unique_ptr<FunctionCallSites> CallSiteIndex::Impl::read(uint64_t die) {
         }  // an expression: computed from the caller's registers, unknown here
       } else if (origin) {
         bool linkage = false;
-        if (const std::optional<DieRef> ref = die_reference(*unit, false, *origin))
-          resolve_origin(ref->in_alt, ref->offset, 0, &s, &linkage);
+        if (const std::optional<DieRef> ref = die_reference(*unit, source, *origin))
+          resolve_origin(ref->source, ref->offset, 0, &s, &linkage);
       }
       if (address) {  // a call site without its return address cannot be matched with a frame
         s.return_pc = *address;
@@ -231,7 +277,7 @@ std::unique_ptr<FunctionCallSites> CallSiteIndex::Impl::read(uint64_t die) {
     }
     if (a.has_children) {
       if (depth >= kMaxTreeDepth) {
-        out->problem = DwarfProblem{Error{ErrorCode::kTooDeep, offset}, ".debug_info"};
+        out->problem = problem(source, Error{ErrorCode::kTooDeep, offset});
         break;
       }
       if (a.tag == tag::kSubprogram && nested == 0) nested = depth + 1;

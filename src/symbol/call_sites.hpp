@@ -46,7 +46,9 @@ enum class CallTargetKind : uint8_t {
 };
 
 struct CallSite {
-  uint64_t die = 0;        // offset of the call site's DIE in .debug_info
+  // Offset of the call site's DIE in .debug_info; in a split unit, in its
+  // .debug_info.dwo with the unit's number above kSplitDieShift (as FunctionLevel::die).
+  uint64_t die = 0;
   uint64_t return_pc = 0;  // the address after the call
   uint64_t call_pc = 0;    // the call instruction's address; 0: not recorded
   bool tail_call = false;
@@ -69,16 +71,26 @@ struct FunctionCallSites {
   const CallSite* at_return(uint64_t return_pc) const;
 };
 
+class FunctionIndex;
+
 // Reads and keeps the call sites of subprograms, by DIE offset. Thread-safe.
+// A split unit's subprogram (a DIE number with the unit's number above
+// kSplitDieShift, as FunctionLevel::die has it) is read from the split unit
+// `split_units` opened (FunctionIndex::split_unit): its call sites, their
+// origins (references into the .dwo) and addresses (the skeleton's
+// .debug_addr) are the split unit's, their DIE numbers tagged the same way,
+// and a problem there names the .dwo or .dwp.
 class CallSiteIndex {
  public:
   // `supplementary`: a dwz file's sections, for origins referred to by DW_FORM_GNU_ref_alt.
-  explicit CallSiteIndex(const DwarfSections& sections, const DwarfSections* supplementary = nullptr);
+  // `split_units`: the index whose split units split DIE numbers name (none: such numbers have no call sites).
+  explicit CallSiteIndex(const DwarfSections& sections, const DwarfSections* supplementary = nullptr,
+                         const FunctionIndex* split_units = nullptr);
   ~CallSiteIndex();
   CallSiteIndex(const CallSiteIndex&) = delete;
   CallSiteIndex& operator=(const CallSiteIndex&) = delete;
 
-  // The call sites of the subprogram whose DIE is at `die` in .debug_info;
+  // The call sites of the subprogram whose DIE is at `die` in .debug_info (or tagged, in a split unit);
   // read on the first call, then kept (the pointer stays valid as long as
   // the index). Null when `die` is not a readable DW_TAG_subprogram.
   const FunctionCallSites* sites(uint64_t die) const;
@@ -121,8 +133,6 @@ struct TailCallGraph {
 // information at a target's address, an unknown target, a limit).
 std::vector<TailCallFrame> find_tail_call_frames(uint64_t first_target, uint64_t callee_entry,
                                                  const TailCallGraph& graph, TailCallLimits limits = {});
-
-class FunctionIndex;
 
 // One file's DWARF as the search walks it: the functions (FunctionIndex),
 // their call sites (CallSiteIndex) and how a function known by name only is

@@ -158,22 +158,8 @@ struct FunctionIndex::Impl {
   // In a split unit's file: the .dwo section of that name, the offset in the
   // file's section (a .dwp's contribution's start added).
   void report_split(uint32_t source, Error e, const char* section) const {
-    struct Dwo {
-      std::string_view main_name;
-      const char* name;
-      DwpSection contribution;
-    };
-    static constexpr Dwo kDwo[] = {{".debug_info", ".debug_info.dwo", DwpSection::kInfo},
-                                   {".debug_abbrev", ".debug_abbrev.dwo", DwpSection::kAbbrev},
-                                   {".debug_str", ".debug_str.dwo", DwpSection::kCount},
-                                   {".debug_rnglists", ".debug_rnglists.dwo", DwpSection::kRnglists}};
     const SplitOrigin& origin = split_origins[source - 1];
-    for (const Dwo& d : kDwo)
-      if (d.main_name == section) {
-        if (d.contribution != DwpSection::kCount) e.offset += origin.bases[static_cast<size_t>(d.contribution)];
-        return problems.push_back({e, d.name, origin.file});
-      }
-    report(e, section);  // .debug_addr, .debug_ranges: the main file's
+    problems.push_back(split_unit_problem(origin.file, origin.bases, e, section));
   }
 };
 
@@ -737,6 +723,23 @@ std::vector<uint64_t> FunctionIndex::function_entries() const {
 std::vector<DwarfProblem> FunctionIndex::problems() const {
   std::lock_guard<std::mutex> lock(impl_->mutex);
   return impl_->problems;
+}
+
+std::optional<SplitUnitView> FunctionIndex::split_unit(uint32_t number) const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  const Impl& m = *impl_;
+  if (number == 0 || number > m.split_files.size() || !m.split_files[number - 1]) return std::nullopt;
+  for (const Unit& u : m.units) {
+    if (u.source != number) continue;
+    SplitUnitView v;
+    v.sections = u.file->sections();
+    v.bases = u.bases;
+    v.unit_offset = u.die_header->offset;
+    v.file = m.split_origins[number - 1].file;
+    v.package_bases = m.split_origins[number - 1].bases;
+    return v;
+  }
+  return std::nullopt;
 }
 
 }  // namespace framewalk::symbol

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <array>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -51,6 +52,23 @@ struct FunctionLevel {
 
 inline constexpr unsigned kSplitDieShift = 48;
 
+// A split unit the index has opened, for readers of what the index does not
+// keep (call sites): where its DIEs are and how to read them.
+struct SplitUnitView {
+  // The split unit's sections (the .dwo's, or a .dwp row's contributions),
+  // with .debug_addr and .debug_ranges of the main file; a DwarfFile reads
+  // them with `bases`.
+  DwarfSections sections;
+  SplitBases bases;          // the skeleton's
+  uint64_t unit_offset = 0;  // of the split compile unit in `sections.info`
+  std::string file;          // the .dwo or .dwp
+  std::array<uint64_t, static_cast<size_t>(DwpSection::kCount)> package_bases{};  // SplitUnitDwarf::bases
+  // A problem at `e.offset` of `section` (".debug_info", ...) of the unit, as the file has it (split_unit_problem).
+  DwarfProblem problem(Error e, const char* section) const {
+    return split_unit_problem(file, package_bases, e, section);
+  }
+};
+
 class FunctionIndex {
  public:
   // `supplementary`: the sections of the dwz file `.gnu_debugaltlink` names, if found.
@@ -76,6 +94,11 @@ class FunctionIndex {
 
   // Problems met so far (each names its section and offset); grows as units are decoded.
   std::vector<DwarfProblem> problems() const;
+
+  // The split unit of a split DIE's number (FunctionLevel::die >> kSplitDieShift),
+  // once an address in it has been looked up; nothing for 0, for a number
+  // not given out, or for a split unit that could not be used.
+  std::optional<SplitUnitView> split_unit(uint32_t number) const;
 
  private:
   struct Node;

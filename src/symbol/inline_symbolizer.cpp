@@ -112,7 +112,7 @@ InlineSymbolizer::InlineSymbolizer(std::shared_ptr<const elf::ElfFile> dwarf,
   functions_ = std::make_unique<FunctionIndex>(sections_, supplementary_ ? &alt_sections_ : nullptr, style,
                                                std::make_unique<SplitDwarfFiles>(program_path));
   functions_->share_paths(lines_);
-  call_sites_ = std::make_unique<CallSiteIndex>(sections_, supplementary_ ? &alt_sections_ : nullptr);
+  call_sites_ = std::make_unique<CallSiteIndex>(sections_, supplementary_ ? &alt_sections_ : nullptr, functions_.get());
 }
 
 std::vector<SourceFrame> InlineSymbolizer::frames(uint64_t address) const {

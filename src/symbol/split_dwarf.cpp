@@ -168,6 +168,26 @@ Result<DwarfSections> package_unit_sections(const DwarfSections& package, const 
   return s;
 }
 
+DwarfProblem split_unit_problem(const std::string& file,
+                                const std::array<uint64_t, static_cast<size_t>(DwpSection::kCount)>& bases, Error e,
+                                const char* section) {
+  struct Dwo {
+    std::string_view main_name;
+    const char* name;
+    DwpSection contribution;
+  };
+  static constexpr Dwo kDwo[] = {{".debug_info", ".debug_info.dwo", DwpSection::kInfo},
+                                 {".debug_abbrev", ".debug_abbrev.dwo", DwpSection::kAbbrev},
+                                 {".debug_str", ".debug_str.dwo", DwpSection::kCount},
+                                 {".debug_rnglists", ".debug_rnglists.dwo", DwpSection::kRnglists}};
+  for (const Dwo& d : kDwo)
+    if (d.main_name == section) {
+      if (d.contribution != DwpSection::kCount) e.offset += bases[static_cast<size_t>(d.contribution)];
+      return {e, d.name, file};
+    }
+  return {e, section};  // .debug_addr, .debug_ranges: the main file's
+}
+
 Bytes elf_section_bytes(const elf::ElfFile& file, std::string_view name, std::vector<DwarfProblem>* problems,
                         const std::string& path) {
   const elf::Section* section = file.section_by_name(name);
@@ -181,11 +201,34 @@ Bytes elf_section_bytes(const elf::ElfFile& file, std::string_view name, std::ve
   return *bytes;
 }
 
+namespace {
+// The .debug_info.dwo of the split compile unit. gcc's .dwo of
+// -fdebug-types-section keeps each type unit in a .debug_info.dwo of its own
+// (the object's COMDAT sections, never merged since no linker sees them)
+// beside the compile unit's: that is the section with a compile unit, else
+// the first one.
+Bytes split_info_section(const elf::ElfFile& file, std::vector<DwarfProblem>* problems, const std::string& path) {
+  const Bytes first = elf_section_bytes(file, ".debug_info.dwo", problems, path);
+  size_t named = 0;
+  for (const elf::Section& section : file.sections()) named += section.name == ".debug_info.dwo";
+  if (named < 2) return first;
+  for (const elf::Section& section : file.sections()) {
+    if (section.name != ".debug_info.dwo") continue;
+    auto bytes = file.section_data(section);
+    if (!bytes) continue;  // reported if it is the first; else another section may hold the unit
+    std::vector<DwarfProblem> ignored;
+    for (const UnitHeader& h : read_unit_headers(*bytes, file.endian(), &ignored))
+      if (h.version >= 5 ? h.unit_type == ut::kSplitCompile : h.unit_type == ut::kCompile) return *bytes;
+  }
+  return first;
+}
+}  // namespace
+
 DwarfSections dwo_sections(const elf::ElfFile& file, std::vector<DwarfProblem>* problems, const std::string& path) {
   DwarfSections s;
   s.endian = file.endian();
   s.address_size = static_cast<uint8_t>(file.address_size());
-  s.info = elf_section_bytes(file, ".debug_info.dwo", problems, path);
+  s.info = split_info_section(file, problems, path);
   s.abbrev = elf_section_bytes(file, ".debug_abbrev.dwo", problems, path);
   s.str = elf_section_bytes(file, ".debug_str.dwo", problems, path);
   s.str_offsets = elf_section_bytes(file, ".debug_str_offsets.dwo", problems, path);

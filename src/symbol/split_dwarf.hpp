@@ -84,6 +84,15 @@ struct SplitUnitDwarf {
   std::array<uint64_t, static_cast<size_t>(DwpSection::kCount)> bases{};
 };
 
+// A problem at `e.offset` in `section` (".debug_info", ".debug_abbrev",
+// ".debug_str", ".debug_rnglists") of a split unit from `file`, as that file
+// has it: in the .dwo section of that name, a .dwp's contribution start
+// (`bases`, SplitUnitDwarf::bases) added. Other sections (.debug_addr,
+// .debug_ranges) are the main file's: the problem names no file.
+DwarfProblem split_unit_problem(const std::string& file,
+                                const std::array<uint64_t, static_cast<size_t>(DwpSection::kCount)>& bases, Error e,
+                                const char* section);
+
 // Where split units come from (an interface, so that tests can hand in bytes).
 class SplitUnitSource {
  public:

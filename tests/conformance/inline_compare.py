@@ -15,15 +15,17 @@ and the gcc DWARF 5 and 4 builds made into dwz pairs (compare_dwz):
   framewalk addr2line -f -i -e PROG ADDR...   (and -C -f -i -p -s)
       the text must equal binutils addr2line's, byte for byte.
 
-Split DWARF (compare_split): gcc -gsplit-dwarf at DWARF 5 and 4 (GNU
-extension: DW_AT_GNU_dwo_name, DW_FORM_GNU_addr_index/str_index) and clang
--gsplit-dwarf, each built in a directory of its own (the skeletons name
+Split DWARF (compare_split): gcc -gsplit-dwarf at DWARF 5 (also with
+-fdebug-types-section: type units in the .dwo files) and 4 (GNU extension:
+DW_AT_GNU_dwo_name, DW_FORM_GNU_addr_index/str_index) and clang
+-gsplit-dwarf at DWARF 5 and 4, each built in a directory of its own (the skeletons name
 their .dwo files relative to it), with a twin built without -gsplit-dwarf
 whose .text must be the same bytes. framewalk's chains on the split build
 at every function entry and a sample must equal llvm-symbolizer's on the
 twin (the same code, its DWARF in one file) twice: with the .dwo files; and
-with only a .dwp package (binutils dwp for DWARF 4, whose .debug_cu_index is
-version 2; llvm-dwp for DWARF 5, version 5), the .dwo files moved away.
+with only a .dwp package (binutils dwp for gcc's DWARF 4, whose
+.debug_cu_index is version 2; llvm-dwp for DWARF 5, version 5, and for
+clang's DWARF 4, version 2), the .dwo files moved away.
 llvm-symbolizer's own answers on the split build are compared too; where
 they differ they must be KNOWN_ORACLE_BUGS[0]. With neither .dwo nor .dwp,
 framewalk addr2line must print the same file:line for every address as with
@@ -54,9 +56,14 @@ VARIANTS = [("gcc_dwarf5", "gcc", ["-O2", "-g"]), ("gcc_dwarf4", "gcc", ["-O2", 
             ("clang_dwarf5", "clang", ["-O2", "-g"]), ("clang_dwarf4", "clang", ["-O2", "-gdwarf-4"])]
 SAMPLE = 400  # random addresses per program, besides every function's entry
 # Split DWARF: name, compiler, flags, the packager of its .dwp.
+# gcc_split5_types: the .dwo files hold DW_UT_split_type units beside the
+# split compile unit (and the .dwp a .debug_tu_index): not decoded, they must
+# not be taken for the compile unit.
 SPLIT_VARIANTS = [("gcc_split5", "gcc", ["-O2", "-g", "-gsplit-dwarf"], "llvm-dwp"),
                   ("gcc_split4", "gcc", ["-O2", "-gdwarf-4", "-gsplit-dwarf"], "dwp"),
-                  ("clang_split5", "clang", ["-O2", "-g", "-gsplit-dwarf"], "llvm-dwp")]
+                  ("gcc_split5_types", "gcc", ["-O2", "-g", "-gsplit-dwarf", "-fdebug-types-section"], "llvm-dwp"),
+                  ("clang_split5", "clang", ["-O2", "-g", "-gsplit-dwarf"], "llvm-dwp"),
+                  ("clang_split4", "clang", ["-O2", "-gdwarf-4", "-gsplit-dwarf"], "llvm-dwp")]
 SPLIT_SAMPLE = 300
 # Where llvm-symbolizer 16 is wrong (each pinned by a test whose truth comes
 # from the program's construction); none is accepted in the comparisons.

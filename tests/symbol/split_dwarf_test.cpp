@@ -3,12 +3,19 @@
 // the offset of the field at fault, a package row's contributions sliced and
 // checked, and a skeleton unit decoded through its split unit (addresses from
 // the main file's .debug_addr at the skeleton's base, strings from the dwo),
-// lazily, with a missing and a mismatched split unit reported.
+// lazily, with a missing and a mismatched split unit reported; the call
+// sites of a split unit's function read through the index's split unit; a
+// gcc .dwo with type units in sections of their own.
 #include <gtest/gtest.h>
+
+#include <unistd.h>
 
 #include <vector>
 
+#include "elf/elf_file.hpp"
+#include "support/run_command.hpp"
 #include "support/section_builder.hpp"
+#include "symbol/call_sites.hpp"
 #include "symbol/function_index.hpp"
 #include "symbol/line_program.hpp"
 #include "symbol/split_dwarf.hpp"
@@ -355,6 +362,155 @@ TEST(SplitDwarf, GnuDwarf4SkeletonAndItsSplitUnit) {
   EXPECT_TRUE(other.chain(0x2015).empty());
   ASSERT_EQ(other.problems().size(), 1u);
   EXPECT_EQ(other.problems()[0].error.code, ErrorCode::kSplitUnitMismatch);
+}
+
+// The skeleton of SplitFixture; its split unit has caller() at addrx 0
+// (0x1000, 0x20 bytes, DW_AT_call_all_calls) whose one call site, at DIE
+// 0x1d, is a tail call returning to addrx 1 (0x1020) with DW_AT_call_origin
+// callee() (DIE 0x24, addrx 2: 0x1040). `truncated`: the unit ends after
+// the call site, its children's list never closed.
+struct SplitCallsFixture : SplitBytes {
+  explicit SplitCallsFixture(bool truncated) {
+    SplitFixture skeleton(0x77, 0x77);
+    info = skeleton.info;
+    abbrev = skeleton.abbrev;
+    SectionBuilder adb;
+    adb.u32(4 + 3 * 8).u16(5).u8(8).u8(0).u64(0x1000).u64(0x1020).u64(0x1040);
+    addr = adb.finish();
+    SectionBuilder dab;
+    dab.uleb(1).uleb(tag::kCompileUnit).u8(1).uleb(at::kLanguage).uleb(form::kData1).uleb(0).uleb(0);
+    dab.uleb(2).uleb(tag::kSubprogram).u8(1).uleb(at::kName).uleb(form::kStrx1).uleb(at::kLowPc).uleb(form::kAddrx);
+    dab.uleb(at::kHighPc).uleb(form::kData4).uleb(at::kCallAllCalls).uleb(form::kFlagPresent).uleb(0).uleb(0);
+    dab.uleb(3).uleb(tag::kCallSite).u8(0).uleb(at::kCallReturnPc).uleb(form::kAddrx);
+    dab.uleb(at::kCallTailCall).uleb(form::kFlagPresent).uleb(at::kCallOrigin).uleb(form::kRef4).uleb(0).uleb(0);
+    dab.uleb(4).uleb(tag::kSubprogram).u8(0).uleb(at::kName).uleb(form::kStrx1).uleb(at::kLowPc).uleb(form::kAddrx);
+    dab.uleb(at::kHighPc).uleb(form::kData4).uleb(0).uleb(0).uleb(0);
+    dwo_abbrev = dab.finish();
+    SectionBuilder dib;
+    Label dend = dib.new_label(), dstart = dib.new_label();
+    dib.diff32(dend, dstart).mark(dstart).u16(5).u8(ut::kSplitCompile).u8(8).u32(0).u64(0x77);
+    dib.uleb(1).u8(0x0c);                         // 0x14: the unit (C)
+    dib.uleb(2).u8(0).uleb(0).u32(0x20);          // 0x16: caller
+    dib.uleb(3).uleb(1).u32(0x24);                // 0x1d: its tail call to callee
+    if (!truncated) {
+      dib.uleb(0);                                // 0x23
+      dib.uleb(4).u8(1).uleb(2).u32(0x10);        // 0x24: callee
+      dib.uleb(0);
+    }
+    dib.mark(dend);
+    dwo_info = dib.finish();
+    SectionBuilder sb;
+    sb.str("caller").str("callee");
+    dwo_str = sb.finish();
+    SectionBuilder ob;
+    ob.u32(12).u16(5).u16(0).u32(0).u32(7);
+    dwo_str_offsets = ob.finish();
+    point();
+  }
+};
+
+TEST(SplitDwarf, CallSitesOfASplitUnitFunction) {
+  SplitCallsFixture f(false);
+  int calls = 0;
+  FunctionIndex index(f.main, nullptr, PathStyle::kBinutils, std::make_unique<FakeSource>(&f.dwo, &calls));
+  EXPECT_FALSE(index.split_unit(1));  // not opened yet
+  const std::vector<FunctionLevel> chain = index.chain(0x1010);
+  ASSERT_EQ(chain.size(), 1u);
+  EXPECT_EQ(chain[0].name, "caller");
+  const uint64_t split = uint64_t{1} << kSplitDieShift;
+  EXPECT_EQ(chain[0].die, split | 0x16);
+  ASSERT_TRUE(index.split_unit(1));
+  EXPECT_EQ(index.split_unit(1)->unit_offset, 0u);
+  EXPECT_EQ(index.split_unit(1)->bases.addr_base, 8u);
+  EXPECT_FALSE(index.split_unit(2));
+  EXPECT_FALSE(index.split_unit(0));
+
+  CallSiteIndex call_sites(f.main, nullptr, &index);
+  const FunctionCallSites* sites = call_sites.sites(chain[0].die);
+  ASSERT_NE(sites, nullptr);
+  EXPECT_EQ(sites->die, chain[0].die);
+  EXPECT_TRUE(sites->all_tail_calls);
+  EXPECT_FALSE(sites->problem);
+  ASSERT_EQ(sites->sites.size(), 1u);
+  const CallSite& s = sites->sites[0];
+  EXPECT_EQ(s.die, split | 0x1d);  // tagged as the function's DIE: no main-file DIE has that number
+  EXPECT_EQ(s.return_pc, 0x1020u);  // addrx 1 at the skeleton's addr_base
+  EXPECT_TRUE(s.tail_call);
+  EXPECT_EQ(s.target, CallTargetKind::kAddress);
+  EXPECT_EQ(s.address, 0x1040u);  // the origin, a reference into the split unit, and its addrx 2
+  // The main file's DIE of that offset is not the split one.
+  EXPECT_EQ(call_sites.sites(0x16), nullptr);
+  // Without the index the split unit is not known: no call sites, no crash.
+  CallSiteIndex main_only(f.main);
+  EXPECT_EQ(main_only.sites(chain[0].die), nullptr);
+
+  // The search runs through it: the callee's frame is reached by the tail call.
+  std::optional<uint64_t> none;
+  auto named = [&](std::string_view) { return none; };
+  const ModuleCallGraph graph{index, call_sites, named};
+  const std::vector<TailCallFrame> frames = graph.tail_calls_from(0x1000, 0x1040);
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_EQ(frames[0].function_entry, 0x1000u);
+  EXPECT_EQ(frames[0].function_die, split | 0x16);
+  EXPECT_EQ(frames[0].pc, 0x1020u);
+}
+
+TEST(SplitDwarf, CallSiteProblemsNameTheDwo) {
+  SplitCallsFixture f(true);
+  int calls = 0;
+  FunctionIndex index(f.main, nullptr, PathStyle::kBinutils, std::make_unique<FakeSource>(&f.dwo, &calls));
+  const std::vector<FunctionLevel> chain = index.chain(0x1010);
+  ASSERT_EQ(chain.size(), 1u);
+  CallSiteIndex call_sites(f.main, nullptr, &index);
+  const FunctionCallSites* sites = call_sites.sites(chain[0].die);
+  ASSERT_NE(sites, nullptr);
+  ASSERT_EQ(sites->sites.size(), 1u);  // what was read before the fault is kept
+  EXPECT_EQ(sites->sites[0].target, CallTargetKind::kUnknown);  // its origin is past the unit's end
+  ASSERT_TRUE(sites->problem);
+  EXPECT_EQ(sites->problem->error.code, ErrorCode::kTruncated);
+  EXPECT_EQ(sites->problem->error.offset, 0x23u);  // untagged: the offset in the file's section
+  EXPECT_STREQ(sites->problem->section, ".debug_info.dwo");
+  EXPECT_EQ(sites->problem->file, "x.dwo");
+}
+
+TEST(SplitDwarf, SplitUnitProblemsInAPackage) {
+  std::array<uint64_t, static_cast<size_t>(DwpSection::kCount)> bases{};
+  bases[static_cast<size_t>(DwpSection::kInfo)] = 0x100;
+  const DwarfProblem info = split_unit_problem("p.dwp", bases, Error{ErrorCode::kTruncated, 0x23}, ".debug_info");
+  EXPECT_EQ(info.error.offset, 0x123u);  // the contribution's start in the package's section added
+  EXPECT_STREQ(info.section, ".debug_info.dwo");
+  EXPECT_EQ(info.file, "p.dwp");
+  const DwarfProblem addr = split_unit_problem("p.dwp", bases, Error{ErrorCode::kTruncated, 0x8}, ".debug_addr");
+  EXPECT_EQ(addr.error.offset, 0x8u);  // the main file's
+  EXPECT_STREQ(addr.section, ".debug_addr");
+  EXPECT_TRUE(addr.file.empty());
+}
+
+// gcc's .dwo of -fdebug-types-section: each type unit in a .debug_info.dwo
+// section of its own, the first of them a type unit; the split unit's
+// section is the one with the compile unit.
+TEST(SplitDwarf, DwoWithTypeUnitSections) {
+  int status = 0;
+  const std::string dir = std::string(FRAMEWALK_BINARY_DIR) + "/tests/split_types/" + std::to_string(::getpid());
+  (void)test::run_command("mkdir -p " + dir, &status);
+  (void)test::run_command("cd " + dir + " && echo 'struct A { int a; }; struct B { A x; long b; }; "
+                          "int f(B* p) { return p->x.a + (int)p->b; }' > t.cpp && "
+                          "g++ -O2 -g -gsplit-dwarf -fdebug-types-section -c t.cpp -o t.o",
+                          &status);
+  if (status != 0) GTEST_SKIP() << "no g++ with -gsplit-dwarf -fdebug-types-section";
+  const std::string path = dir + "/t.dwo";
+  auto file = elf::ElfFile::open(path);
+  ASSERT_TRUE(file.ok());
+  size_t info_sections = 0;
+  for (const elf::Section& section : (*file)->sections()) info_sections += section.name == ".debug_info.dwo";
+  std::vector<DwarfProblem> problems;
+  const DwarfSections s = dwo_sections(**file, &problems, path);
+  (void)test::run_command("rm -rf " + dir, &status);
+  EXPECT_TRUE(problems.empty());
+  EXPECT_GE(info_sections, 3u);  // A's, B's and the compile unit's
+  auto unit = parse_unit_header(s.info, s.endian, 0);
+  ASSERT_TRUE(unit.ok());
+  EXPECT_EQ(unit->unit_type, ut::kSplitCompile);
 }
 
 TEST(SplitDwarf, GnuIndexForms) {
