@@ -161,6 +161,12 @@ const Section* ElfFile::section_by_name(std::string_view name) const {
   return nullptr;
 }
 
+const Section* ElfFile::debug_section(std::string_view name) const {
+  if (const Section* s = section_by_name(name)) return s;
+  if (name.size() < 2 || name[0] != '.') return nullptr;
+  return section_by_name(".z" + std::string(name.substr(1)));
+}
+
 const Section* ElfFile::section_by_address(uint64_t address) const {
   const Section* best = nullptr;
   for (const Section& s : sections_) {

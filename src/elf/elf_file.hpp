@@ -76,6 +76,9 @@ class ElfFile {
   const std::vector<Section>& sections() const { return sections_; }
   const std::vector<Segment>& segments() const { return segments_; }
   const Section* section_by_name(std::string_view name) const;
+  // A DWARF section by its name (".debug_info"), or by the legacy GNU
+  // spelling of a compressed one (".zdebug_info"), which section_data inflates.
+  const Section* debug_section(std::string_view name) const;
   // The allocated section containing `address`, preferring non-empty ones.
   const Section* section_by_address(uint64_t address) const;
 

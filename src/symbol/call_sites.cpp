@@ -13,26 +13,8 @@ constexpr int kMaxReferenceDepth = 16;
 
 bool is_call_site(uint64_t t) { return t == tag::kCallSite || t == tag::kGnuCallSite; }
 
-// Where a DIE is read: the main file (0), a split unit (its number, as in
-// FunctionLevel::die) or the supplementary file.
-constexpr uint32_t kAltSource = 0xffffffffu;
+constexpr uint32_t kAltSource = kSupplementarySource;
 constexpr uint64_t kSplitOffsetMask = (uint64_t{1} << kSplitDieShift) - 1;
-
-// The DIE a reference of a DIE in `unit` (of file `source`) points at: in
-// which file, at which .debug_info offset. None for a type signature (never
-// a function).
-struct DieRef {
-  uint32_t source = 0;
-  uint64_t offset = 0;
-};
-std::optional<DieRef> die_reference(const UnitHeader& unit, uint32_t source, const FormValue& v) {
-  switch (v.kind) {
-    case FormClass::kUnitRef: return DieRef{source, unit.offset + v.number};
-    case FormClass::kSectionRef: return DieRef{source, v.number};
-    case FormClass::kAltRef: return DieRef{kAltSource, v.number};
-    default: return std::nullopt;
-  }
-}
 }  // namespace
 
 const CallSite* FunctionCallSites::at_return(uint64_t return_pc) const {

@@ -108,7 +108,7 @@ struct FunctionIndex::Impl {
   mutable std::unique_ptr<DwarfFile> main;
   mutable std::unique_ptr<DwarfFile> alt;
   std::unique_ptr<SplitUnitSource> split_source;
-  static constexpr uint32_t kAltSource = 0xffffffffu;
+  static constexpr uint32_t kAltSource = kSupplementarySource;
   mutable std::vector<std::unique_ptr<DwarfFile>> split_files;  // source n is split_files[n - 1]
   struct SplitOrigin {
     std::string file;
@@ -162,6 +162,15 @@ struct FunctionIndex::Impl {
     problems.push_back(split_unit_problem(origin.file, origin.bases, e, section));
   }
 };
+
+std::optional<DieRef> die_reference(const UnitHeader& unit, uint32_t source, const FormValue& v) {
+  switch (v.kind) {
+    case FormClass::kUnitRef: return DieRef{source, unit.offset + v.number};
+    case FormClass::kSectionRef: return DieRef{source, v.number};
+    case FormClass::kAltRef: return DieRef{kSupplementarySource, v.number};
+    default: return std::nullopt;
+  }
+}
 
 FunctionIndex::FunctionIndex(const DwarfSections& sections, const DwarfSections* supplementary, PathStyle style,
                              std::unique_ptr<SplitUnitSource> split)
@@ -596,23 +605,14 @@ void FunctionIndex::Impl::resolve(uint32_t source, uint64_t die, int depth, Abou
   }
   for (const std::optional<FormValue>* ref : {&origin, &specification}) {
     if (!*ref) continue;
-    const FormValue& v = **ref;
-    uint32_t target_source = source;
-    uint64_t target = 0;
-    if (v.kind == FormClass::kUnitRef) {
-      target = unit->offset + v.number;
-    } else if (v.kind == FormClass::kSectionRef) {
-      target = v.number;
-    } else if (v.kind == FormClass::kAltRef) {
-      if (!alt) {
-        report(Error{ErrorCode::kNeedsSupplementary, die}, section);
-        continue;
-      }
-      target_source = kAltSource;
-      target = v.number;
-    } else {
-      continue;  // ref_sig8: a type, never a function's name
+    const std::optional<DieRef> ref_to = die_reference(*unit, source, **ref);
+    if (!ref_to) continue;
+    if (ref_to->source == kAltSource && !alt) {
+      report(Error{ErrorCode::kNeedsSupplementary, die}, section);
+      continue;
     }
+    const uint32_t target_source = ref_to->source;
+    const uint64_t target = ref_to->offset;
     if (target == die && target_source == source) continue;
     resolve(target_source, target, depth + 1, out);
     if (out->linkage) return;

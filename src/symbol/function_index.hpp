@@ -52,6 +52,18 @@ struct FunctionLevel {
 
 inline constexpr unsigned kSplitDieShift = 48;
 
+// Where a DIE is read: the main file (0), a split unit (its number, as in
+// FunctionLevel::die) or the supplementary (dwz) file.
+inline constexpr uint32_t kSupplementarySource = 0xffffffffu;
+struct DieRef {
+  uint32_t source = 0;
+  uint64_t offset = 0;  // in the .debug_info of `source`
+};
+// The DIE a reference attribute of a DIE in `unit` (of `source`) points at;
+// none for a type signature (DW_FORM_ref_sig8: a type, never a function) or
+// a value that is no reference.
+std::optional<DieRef> die_reference(const UnitHeader& unit, uint32_t source, const FormValue& v);
+
 // A split unit the index has opened, for readers of what the index does not
 // keep (call sites): where its DIEs are and how to read them.
 struct SplitUnitView {

@@ -14,12 +14,6 @@ namespace framewalk::symbol {
 
 namespace {
 
-const elf::Section* dwarf_section(const elf::ElfFile& file, std::string_view name) {
-  const elf::Section* section = file.section_by_name(name);
-  if (!section) section = file.section_by_name(".z" + std::string(name.substr(1)));
-  return section;
-}
-
 // Below this, a compressed section is not worth a thread.
 constexpr uint64_t kInflateBesideAtLeast = uint64_t{256} << 10;
 
@@ -29,7 +23,7 @@ constexpr uint64_t kInflateBesideAtLeast = uint64_t{256} << 10;
 class InflateBeside {
  public:
   InflateBeside(const elf::ElfFile& file, std::string_view name) {
-    const elf::Section* section = dwarf_section(file, name);
+    const elf::Section* section = file.debug_section(name);
     if (!section || section->size < kInflateBesideAtLeast) return;
     if (!(section->flags & elf::kShfCompressed) && section->name.substr(0, 8) != ".zdebug_") return;
     try {

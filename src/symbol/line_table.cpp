@@ -238,9 +238,7 @@ const LineTable::Unit& LineTable::made(uint32_t index) const {
 
 LineTable LineTable::load(std::shared_ptr<const elf::ElfFile> file, PathStyle style, Bytes alt_str) {
   auto data = [&](std::string_view name, std::vector<LineProblem>* problems) -> Bytes {
-    const elf::Section* section = file->section_by_name(name);
-    // The legacy GNU form of a compressed section: .zdebug_* (ElfFile inflates it).
-    if (!section) section = file->section_by_name(".z" + std::string(name.substr(1)));
+    const elf::Section* section = file->debug_section(name);
     if (!section) return {};
     auto bytes = file->section_data(*section);
     if (!bytes) {

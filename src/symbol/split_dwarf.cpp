@@ -190,8 +190,7 @@ DwarfProblem split_unit_problem(const std::string& file,
 
 Bytes elf_section_bytes(const elf::ElfFile& file, std::string_view name, std::vector<DwarfProblem>* problems,
                         const std::string& path) {
-  const elf::Section* section = file.section_by_name(name);
-  if (!section && name.size() > 1) section = file.section_by_name(".z" + std::string(name.substr(1)));
+  const elf::Section* section = file.debug_section(name);
   if (!section) return {};
   auto bytes = file.section_data(*section);
   if (!bytes) {
