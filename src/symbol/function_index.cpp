@@ -92,10 +92,11 @@ struct FunctionIndex::Unit {
   std::vector<uint64_t> reach;   // reach[i]: the largest high of by_low[0..i]
   size_t range_end(size_t node) const { return node + 1 < nodes.size() ? nodes[node + 1].first_range : ranges.size(); }
   bool files_loaded = false;
-  // The line header's paths, by DW_AT_call_file index: `files`, or the shared line table's.
+  // The line header's paths, by DW_AT_call_file index: the shared line table's, or `files`.
+  const LineTable::UnitPaths* shared_paths = nullptr;
   std::vector<std::string> files;
-  const std::vector<std::string>* paths = &files;
-  size_t path_count = 0;  // of *paths, those the header names
+  size_t path_count = 0;  // those the header names
+  std::string_view path(size_t i) const { return shared_paths ? (*shared_paths)[i] : std::string_view(files[i]); }
   bool zero_based_files = false;
 };
 
@@ -507,7 +508,7 @@ void FunctionIndex::Impl::load_files(Unit& u) const {
   if (!u.stmt_list) return;
   if (shared_lines) {
     if (auto files = shared_lines->unit_files(*u.stmt_list)) {
-      u.paths = files->paths;
+      u.shared_paths = files->paths;
       u.path_count = files->header_files;
       u.zero_based_files = files->zero_based;
       return;
@@ -675,7 +676,7 @@ bool FunctionIndex::Impl::chain_in(Unit& u, uint64_t address, std::vector<Functi
     if (n.inlined) {
       if (known.has_call_file) {
         const uint64_t index = u.zero_based_files ? known.call_file : known.call_file - uint64_t{1};
-        if (index < u.path_count) level.call_file = (*u.paths)[static_cast<size_t>(index)];
+        if (index < u.path_count) level.call_file = u.path(static_cast<size_t>(index));
       }
       level.call_line = known.call_line;
       level.call_column = known.call_column;

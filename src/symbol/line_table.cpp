@@ -228,6 +228,7 @@ const LineTable::Unit& LineTable::made(uint32_t index) const {
       pending.clear();
     });
     // Rows after the last end_sequence belong to no sequence.
+    u.paths.shrink_to_fit();
     u.rows.bytes.shrink_to_fit();
     u.rows.address.shrink_to_fit();
     u.rows.offset.shrink_to_fit();

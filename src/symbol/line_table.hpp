@@ -60,8 +60,27 @@ class LineTable {
 
   // The paths of the unit whose program starts at `offset` in .debug_line,
   // by file index (made with the unit's rows); null when no unit starts there.
+  // A unit's paths in one string (a path each is a std::string's 32 bytes
+  // and an allocation, for names of 50).
+  class UnitPaths {
+   public:
+    std::string_view operator[](size_t i) const { return {text_.data() + spans_[i].first, spans_[i].second}; }
+    size_t size() const { return spans_.size(); }
+    void push_back(std::string_view path) {
+      spans_.emplace_back(static_cast<uint32_t>(text_.size()), static_cast<uint32_t>(path.size()));
+      text_ += path;
+    }
+    void shrink_to_fit() {
+      text_.shrink_to_fit();
+      spans_.shrink_to_fit();
+    }
+
+   private:
+    std::string text_;
+    std::vector<std::pair<uint32_t, uint32_t>> spans_;  // offset, length
+  };
   struct UnitFiles {
-    const std::vector<std::string>* paths;
+    const UnitPaths* paths;
     size_t header_files;  // those of the header; define_file adds the rest
     bool zero_based;      // DWARF 5 numbers files from 0, earlier versions from 1
   };
@@ -112,7 +131,7 @@ class LineTable {
     // Made once: the blocks of each sequence with rows (first, count), by ordinal.
     RowBlocks rows;
     std::vector<std::pair<uint32_t, uint32_t>> sequences;
-    std::vector<std::string> paths;  // by Row::file
+    UnitPaths paths;  // by Row::file
     size_t header_files = 0;
     bool zero_based = false;
   };

@@ -337,6 +337,7 @@ int run_addr2line_command(const Addr2lineCommandOptions& o) {
         line.assign(input, start, end - start);
         symbolizer.answer(scan_hex(line), out);
         report_problems();
+        if (out.size() >= sizeof buffer) flush();  // answers are long beside their questions
       }
       input.erase(0, start);
       start = 0;
