@@ -13,6 +13,7 @@
 
 #include "base/keyed_cache.hpp"
 #include "base/text_arena.hpp"
+#include "elf/debuginfod.hpp"
 #include "elf/elf_file.hpp"
 #include "symbol/inline_symbolizer.hpp"
 #include "symbol/nearest_symbol.hpp"
@@ -281,15 +282,20 @@ CLI::App* add_addr2line_command(CLI::App& app, Addr2lineCommandOptions& o) {
   cmd->add_flag("-i,--inlines", o.inlines, "also print the functions the address's code was inlined into, with their call sites");
   cmd->add_option("--format", o.format, "text (default, as binutils addr2line) or json (one object per address)")
       ->check(CLI::IsMember({"text", "json"}));
+  cmd->add_flag("--no-debuginfod", o.no_debuginfod,
+                "do not fetch a missing debug file from the servers DEBUGINFOD_URLS names");
   cmd->add_option("address", o.addresses_in, "hex addresses (default: one per line from standard input)");
   cmd->footer(
       "Names and inline chains come from .debug_info (the separate debug file's, by build-id or\n"
-      ".gnu_debuglink, when FILE has none), else from the ELF symbol tables. --format=json prints\n"
+      ".gnu_debuglink, when FILE has none; fetched from debuginfod when DEBUGINFOD_URLS names\n"
+      "servers and no local file is found), else from the ELF symbol tables. --format=json prints\n"
       "every address's inline chain (\"frames\", innermost first) whatever -i says.");
   return cmd;
 }
 
 int run_addr2line_command(const Addr2lineCommandOptions& o) {
+  // As llvm-symbolizer and eu-stack: debuginfod when DEBUGINFOD_URLS names servers.
+  elf::enable_debuginfod(!o.no_debuginfod);
   auto file = elf::ElfFile::open(o.file);
   if (!file) {
     report(o.file, open_error_text(file.error()));

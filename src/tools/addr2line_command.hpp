@@ -30,6 +30,7 @@ struct Addr2lineCommandOptions {
   bool pretty = false;     // -p
   bool inlines = false;    // -i
   std::string format = "text";  // text or json
+  bool no_debuginfod = false;   // do not fetch a missing debug file from DEBUGINFOD_URLS' servers
   std::vector<std::string> addresses_in;
 };
 

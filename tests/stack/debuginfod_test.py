@@ -8,7 +8,10 @@ waits until it serves the file by build-id, then dumps the stripped fixture:
     named (its only name is in the debug file's .symtab), live and from a core;
   - with --no-debuginfod, or without DEBUGINFOD_URLS, it is not;
   - with -s, the fetched file's DWARF gives that function's source line
-    (the line of its pause loop, from the fixture's source), and only then.
+    (the line of its pause loop, from the fixture's source), and only then;
+  - framewalk addr2line -f on the stripped program names that function and
+    its file from the fetched debug file, and only with DEBUGINFOD_URLS
+    and without --no-debuginfod.
 
 Exit status 77 (skipped) when debuginfod or gcore is not installed.
 
@@ -105,6 +108,24 @@ def main():
                 located = any(f"{NAME}+" in a and want_line in b for a, b in zip(lines, lines[1:]))
                 print(f"{what}: {'named' if named else 'not named'}, {'line' if located else 'no line'}")
                 if named != want_name or located != want_name:
+                    failures.append(what)
+                    print(out)
+            # addr2line: the function's entry, known from the debug file only.
+            nm = subprocess.run(["nm", os.path.join(served, "debuginfod_target.debug")], capture_output=True,
+                                text=True, check=True).stdout
+            entry = next(line.split()[0] for line in nm.splitlines() if line.endswith(" " + NAME))
+            for what, extra, env, want in [
+                ("addr2line, DEBUGINFOD_URLS set", [], env_with, True),
+                ("addr2line, --no-debuginfod", ["--no-debuginfod"], env_with, False),
+                ("addr2line, no DEBUGINFOD_URLS", [], env_without, False),
+            ]:
+                if not want:
+                    env = dict(env, DEBUGINFOD_CACHE_PATH=tempfile.mkdtemp(dir=tmp))
+                out = subprocess.run([args.framewalk, "addr2line", "-f", *extra, "-e", target, "0x" + entry],
+                                     capture_output=True, text=True, env=env, timeout=120).stdout
+                found = out.startswith(NAME + "\n") and "debuginfod_target.c:" in out
+                print(f"{what}: {'found' if found else 'not found'}")
+                if found != want:
                     failures.append(what)
                     print(out)
         finally:
