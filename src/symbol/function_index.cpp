@@ -68,6 +68,22 @@ class UnitRanges {
 
 }  // namespace
 
+namespace {
+// DIEs whose subtrees hold no DW_TAG_subprogram with code nor inlined
+// subroutine: call sites (their parameters), array, enumeration and
+// subroutine types. Not classes: gcc describes the code of a local class's
+// member functions (a lambda's operator()) inside the class.
+bool holds_no_code(uint32_t tag) {
+  switch (tag) {
+    case 0x01: case 0x04: case 0x15:  // DW_TAG_array_type, enumeration_type, subroutine_type
+    case 0x48: case 0x4109:           // DW_TAG_call_site, DW_TAG_GNU_call_site
+      return true;
+    default:
+      return false;
+  }
+}
+}  // namespace
+
 struct FunctionIndex::Unit {
   const UnitHeader* header = nullptr;  // in the main file
   // Where its DIEs are read: the main file's unit, or a skeleton's split unit (once found).
@@ -394,6 +410,20 @@ void FunctionIndex::Impl::decode(Unit& u) const {
       auto code = peek.uleb128();
       const Abbrev* next = code && *code != 0 ? (*table)->find(*code) : nullptr;
       looked_at = next && (next->tag == tag::kSubprogram || next->tag == tag::kInlinedSubroutine);
+      // Some DIEs' children hold no function with code: jumped
+      // over by the DIE's DW_AT_sibling (gcc gives one to most DIEs with
+      // children), which must lead past the DIE and stay in the unit.
+      if (next && next->has_children && holds_no_code(next->tag)) {
+        std::optional<uint64_t> sibling;
+        ByteReader probe = r;
+        static constexpr uint16_t kSiblingOnly[] = {at::kSibling};
+        auto read = file->read_die(h, **table, probe, kSiblingOnly, [&](uint64_t, const FormValue& v) {
+          if (v.kind == FormClass::kUnitRef) sibling = h.offset + v.number;
+        });
+        if (read && *read && sibling && *sibling >= probe.absolute_offset() && *sibling < h.end &&
+            r.seek(static_cast<size_t>(*sibling)).ok())
+          continue;
+      }
     }
     auto read = [&](uint64_t name, const FormValue& v) {
       switch (name) {

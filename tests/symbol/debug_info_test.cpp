@@ -487,6 +487,46 @@ TEST(FunctionIndex, InlineChainThroughOriginsAndUnits) {
   EXPECT_EQ(index.function_entries(), (std::vector<uint64_t>{0x1000, 0x2000}));
 }
 
+// A call site's children are jumped over by its DW_AT_sibling (they hold no
+// function with code: a subprogram put there is not seen), unless the
+// sibling leads back or out of the unit: then they are read as any DIE's.
+TEST(FunctionIndex, CallSiteChildrenJumpedOverByTheirSibling) {
+  SectionBuilder a;
+  a.uleb(1).uleb(tag::kCompileUnit).u8(1).uleb(0).uleb(0);
+  a.uleb(2).uleb(0x48).u8(1).uleb(at::kSibling).uleb(form::kRef4).uleb(0).uleb(0);  // DW_TAG_call_site
+  a.uleb(3).uleb(0x49).u8(0).uleb(0).uleb(0);                                    // DW_TAG_call_site_parameter
+  a.uleb(4).uleb(tag::kSubprogram).u8(0).uleb(at::kName).uleb(form::kString).uleb(at::kLowPc).uleb(form::kAddr)
+      .uleb(at::kHighPc).uleb(form::kData4).uleb(0).uleb(0);
+  a.uleb(0);
+  const std::vector<uint8_t> abbrev = a.finish();
+  SectionBuilder b;
+  Label end = b.new_label(), start = b.new_label();
+  b.diff32(end, start).mark(start).u16(4).u32(0).u8(8);
+  b.uleb(1);
+  // A call site with a good sibling, a subprogram hidden among its children.
+  Label after = b.new_label();
+  b.uleb(2).offset32(after).uleb(3).uleb(4).str("hidden").u64(0x2000).u32(0x10).uleb(0);
+  b.mark(after);
+  b.uleb(4).str("seen").u64(0x1000).u32(0x10);
+  // A call site whose sibling leads back to the unit's root: read through.
+  b.uleb(2).u32(11).uleb(4).str("inside").u64(0x3000).u32(0x10).uleb(0);
+  b.uleb(0);
+  b.mark(end);
+  const std::vector<uint8_t> info = b.finish();
+  DwarfSections s;
+  s.info = info;
+  s.abbrev = abbrev;
+  FunctionIndex index(s);
+  auto chain = index.chain(0x1004);
+  ASSERT_EQ(chain.size(), 1u);
+  EXPECT_EQ(chain[0].name, "seen");
+  EXPECT_TRUE(index.chain(0x2004).empty());
+  chain = index.chain(0x3004);
+  ASSERT_EQ(chain.size(), 1u);
+  EXPECT_EQ(chain[0].name, "inside");
+  EXPECT_TRUE(index.problems().empty());
+}
+
 TEST(FunctionIndex, SupplementaryReferenceWithoutTheFileIsReported) {
   SectionBuilder a;
   a.uleb(1).uleb(tag::kCompileUnit).u8(1).uleb(at::kLowPc).uleb(form::kAddr).uleb(at::kHighPc).uleb(form::kData1)
