@@ -335,9 +335,14 @@ int run_addr2line_command(const Addr2lineCommandOptions& o) {
     // before waiting for more: a program on the other end of a pipe gets
     // each answer to its question, and a stream of addresses is answered
     // in large writes, not one per address.
+    // A line longer than kLongestLine keeps its first kLongestLine bytes
+    // (the address is at its start): endless input without a newline costs
+    // no more memory than that.
+    constexpr size_t kLongestLine = 64 * 1024;
     std::string input, line;
     char buffer[64 * 1024];
     size_t start = 0;
+    bool cutting = false;  // dropping the rest of a long line, up to its newline
     for (bool eof = false; !eof;) {
       for (size_t end; (end = input.find('\n', start)) != std::string::npos; start = end + 1) {
         line.assign(input, start, end - start);
@@ -347,12 +352,23 @@ int run_addr2line_command(const Addr2lineCommandOptions& o) {
       }
       input.erase(0, start);
       start = 0;
+      if (input.size() > kLongestLine) {
+        input.resize(kLongestLine);
+        cutting = true;
+      }
       flush();
       ssize_t n;
       do n = ::read(STDIN_FILENO, buffer, sizeof buffer);
       while (n < 0 && errno == EINTR);
       if (n > 0) {
-        input.append(buffer, static_cast<size_t>(n));
+        std::string_view got(buffer, static_cast<size_t>(n));
+        if (cutting) {
+          const size_t newline = got.find('\n');
+          if (newline == std::string_view::npos) continue;
+          got.remove_prefix(newline);
+          cutting = false;
+        }
+        input.append(got);
         continue;
       }
       eof = true;

@@ -147,6 +147,17 @@ TEST_F(Addr2lineCli, AnswersEachQuestionBeforeReadingTheNext) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
 }
 
+// A line of megabytes is answered by its start, and the next line as usual.
+TEST_F(Addr2lineCli, AVeryLongLineIsAnsweredByItsStart) {
+  int status = 0;
+  const std::string out = test::run_command(
+      "(printf '" + one_ + "'; head -c 3000000 /dev/zero | tr '\\0' z; printf '\\n" + one_ + "\\n') | " + kCli +
+          " addr2line -e " + dir_ + "/one",
+      &status, false);
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(out, dir_ + "/one.c:1\n" + dir_ + "/one.c:1\n");
+}
+
 TEST_F(Addr2lineCli, InlineChainsAndMissingFile) {
   int status = 0;
   ASSERT_GT(top_size_, 0u);
