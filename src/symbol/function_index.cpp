@@ -17,17 +17,21 @@ constexpr size_t kMaxTreeDepth = 4096;
 
 }  // namespace
 
-// A decoded function (subprogram or inlined subroutine): 16 bytes, a large
-// program has hundreds of thousands. Nodes are kept in DIE order, so a
-// node's descendants are the nodes up to its subtree_end and its ranges run
-// up to the next node's first_range. What is printed of it (name, call site)
-// is read from its DIE when asked for (Impl::about).
+// A decoded function (subprogram or inlined subroutine): 16 bytes with its
+// range, a large program has hundreds of thousands. Nodes are kept in DIE
+// order: a node's descendants are the nodes after it of a greater function
+// depth, its children those one deeper. What is printed of it (name, call
+// site) is read from its DIE when asked for (Impl::about).
 struct FunctionIndex::Node {
   uint32_t die = 0;  // offset from its unit's start (the unit's section offset)
-  uint32_t first_range = 0;
-  uint32_t subtree_end = 0;
-  uint16_t depth = 0;  // kMaxTreeDepth fits
-  bool inlined = false;
+  // Unless `listed`: its one range, as offsets from the unit's base. Listed
+  // (several ranges, or a unit wider than 32 bits): the first of its ranges
+  // in Unit::listed and their count.
+  uint32_t low = 0, high = 0;
+  uint16_t depth = 0;  // of its DIE in the unit's tree (kMaxTreeDepth fits)
+  uint16_t function_depth : 14 = 0;  // functions around it
+  uint16_t inlined : 1 = 0;
+  uint16_t listed : 1 = 0;
 };
 
 namespace {
@@ -54,11 +58,6 @@ class UnitRanges {
   size_t size() const { return wide_.empty() ? narrow_.size() / 2 : wide_.size(); }
   uint64_t low(size_t i) const { return wide_.empty() ? base_ + narrow_[2 * i] : wide_[i].low; }
   uint64_t high(size_t i) const { return wide_.empty() ? base_ + narrow_[2 * i + 1] : wide_[i].high; }
-  bool contains(size_t first, size_t end, uint64_t address) const {
-    for (size_t i = first; i < end; ++i)
-      if (address >= low(i) && address < high(i)) return true;
-    return false;
-  }
 
  private:
   uint64_t base_ = 0;
@@ -100,13 +99,21 @@ struct FunctionIndex::Unit {
   std::optional<uint64_t> stmt_list;
   std::string_view comp_dir;
   std::vector<Node> nodes;
-  UnitRanges ranges;  // of the nodes
+  uint64_t base = 0;   // what the ranges kept in nodes are offsets from
+  UnitRanges listed;   // the ranges of listed nodes
   struct Entry {
-    uint32_t range, node;
+    uint32_t node, range;  // the node's `range`th range
   };
   std::vector<Entry> by_low;     // subprogram ranges, sorted by low
   std::vector<uint64_t> reach;   // reach[i]: the largest high of by_low[0..i]
-  size_t range_end(size_t node) const { return node + 1 < nodes.size() ? nodes[node + 1].first_range : ranges.size(); }
+  uint32_t range_count(const Node& n) const { return n.listed ? n.high : 1; }
+  uint64_t range_low(const Node& n, uint32_t k) const { return n.listed ? listed.low(n.low + k) : base + n.low; }
+  uint64_t range_high(const Node& n, uint32_t k) const { return n.listed ? listed.high(n.low + k) : base + n.high; }
+  bool covers(const Node& n, uint64_t address) const {
+    for (uint32_t k = 0; k < range_count(n); ++k)
+      if (address >= range_low(n, k) && address < range_high(n, k)) return true;
+    return false;
+  }
   bool files_loaded = false;
   // The line header's paths, by DW_AT_call_file index: the shared line table's, or `files`.
   const LineTable::UnitPaths* shared_paths = nullptr;
@@ -387,19 +394,11 @@ void FunctionIndex::Impl::decode(Unit& u) const {
     return;
   }
   ByteReader& r = *reader;
-  // Per open level: the function node DIEs there belong to (-1: none), and
-  // whether the level is that node's own (its subtree ends with the level).
-  struct Level {
-    int32_t function;
-    bool own;
-  };
-  std::vector<Level> enclosing;
-  std::vector<AddressRange> ranges;  // of the nodes, while decoding
+  std::vector<int32_t> enclosing;  // per open level: the function node DIEs there belong to, or -1
+  // While decoding: every node's ranges, a node's first one and count in its low and high.
+  std::vector<AddressRange> ranges;
   const uint64_t unit_start = h.offset;
   bool root = true;
-  auto close = [&](const Level& level) {
-    if (level.own) u.nodes[static_cast<size_t>(level.function)].subtree_end = static_cast<uint32_t>(u.nodes.size());
-  };
   while (!r.at_end()) {
     const uint64_t die = r.absolute_offset();
     std::optional<FormValue> low, high, range_list, stmt_list, comp_dir;
@@ -446,7 +445,6 @@ void FunctionIndex::Impl::decode(Unit& u) const {
     }
     if (!*abbrev) {
       if (enclosing.empty()) break;  // padding after the root's children
-      close(enclosing.back());
       enclosing.pop_back();
       if (enclosing.empty()) break;
       continue;
@@ -461,11 +459,11 @@ void FunctionIndex::Impl::decode(Unit& u) const {
         if (dir) u.comp_dir = *dir;
       }
       if (!a.has_children) break;
-      enclosing.push_back({-1, false});
+      enclosing.push_back(-1);
       continue;
     }
     int32_t created = -1;
-    const int32_t parent = enclosing.empty() ? -1 : enclosing.back().function;
+    const int32_t parent = enclosing.empty() ? -1 : enclosing.back();
     const bool is_sub = a.tag == tag::kSubprogram;
     const bool is_inline = a.tag == tag::kInlinedSubroutine && parent >= 0;
     if ((is_sub || is_inline) && die - unit_start > UINT32_MAX) {
@@ -498,15 +496,15 @@ void FunctionIndex::Impl::decode(Unit& u) const {
       if (ranges.size() > first) {
         Node n;
         n.die = static_cast<uint32_t>(die - unit_start);
-        n.first_range = static_cast<uint32_t>(first);
+        n.low = static_cast<uint32_t>(first);
+        n.high = static_cast<uint32_t>(ranges.size() - first);
         n.inlined = is_inline;
         n.depth = static_cast<uint16_t>(enclosing.size());
+        n.function_depth = parent >= 0 ? u.nodes[static_cast<size_t>(parent)].function_depth + 1u : 0u;
         created = static_cast<int32_t>(u.nodes.size());
-        n.subtree_end = static_cast<uint32_t>(created) + 1;
         u.nodes.push_back(n);
         if (is_sub)
-          for (size_t i = first; i < ranges.size(); ++i)
-            u.by_low.push_back({static_cast<uint32_t>(i), static_cast<uint32_t>(created)});
+          for (uint32_t k = 0; k < n.high; ++k) u.by_low.push_back({static_cast<uint32_t>(created), k});
       }
     }
     if (a.has_children) {
@@ -515,21 +513,41 @@ void FunctionIndex::Impl::decode(Unit& u) const {
         u.broken = true;
         break;
       }
-      enclosing.push_back(created >= 0 ? Level{created, true} : Level{parent, false});
+      enclosing.push_back(created >= 0 ? created : parent);
     }
   }
-  // A tree cut short by a fault: what is still open ends with the nodes.
-  for (const Level& level : enclosing) close(level);
+  // Each node's one range into the node, as an offset from the unit's
+  // lowest address, when every range of the unit is within 32 bits of it;
+  // the others' ranges listed.
+  uint64_t base = ranges.empty() ? 0 : ranges[0].low;
+  for (const AddressRange& range : ranges) base = std::min(base, range.low);
+  bool narrow = true;
+  for (const AddressRange& range : ranges) narrow = narrow && range.high - base <= UINT32_MAX;
+  std::vector<AddressRange> listed;
+  for (Node& n : u.nodes) {
+    const uint32_t first = n.low, count = n.high;
+    if (narrow && count == 1) {
+      n.low = static_cast<uint32_t>(ranges[first].low - base);
+      n.high = static_cast<uint32_t>(ranges[first].high - base);
+      continue;
+    }
+    n.listed = true;
+    n.low = static_cast<uint32_t>(listed.size());
+    listed.insert(listed.end(), ranges.begin() + first, ranges.begin() + first + count);
+  }
+  u.base = base;
+  u.listed.assign(listed);
   // Decoded units stay for the index's life: no room left over from growing.
   u.nodes.shrink_to_fit();
-  u.ranges.assign(ranges);
   u.by_low.shrink_to_fit();
+  auto low_of = [&](const Unit::Entry& e) { return u.range_low(u.nodes[e.node], e.range); };
   std::sort(u.by_low.begin(), u.by_low.end(), [&](const Unit::Entry& x, const Unit::Entry& y) {
-    return ranges[x.range].low != ranges[y.range].low ? ranges[x.range].low < ranges[y.range].low : x.node < y.node;
+    const uint64_t lx = low_of(x), ly = low_of(y);
+    return lx != ly ? lx < ly : x.node != y.node ? x.node < y.node : x.range < y.range;
   });
   uint64_t reach = 0;
   u.reach.reserve(u.by_low.size());
-  for (const Unit::Entry& e : u.by_low) u.reach.push_back(reach = std::max(reach, ranges[e.range].high));
+  for (const Unit::Entry& e : u.by_low) u.reach.push_back(reach = std::max(reach, u.range_high(u.nodes[e.node], e.range)));
 }
 
 void FunctionIndex::Impl::load_files(Unit& u) const {
@@ -662,25 +680,26 @@ bool FunctionIndex::Impl::chain_in(Unit& u, uint64_t address, std::vector<Functi
   decode(u);
   // The deepest subprogram covering the address (nested functions lie inside their parents).
   auto it = std::upper_bound(u.by_low.begin(), u.by_low.end(), address,
-                             [&](uint64_t a, const Unit::Entry& e) { return a < u.ranges.low(e.range); });
+                             [&](uint64_t a, const Unit::Entry& e) { return a < u.range_low(u.nodes[e.node], e.range); });
   int32_t best = -1;
   for (size_t i = static_cast<size_t>(it - u.by_low.begin()); i-- > 0;) {
     if (u.reach[i] <= address) break;
     const Unit::Entry& e = u.by_low[i];
-    if (address < u.ranges.high(e.range) &&
+    if (address < u.range_high(u.nodes[e.node], e.range) &&
         (best < 0 || u.nodes[e.node].depth > u.nodes[static_cast<size_t>(best)].depth ||
          (u.nodes[e.node].depth == u.nodes[static_cast<size_t>(best)].depth && static_cast<int32_t>(e.node) > best)))
       best = static_cast<int32_t>(e.node);
   }
   if (best < 0) return false;
   // Down the inlined calls that cover the address: among a node's
-  // descendants, its children are those reached by skipping subtrees.
+  // descendants (the nodes after it deeper than it), its children.
   std::vector<uint32_t> path{static_cast<uint32_t>(best)};
   for (uint32_t at = static_cast<uint32_t>(best);;) {
     uint32_t next = UINT32_MAX;
-    for (uint32_t c = at + 1; c < u.nodes[at].subtree_end; c = u.nodes[c].subtree_end) {
+    const unsigned child_depth = u.nodes[at].function_depth + 1u;
+    for (uint32_t c = at + 1; c < u.nodes.size() && u.nodes[c].function_depth >= child_depth; ++c) {
       const Node& n = u.nodes[c];
-      if (n.inlined && u.ranges.contains(n.first_range, u.range_end(c), address)) {
+      if (n.function_depth == child_depth && n.inlined && u.covers(n, address)) {
         next = c;
         break;
       }
@@ -700,7 +719,7 @@ bool FunctionIndex::Impl::chain_in(Unit& u, uint64_t address, std::vector<Functi
     level.name = known.name;
     level.linkage_name = known.linkage;
     level.final_name = known.final;
-    level.entry = u.ranges.low(n.first_range);
+    level.entry = u.range_low(n, 0);
     level.die = u.source ? uint64_t{u.source} << kSplitDieShift | die : die;
     level.inlined = n.inlined;
     if (n.inlined) {
@@ -744,7 +763,7 @@ std::vector<uint64_t> FunctionIndex::function_entries() const {
   for (Unit& u : m.units) {
     m.decode(u);
     for (const Node& n : u.nodes)
-      if (!n.inlined) out.push_back(u.ranges.low(n.first_range));
+      if (!n.inlined) out.push_back(u.range_low(n, 0));
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
