@@ -527,6 +527,46 @@ TEST(FunctionIndex, CallSiteChildrenJumpedOverByTheirSibling) {
   EXPECT_TRUE(index.problems().empty());
 }
 
+// Functions 8 GiB apart in one unit: ranges too far from the unit's lowest
+// address for 32-bit offsets are kept whole, and both still answer, with
+// an inlined call in the far one.
+TEST(FunctionIndex, AUnitWiderThan32Bits) {
+  SectionBuilder a;
+  a.uleb(1).uleb(tag::kCompileUnit).u8(1).uleb(0).uleb(0);
+  a.uleb(2).uleb(tag::kSubprogram).u8(1).uleb(at::kName).uleb(form::kString).uleb(at::kLowPc).uleb(form::kAddr)
+      .uleb(at::kHighPc).uleb(form::kData4).uleb(0).uleb(0);
+  a.uleb(3).uleb(tag::kInlinedSubroutine).u8(0).uleb(at::kName).uleb(form::kString).uleb(at::kLowPc)
+      .uleb(form::kAddr).uleb(at::kHighPc).uleb(form::kData4).uleb(0).uleb(0);
+  a.uleb(0);
+  const std::vector<uint8_t> abbrev = a.finish();
+  SectionBuilder b;
+  Label end = b.new_label(), start = b.new_label();
+  b.diff32(end, start).mark(start).u16(4).u32(0).u8(8);
+  b.uleb(1);
+  b.uleb(2).str("near").u64(0x1000).u32(0x100).uleb(0);
+  b.uleb(2).str("far").u64(0x200001000).u32(0x100);
+  b.uleb(3).str("in_far").u64(0x200001010).u32(0x10).uleb(0);
+  b.uleb(0);
+  b.mark(end);
+  const std::vector<uint8_t> info = b.finish();
+  DwarfSections s;
+  s.info = info;
+  s.abbrev = abbrev;
+  FunctionIndex index(s);
+  auto chain = index.chain(0x1080);
+  ASSERT_EQ(chain.size(), 1u);
+  EXPECT_EQ(chain[0].name, "near");
+  chain = index.chain(0x200001018);
+  ASSERT_EQ(chain.size(), 2u);
+  EXPECT_EQ(chain[0].name, "in_far");
+  EXPECT_EQ(chain[0].entry, 0x200001010u);
+  EXPECT_EQ(chain[1].name, "far");
+  EXPECT_EQ(chain[1].entry, 0x200001000u);
+  EXPECT_TRUE(index.chain(0x200001100).empty());
+  EXPECT_EQ(index.function_entries(), (std::vector<uint64_t>{0x1000, 0x200001000}));
+  EXPECT_TRUE(index.problems().empty());
+}
+
 TEST(FunctionIndex, SupplementaryReferenceWithoutTheFileIsReported) {
   SectionBuilder a;
   a.uleb(1).uleb(tag::kCompileUnit).u8(1).uleb(at::kLowPc).uleb(form::kAddr).uleb(at::kHighPc).uleb(form::kData1)
