@@ -33,7 +33,6 @@ constexpr int64_t imm9(uint32_t i) { return static_cast<int64_t>(static_cast<int
 constexpr uint64_t add_imm(uint32_t i) { return uint64_t{(i >> 10) & 0xfff} << ((i >> 22) & 1 ? 12 : 0); }
 
 constexpr bool is_hint(uint32_t i) { return (i & 0xfffff01f) == 0xd503201f; }  // paciasp, bti, nop...
-constexpr bool is_ret(uint32_t i) { return i == 0xd65f03c0 || i == 0xd65f0bff || i == 0xd65f0fff; }  // ret, retaa, retab
 
 // What the prologue has done so far, relative to the entry stack pointer.
 struct PrologueState {
