@@ -4,6 +4,7 @@
 // specification chains, across units, inline trees, a broken unit).
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <vector>
 
 #include "support/section_builder.hpp"
@@ -487,36 +488,58 @@ TEST(FunctionIndex, InlineChainThroughOriginsAndUnits) {
   EXPECT_EQ(index.function_entries(), (std::vector<uint64_t>{0x1000, 0x2000}));
 }
 
-// A call site's children are jumped over by its DW_AT_sibling (they hold no
-// function with code: a subprogram put there is not seen), unless the
-// sibling leads back or out of the unit: then they are read as any DIE's.
-TEST(FunctionIndex, CallSiteChildrenJumpedOverByTheirSibling) {
+// One DWARF 4 unit: abbreviation 1 a compile unit with children and no
+// attributes, the rest as `abbrevs` declares them; its DIEs as `dies` writes
+// them after the root's code (the root's last null is added).
+struct OneUnit {
+  std::vector<uint8_t> info, abbrev;
+  DwarfSections sections() const {
+    DwarfSections s;
+    s.info = info;
+    s.abbrev = abbrev;
+    return s;
+  }
+};
+OneUnit one_unit(const std::function<void(SectionBuilder&)>& abbrevs, const std::function<void(SectionBuilder&)>& dies) {
   SectionBuilder a;
   a.uleb(1).uleb(tag::kCompileUnit).u8(1).uleb(0).uleb(0);
-  a.uleb(2).uleb(0x48).u8(1).uleb(at::kSibling).uleb(form::kRef4).uleb(0).uleb(0);  // DW_TAG_call_site
-  a.uleb(3).uleb(0x49).u8(0).uleb(0).uleb(0);                                    // DW_TAG_call_site_parameter
-  a.uleb(4).uleb(tag::kSubprogram).u8(0).uleb(at::kName).uleb(form::kString).uleb(at::kLowPc).uleb(form::kAddr)
-      .uleb(at::kHighPc).uleb(form::kData4).uleb(0).uleb(0);
+  abbrevs(a);
   a.uleb(0);
-  const std::vector<uint8_t> abbrev = a.finish();
   SectionBuilder b;
   Label end = b.new_label(), start = b.new_label();
   b.diff32(end, start).mark(start).u16(4).u32(0).u8(8);
   b.uleb(1);
-  // A call site with a good sibling, a subprogram hidden among its children.
-  Label after = b.new_label();
-  b.uleb(2).offset32(after).uleb(3).uleb(4).str("hidden").u64(0x2000).u32(0x10).uleb(0);
-  b.mark(after);
-  b.uleb(4).str("seen").u64(0x1000).u32(0x10);
-  // A call site whose sibling leads back to the unit's root: read through.
-  b.uleb(2).u32(11).uleb(4).str("inside").u64(0x3000).u32(0x10).uleb(0);
+  dies(b);
   b.uleb(0);
   b.mark(end);
-  const std::vector<uint8_t> info = b.finish();
-  DwarfSections s;
-  s.info = info;
-  s.abbrev = abbrev;
-  FunctionIndex index(s);
+  return OneUnit{b.finish(), a.finish()};
+}
+// A function's abbreviation: name (string), low_pc (addr), high_pc (data4).
+void named_function_abbrev(SectionBuilder& a, uint64_t code, uint64_t tag, bool children) {
+  a.uleb(code).uleb(tag).u8(children ? 1 : 0).uleb(at::kName).uleb(form::kString).uleb(at::kLowPc)
+      .uleb(form::kAddr).uleb(at::kHighPc).uleb(form::kData4).uleb(0).uleb(0);
+}
+
+// A call site's children are jumped over by its DW_AT_sibling (they hold no
+// function with code: a subprogram put there is not seen), unless the
+// sibling leads back or out of the unit: then they are read as any DIE's.
+TEST(FunctionIndex, CallSiteChildrenJumpedOverByTheirSibling) {
+  const OneUnit unit = one_unit(
+      [](SectionBuilder& a) {
+        a.uleb(2).uleb(0x48).u8(1).uleb(at::kSibling).uleb(form::kRef4).uleb(0).uleb(0);  // DW_TAG_call_site
+        a.uleb(3).uleb(0x49).u8(0).uleb(0).uleb(0);                                    // DW_TAG_call_site_parameter
+        named_function_abbrev(a, 4, tag::kSubprogram, false);
+      },
+      [](SectionBuilder& b) {
+        // A call site with a good sibling, a subprogram hidden among its children.
+        Label after = b.new_label();
+        b.uleb(2).offset32(after).uleb(3).uleb(4).str("hidden").u64(0x2000).u32(0x10).uleb(0);
+        b.mark(after);
+        b.uleb(4).str("seen").u64(0x1000).u32(0x10);
+        // A call site whose sibling leads back to the unit's root: read through.
+        b.uleb(2).u32(11).uleb(4).str("inside").u64(0x3000).u32(0x10).uleb(0);
+      });
+  FunctionIndex index(unit.sections());
   auto chain = index.chain(0x1004);
   ASSERT_EQ(chain.size(), 1u);
   EXPECT_EQ(chain[0].name, "seen");
@@ -531,28 +554,17 @@ TEST(FunctionIndex, CallSiteChildrenJumpedOverByTheirSibling) {
 // address for 32-bit offsets are kept whole, and both still answer, with
 // an inlined call in the far one.
 TEST(FunctionIndex, AUnitWiderThan32Bits) {
-  SectionBuilder a;
-  a.uleb(1).uleb(tag::kCompileUnit).u8(1).uleb(0).uleb(0);
-  a.uleb(2).uleb(tag::kSubprogram).u8(1).uleb(at::kName).uleb(form::kString).uleb(at::kLowPc).uleb(form::kAddr)
-      .uleb(at::kHighPc).uleb(form::kData4).uleb(0).uleb(0);
-  a.uleb(3).uleb(tag::kInlinedSubroutine).u8(0).uleb(at::kName).uleb(form::kString).uleb(at::kLowPc)
-      .uleb(form::kAddr).uleb(at::kHighPc).uleb(form::kData4).uleb(0).uleb(0);
-  a.uleb(0);
-  const std::vector<uint8_t> abbrev = a.finish();
-  SectionBuilder b;
-  Label end = b.new_label(), start = b.new_label();
-  b.diff32(end, start).mark(start).u16(4).u32(0).u8(8);
-  b.uleb(1);
-  b.uleb(2).str("near").u64(0x1000).u32(0x100).uleb(0);
-  b.uleb(2).str("far").u64(0x200001000).u32(0x100);
-  b.uleb(3).str("in_far").u64(0x200001010).u32(0x10).uleb(0);
-  b.uleb(0);
-  b.mark(end);
-  const std::vector<uint8_t> info = b.finish();
-  DwarfSections s;
-  s.info = info;
-  s.abbrev = abbrev;
-  FunctionIndex index(s);
+  const OneUnit unit = one_unit(
+      [](SectionBuilder& a) {
+        named_function_abbrev(a, 2, tag::kSubprogram, true);
+        named_function_abbrev(a, 3, tag::kInlinedSubroutine, false);
+      },
+      [](SectionBuilder& b) {
+        b.uleb(2).str("near").u64(0x1000).u32(0x100).uleb(0);
+        b.uleb(2).str("far").u64(0x200001000).u32(0x100);
+        b.uleb(3).str("in_far").u64(0x200001010).u32(0x10).uleb(0);
+      });
+  FunctionIndex index(unit.sections());
   auto chain = index.chain(0x1080);
   ASSERT_EQ(chain.size(), 1u);
   EXPECT_EQ(chain[0].name, "near");
