@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "arch/frame_registers.hpp"
+#include "base/leb128_writer.hpp"
 
 namespace framewalk::sframe {
 
@@ -31,26 +32,6 @@ uint8_t valid_flags(uint8_t version) {
     case kVersion1: return kFlagFdeSorted | kFlagFramePointer;
     case kVersion2: return kFlagFdeSorted | kFlagFramePointer | kFlagFuncStartPcrel;
     default: return kFlagFdeSorted | kFlagFuncStartPcrel;
-  }
-}
-
-void put_uleb(std::vector<uint8_t>& out, uint64_t v) {
-  do {
-    uint8_t byte = v & 0x7f;
-    v >>= 7;
-    if (v) byte |= 0x80;
-    out.push_back(byte);
-  } while (v);
-}
-
-void put_sleb(std::vector<uint8_t>& out, int64_t v) {
-  bool more = true;
-  while (more) {
-    uint8_t byte = v & 0x7f;
-    v >>= 7;  // arithmetic: C++20 defines >> of negative values
-    if ((v == 0 && !(byte & 0x40)) || (v == -1 && (byte & 0x40))) more = false;
-    else byte |= 0x80;
-    out.push_back(byte);
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "base/leb128_writer.hpp"
 #include "symbol/unit_roots.hpp"
 
 namespace framewalk::symbol {
@@ -46,14 +47,6 @@ namespace {
 
 uint64_t address_mask(const LineHeader& h) {
   return h.address_size >= 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * h.address_size)) - 1;
-}
-
-void put_uleb(std::vector<uint8_t>& out, uint64_t v) {
-  do {
-    uint8_t byte = v & 0x7f;
-    v >>= 7;
-    out.push_back(v ? byte | 0x80 : byte);
-  } while (v);
 }
 
 // Only what put_uleb wrote is read: no bounds to check.
