@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Checks of tests/profile/gprof_conformance.sh.
 
-  compare_gprof.py REPORT.json FLAT.txt GRAPH.txt   framewalk's JSON against gprof -b -p / -b -q
+  compare_gprof.py REPORT.json FLAT.txt GRAPH.txt PROG
+                                                    framewalk's JSON against gprof -b -p / -b -q
+  compare_gprof.py --add-ticks PC COUNT IN OUT      a 64-bit little-endian gmon.out with COUNT ticks more at PC
   compare_gprof.py --rebase BIAS IN OUT             a 64-bit little-endian gmon.out with BIAS added to every address
   compare_gprof.py --same A.json B.json             two reports with the same counts and times
   compare_gprof.py --pprof REPORT.json PROFILE.txt  the arcs of a pprof profile (protoc --decode) against the JSON
@@ -89,7 +91,37 @@ KNOWN = {("main", "fib"): ROUNDS, ("fib", "fib"): ROUNDS * 464, ("main", "work_a
          ("main", "is_even"): ROUNDS, ("fib", "spin"): ROUNDS * 465, ("work_a", "spin"): ROUNDS // 3 + ROUNDS}
 
 
-def compare(report_path, flat_path, graph_path):
+def symbols_before(prog):
+    """Sorted (address, name) of PROG's function symbols, as gprof knows them."""
+    out = subprocess.run(["nm", "-n", "--defined-only", prog], check=True, capture_output=True, text=True).stdout
+    symbols = []
+    for line in out.splitlines():
+        t = line.split()
+        if len(t) == 3 and t[1] in "TtWw":
+            symbols.append((int(t[0], 16), t[2]))
+    return symbols
+
+
+def as_gprof_names(functions, prog):
+    """framewalk's flat profile with each name@plt stub folded into the symbol
+    before it: gprof 2.40 knows no PLT stubs and gives their ticks to the
+    function symbol that precedes .plt (_init), where framewalk names the stub
+    (docs/OUTPUT.md)."""
+    symbols = symbols_before(prog)
+    folded = {}
+    for f in functions:
+        name = f["name"]
+        if name.endswith("@plt"):
+            address = int(f["address"], 16)
+            before = [s for a, s in symbols if a <= address]
+            name = before[-1] if before else name
+        g = folded.setdefault(name, {"name": name, "calls": 0, "self_seconds": 0.0})
+        g["calls"] += f["calls"]
+        g["self_seconds"] += f["self_seconds"]
+    return folded
+
+
+def compare(report_path, flat_path, graph_path, prog):
     report = load(report_path)
     ok = True
     ours, theirs = our_arcs(report), gprof_arcs(graph_path)
@@ -104,7 +136,7 @@ def compare(report_path, flat_path, graph_path):
     flat = gprof_flat(flat_path)
     tick = report["histogram"]["seconds_per_tick"]
     tolerance = tick + 0.005  # a bin's share at a function's edge, and gprof's two decimals
-    functions = {f["name"]: f for f in report["functions"]}
+    functions = as_gprof_names(report["functions"], prog)
     worst = 0.0
     for name, (self_seconds, calls) in flat.items():
         f = functions.get(name)
@@ -120,7 +152,7 @@ def compare(report_path, flat_path, graph_path):
         if diff > tolerance:
             print(f"flat: {name}: framewalk {f['self_seconds']:.4f} s, gprof {self_seconds:.2f} s")
             ok = False
-    for f in report["functions"]:
+    for f in functions.values():
         if (f["calls"] or f["self_seconds"] >= 0.005) and f["name"] not in flat:
             print(f"flat: {f['name']} is in framewalk's flat profile, not in gprof's")
             ok = False
@@ -146,6 +178,30 @@ def rebase(bias, source, target):
             pos += 21
         else:
             raise SystemExit(f"{source}: tag {tag} at {pos}")
+    open(target, "wb").write(data)
+    return True
+
+
+def add_ticks(pc, count, source, target):
+    """COUNT more ticks in the histogram bin that holds PC."""
+    data = bytearray(open(source, "rb").read())
+    pos, added = 20, False
+    while pos < len(data):
+        tag = data[pos]
+        if tag == 0:
+            low, high, bins = struct.unpack_from("<QQI", data, pos + 1)
+            if low <= pc < high and not added:
+                index = (pc - low) * bins // (high - low)
+                at = pos + 41 + 2 * index
+                struct.pack_into("<H", data, at, struct.unpack_from("<H", data, at)[0] + count)
+                added = True
+            pos += 41 + 2 * bins
+        elif tag == 1:
+            pos += 21
+        else:
+            raise SystemExit(f"{source}: tag {tag} at {pos}")
+    if not added:
+        raise SystemExit(f"{source}: no histogram holds {pc:#x}")
     open(target, "wb").write(data)
     return True
 
@@ -261,6 +317,8 @@ def pprof_top(report_path, top_path):
 def main(argv):
     if argv[1] == "--rebase":
         return rebase(int(argv[2], 0), argv[3], argv[4])
+    if argv[1] == "--add-ticks":
+        return add_ticks(int(argv[2], 0), int(argv[3]), argv[4], argv[5])
     if argv[1] == "--same":
         return same(argv[2], argv[3])
     if argv[1] == "--pprof-lines":
@@ -269,7 +327,7 @@ def main(argv):
         return pprof(argv[2], argv[3])
     if argv[1] == "--pprof-top":
         return pprof_top(argv[2], argv[3])
-    return compare(argv[1], argv[2], argv[3])
+    return compare(argv[1], argv[2], argv[3], argv[4])
 
 
 if __name__ == "__main__":
