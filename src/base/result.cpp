@@ -71,7 +71,7 @@ const char* to_string(ErrorCode code) noexcept {
     case ErrorCode::kBadCuIndex: return "bad .debug_cu_index";
     case ErrorCode::kSplitUnitNotFound: return "split DWARF unit not found (no .dwp row, no .dwo file)";
     case ErrorCode::kSplitUnitMismatch: return "split DWARF unit of another dwo id";
-    case ErrorCode::kUnitTooLarge: return "DWARF unit over 4 GiB";
+    case ErrorCode::kUnitTooLarge: return "DWARF unit with over 4 GiB of functions to index";
   }
   return "unknown error";
 }

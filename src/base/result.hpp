@@ -76,7 +76,7 @@ enum class ErrorCode : uint16_t {
   kBadCuIndex,             // a .debug_cu_index of a .dwp that cannot be read (header, slot, row or contribution)
   kSplitUnitNotFound,      // no .dwp row and no .dwo file for a skeleton unit
   kSplitUnitMismatch,      // a split unit whose dwo id is not its skeleton's
-  kUnitTooLarge,           // a .debug_info unit of over 4 GiB: more than a decoded unit addresses
+  kUnitTooLarge,           // a .debug_info unit whose functions take over 4 GiB decoded: more than a decoded unit addresses
 };
 
 const char* to_string(ErrorCode code) noexcept;

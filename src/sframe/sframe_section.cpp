@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "arch/frame_registers.hpp"
-#include "base/leb128_writer.hpp"
+#include "base/packed_leb128.hpp"
 
 namespace framewalk::sframe {
 

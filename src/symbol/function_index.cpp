@@ -5,6 +5,7 @@
 #include <set>
 
 #include "base/keyed_cache.hpp"
+#include "base/packed_leb128.hpp"
 #include "symbol/line_program.hpp"
 #include "symbol/line_table.hpp"
 
@@ -17,53 +18,40 @@ constexpr size_t kMaxTreeDepth = 4096;
 
 }  // namespace
 
-// A decoded function (subprogram or inlined subroutine): 16 bytes with its
-// range, a large program has hundreds of thousands. Nodes are kept in DIE
-// order: a node's descendants are the nodes after it of a greater function
-// depth, its children those one deeper. What is printed of it (name, call
-// site) is read from its DIE when asked for (Impl::about).
+// A function (subprogram or inlined subroutine) read back from its unit's
+// packed nodes (Unit::packed): a large program has hundreds of thousands,
+// most of them inlined calls, kept in about 6 bytes each. Nodes are kept in
+// DIE order: a node's descendants are the nodes after it of a greater
+// function depth, its children those one deeper. What is printed of it
+// (name, call site) is read from its DIE when asked for (Impl::about).
 struct FunctionIndex::Node {
-  uint32_t die = 0;  // offset from its unit's start (the unit's section offset)
-  // Unless `listed`: its one range, as offsets from the unit's base. Listed
-  // (several ranges, or a unit wider than 32 bits): the first of its ranges
-  // in Unit::listed and their count.
-  uint32_t low = 0, high = 0;
-  uint16_t depth = 0;  // of its DIE in the unit's tree (kMaxTreeDepth fits)
-  uint16_t function_depth : 14 = 0;  // functions around it
-  uint16_t inlined : 1 = 0;
-  uint16_t listed : 1 = 0;
+  uint32_t at = 0, end = 0;  // its record in Unit::packed, and where the next one starts
+  uint64_t die = 0;          // offset from its unit's start
+  uint64_t low = 0, high = 0;  // its first range
+  uint32_t range_count = 0;
+  uint32_t more_ranges = 0;  // where its ranges after the first are in Unit::packed (when read back)
+  uint32_t depth = 0;        // of its DIE in the unit's tree (kMaxTreeDepth fits); subprograms only
+  uint32_t function_depth = 0;  // functions around it
+  bool inlined = false;
 };
 
 namespace {
 
-// A unit's ranges, as offsets from its lowest address (8 bytes a range)
-// when they all fit in 32 bits, as they do in any real unit; else whole.
-class UnitRanges {
- public:
-  void assign(const std::vector<AddressRange>& ranges) {
-    base_ = ranges.empty() ? 0 : ranges[0].low;
-    for (const AddressRange& r : ranges) base_ = std::min(base_, r.low);
-    bool narrow = true;
-    for (const AddressRange& r : ranges) narrow = narrow && r.high - base_ <= UINT32_MAX;
-    if (!narrow) {
-      wide_ = ranges;
-      return;
-    }
-    narrow_.reserve(2 * ranges.size());
-    for (const AddressRange& r : ranges) {
-      narrow_.push_back(static_cast<uint32_t>(r.low - base_));
-      narrow_.push_back(static_cast<uint32_t>(r.high - base_));
-    }
-  }
-  size_t size() const { return wide_.empty() ? narrow_.size() / 2 : wide_.size(); }
-  uint64_t low(size_t i) const { return wide_.empty() ? base_ + narrow_[2 * i] : wide_[i].low; }
-  uint64_t high(size_t i) const { return wide_.empty() ? base_ + narrow_[2 * i + 1] : wide_[i].high; }
-
- private:
-  uint64_t base_ = 0;
-  std::vector<uint32_t> narrow_;
-  std::vector<AddressRange> wide_;
-};
+// A node's record in Unit::packed, in LEB128:
+//   flags: bit 0 inlined, bit 1 several ranges, bits 2-7 the function depth
+//          (kDepthFollows: the depth follows as a ULEB128)
+//   a subprogram: its DIE's offset in the unit, its DIE's depth (ULEB128s),
+//                 its first range's low less the unit's base (SLEB128): it
+//                 can be read where by_low points, with nothing before it;
+//   an inlined call: its DIE's offset less the previous record's (ULEB128),
+//                 its first low less the previous record's (SLEB128): it is
+//                 only ever read after the record before it (an inlined call
+//                 is inside a function, whose record comes first);
+//   the range count when several; the first range's length; each further
+//   range's low less the previous range's high (SLEB128) and its length.
+// Differences wrap modulo 2^64, so that any unit, however wide, fits.
+constexpr uint8_t kInlined = 1, kSeveralRanges = 2;
+constexpr unsigned kDepthShift = 2, kDepthFollows = 63;
 
 }  // namespace
 
@@ -98,21 +86,84 @@ struct FunctionIndex::Unit {
   bool root_read = false;
   std::optional<uint64_t> stmt_list;
   std::string_view comp_dir;
-  std::vector<Node> nodes;
-  uint64_t base = 0;   // what the ranges kept in nodes are offsets from
-  UnitRanges listed;   // the ranges of listed nodes
+  std::vector<uint8_t> packed;  // its function nodes' records, in DIE order
+  uint64_t base = 0;            // the first node's low: what subprograms' lows are offsets from
   struct Entry {
-    uint32_t node, range;  // the node's `range`th range
+    uint32_t node, range;  // the `range`th range of the subprogram whose record starts at `node`
   };
   std::vector<Entry> by_low;     // subprogram ranges, sorted by low
   std::vector<uint64_t> reach;   // reach[i]: the largest high of by_low[0..i]
-  uint32_t range_count(const Node& n) const { return n.listed ? n.high : 1; }
-  uint64_t range_low(const Node& n, uint32_t k) const { return n.listed ? listed.low(n.low + k) : base + n.low; }
-  uint64_t range_high(const Node& n, uint32_t k) const { return n.listed ? listed.high(n.low + k) : base + n.high; }
-  bool covers(const Node& n, uint64_t address) const {
-    for (uint32_t k = 0; k < range_count(n); ++k)
-      if (address >= range_low(n, k) && address < range_high(n, k)) return true;
+
+  // Appends a node's record; `previous`: the record before it (none for the first).
+  void pack(const Node& n, const Node* previous, const AddressRange* ranges) {
+    const uint8_t depth = static_cast<uint8_t>(std::min<uint32_t>(n.function_depth, kDepthFollows));
+    packed.push_back(static_cast<uint8_t>((n.inlined ? kInlined : 0) | (n.range_count > 1 ? kSeveralRanges : 0) |
+                                          depth << kDepthShift));
+    if (depth == kDepthFollows) put_uleb(packed, n.function_depth);
+    if (n.inlined) {
+      put_uleb(packed, n.die - previous->die);
+      put_sleb(packed, static_cast<int64_t>(ranges[0].low - previous->low));
+    } else {
+      put_uleb(packed, n.die);
+      put_uleb(packed, n.depth);
+      put_sleb(packed, static_cast<int64_t>(ranges[0].low - base));
+    }
+    if (n.range_count > 1) put_uleb(packed, n.range_count);
+    put_uleb(packed, ranges[0].high - ranges[0].low);
+    for (uint32_t k = 1; k < n.range_count; ++k) {
+      put_sleb(packed, static_cast<int64_t>(ranges[k].low - ranges[k - 1].high));
+      put_uleb(packed, ranges[k].high - ranges[k].low);
+    }
+  }
+  // The record at `at`: a subprogram's, or (with `previous`) the one after `previous`.
+  Node node(uint32_t at, const Node* previous = nullptr) const {
+    const uint8_t* p = packed.data() + at;
+    Node n;
+    n.at = at;
+    const uint8_t flags = *p++;
+    n.inlined = flags & kInlined;
+    n.function_depth = flags >> kDepthShift;
+    if (n.function_depth == kDepthFollows) n.function_depth = static_cast<uint32_t>(get_uleb(p));
+    if (n.inlined) {
+      n.die = previous->die + get_uleb(p);
+      n.low = previous->low + static_cast<uint64_t>(get_sleb(p));
+    } else {
+      n.die = get_uleb(p);
+      n.depth = static_cast<uint32_t>(get_uleb(p));
+      n.low = base + static_cast<uint64_t>(get_sleb(p));
+    }
+    n.range_count = flags & kSeveralRanges ? static_cast<uint32_t>(get_uleb(p)) : 1;
+    n.high = n.low + get_uleb(p);
+    n.more_ranges = static_cast<uint32_t>(p - packed.data());
+    for (uint32_t k = 1; k < n.range_count; ++k) {
+      get_sleb(p);
+      get_uleb(p);
+    }
+    n.end = static_cast<uint32_t>(p - packed.data());
+    return n;
+  }
+  bool has_next(const Node& n) const { return n.end < packed.size(); }
+  // Calls `f(low, high)` for each of a node's ranges until it returns true; whether one did.
+  template <class F>
+  bool any_range(const Node& n, F&& f) const {
+    if (f(n.low, n.high)) return true;
+    const uint8_t* p = packed.data() + n.more_ranges;
+    for (uint64_t k = 1, high = n.high; k < n.range_count; ++k) {
+      const uint64_t low = high + static_cast<uint64_t>(get_sleb(p));
+      high = low + get_uleb(p);
+      if (f(low, high)) return true;
+    }
     return false;
+  }
+  AddressRange range(const Node& n, uint32_t k) const {
+    AddressRange r{};
+    uint32_t i = 0;
+    any_range(n, [&](uint64_t low, uint64_t high) { return r = {low, high}, i++ == k; });
+    return r;
+  }
+  AddressRange range(const Entry& e) const { return range(node(e.node), e.range); }
+  bool covers(const Node& n, uint64_t address) const {
+    return any_range(n, [&](uint64_t low, uint64_t high) { return address >= low && address < high; });
   }
   bool files_loaded = false;
   // The line header's paths, by DW_AT_call_file index: the shared line table's, or `files`.
@@ -394,8 +445,12 @@ void FunctionIndex::Impl::decode(Unit& u) const {
     return;
   }
   ByteReader& r = *reader;
-  std::vector<int32_t> enclosing;  // per open level: the function node DIEs there belong to, or -1
-  // While decoding: every node's ranges, a node's first one and count in its low and high.
+  // Per open level: the function depth of the function node DIEs there belong to, or -1.
+  std::vector<int32_t> enclosing;
+  // Nodes are packed as they are found: the last one (what the next one is
+  // packed against) and a node's ranges, while it is read.
+  Node previous;
+  bool packed_any = false;
   std::vector<AddressRange> ranges;
   const uint64_t unit_start = h.offset;
   bool root = true;
@@ -466,18 +521,13 @@ void FunctionIndex::Impl::decode(Unit& u) const {
     const int32_t parent = enclosing.empty() ? -1 : enclosing.back();
     const bool is_sub = a.tag == tag::kSubprogram;
     const bool is_inline = a.tag == tag::kInlinedSubroutine && parent >= 0;
-    if ((is_sub || is_inline) && die - unit_start > UINT32_MAX) {
-      report(u, Error{ErrorCode::kUnitTooLarge, die}, ".debug_info");
-      u.broken = true;
-      break;
-    }
     if (is_sub || is_inline) {
-      const size_t first = ranges.size();
+      ranges.clear();
       if (range_list) {
         auto read = read_ranges(*ctx, *range_list, &ranges);
         if (!read) {
           report(u, read.error(), h.version >= 5 ? ".debug_rnglists" : ".debug_ranges");
-          ranges.resize(first);
+          ranges.clear();
         }
       } else if (low && high) {
         auto l = value_address(*ctx, *low);
@@ -493,18 +543,28 @@ void FunctionIndex::Impl::decode(Unit& u) const {
         }
         if (l && hi && *l < *hi) ranges.push_back({*l, *hi});
       }
-      if (ranges.size() > first) {
+      // Records are found by 32-bit offsets; one takes at most 41 bytes and 20 a range more.
+      if (!ranges.empty() && u.packed.size() + 20 * uint64_t{ranges.size()} + 41 > UINT32_MAX) {
+        report(u, Error{ErrorCode::kUnitTooLarge, die}, ".debug_info");
+        u.broken = true;
+        break;
+      }
+      if (!ranges.empty()) {
         Node n;
-        n.die = static_cast<uint32_t>(die - unit_start);
-        n.low = static_cast<uint32_t>(first);
-        n.high = static_cast<uint32_t>(ranges.size() - first);
+        n.die = die - unit_start;
+        n.low = ranges[0].low;
+        n.range_count = static_cast<uint32_t>(ranges.size());
         n.inlined = is_inline;
-        n.depth = static_cast<uint16_t>(enclosing.size());
-        n.function_depth = parent >= 0 ? u.nodes[static_cast<size_t>(parent)].function_depth + 1u : 0u;
-        created = static_cast<int32_t>(u.nodes.size());
-        u.nodes.push_back(n);
-        if (is_sub)
-          for (uint32_t k = 0; k < n.high; ++k) u.by_low.push_back({static_cast<uint32_t>(created), k});
+        n.depth = static_cast<uint32_t>(enclosing.size());
+        n.function_depth = parent >= 0 ? static_cast<uint32_t>(parent) + 1u : 0u;
+        if (!packed_any) u.base = n.low;
+        const auto at = static_cast<uint32_t>(u.packed.size());
+        u.pack(n, packed_any ? &previous : nullptr, ranges.data());
+        if (!is_inline)
+          for (uint32_t k = 0; k < n.range_count; ++k) u.by_low.push_back({at, k});
+        previous = n;
+        packed_any = true;
+        created = static_cast<int32_t>(n.function_depth);
       }
     }
     if (a.has_children) {
@@ -516,38 +576,16 @@ void FunctionIndex::Impl::decode(Unit& u) const {
       enclosing.push_back(created >= 0 ? created : parent);
     }
   }
-  // Each node's one range into the node, as an offset from the unit's
-  // lowest address, when every range of the unit is within 32 bits of it;
-  // the others' ranges listed.
-  uint64_t base = ranges.empty() ? 0 : ranges[0].low;
-  for (const AddressRange& range : ranges) base = std::min(base, range.low);
-  bool narrow = true;
-  for (const AddressRange& range : ranges) narrow = narrow && range.high - base <= UINT32_MAX;
-  std::vector<AddressRange> listed;
-  for (Node& n : u.nodes) {
-    const uint32_t first = n.low, count = n.high;
-    if (narrow && count == 1) {
-      n.low = static_cast<uint32_t>(ranges[first].low - base);
-      n.high = static_cast<uint32_t>(ranges[first].high - base);
-      continue;
-    }
-    n.listed = true;
-    n.low = static_cast<uint32_t>(listed.size());
-    listed.insert(listed.end(), ranges.begin() + first, ranges.begin() + first + count);
-  }
-  u.base = base;
-  u.listed.assign(listed);
   // Decoded units stay for the index's life: no room left over from growing.
-  u.nodes.shrink_to_fit();
+  u.packed.shrink_to_fit();
   u.by_low.shrink_to_fit();
-  auto low_of = [&](const Unit::Entry& e) { return u.range_low(u.nodes[e.node], e.range); };
   std::sort(u.by_low.begin(), u.by_low.end(), [&](const Unit::Entry& x, const Unit::Entry& y) {
-    const uint64_t lx = low_of(x), ly = low_of(y);
+    const uint64_t lx = u.range(x).low, ly = u.range(y).low;
     return lx != ly ? lx < ly : x.node != y.node ? x.node < y.node : x.range < y.range;
   });
   uint64_t reach = 0;
   u.reach.reserve(u.by_low.size());
-  for (const Unit::Entry& e : u.by_low) u.reach.push_back(reach = std::max(reach, u.range_high(u.nodes[e.node], e.range)));
+  for (const Unit::Entry& e : u.by_low) u.reach.push_back(reach = std::max(reach, u.range(e).high));
 }
 
 void FunctionIndex::Impl::load_files(Unit& u) const {
@@ -680,46 +718,38 @@ bool FunctionIndex::Impl::chain_in(Unit& u, uint64_t address, std::vector<Functi
   decode(u);
   // The deepest subprogram covering the address (nested functions lie inside their parents).
   auto it = std::upper_bound(u.by_low.begin(), u.by_low.end(), address,
-                             [&](uint64_t a, const Unit::Entry& e) { return a < u.range_low(u.nodes[e.node], e.range); });
-  int32_t best = -1;
+                             [&](uint64_t a, const Unit::Entry& e) { return a < u.range(e).low; });
+  std::optional<Node> best;
   for (size_t i = static_cast<size_t>(it - u.by_low.begin()); i-- > 0;) {
     if (u.reach[i] <= address) break;
     const Unit::Entry& e = u.by_low[i];
-    if (address < u.range_high(u.nodes[e.node], e.range) &&
-        (best < 0 || u.nodes[e.node].depth > u.nodes[static_cast<size_t>(best)].depth ||
-         (u.nodes[e.node].depth == u.nodes[static_cast<size_t>(best)].depth && static_cast<int32_t>(e.node) > best)))
-      best = static_cast<int32_t>(e.node);
+    const Node n = u.node(e.node);
+    if (address < u.range(n, e.range).high &&
+        (!best || n.depth > best->depth || (n.depth == best->depth && n.at > best->at)))
+      best = n;
   }
-  if (best < 0) return false;
+  if (!best) return false;
   // Down the inlined calls that cover the address: among a node's
   // descendants (the nodes after it deeper than it), its children.
-  std::vector<uint32_t> path{static_cast<uint32_t>(best)};
-  for (uint32_t at = static_cast<uint32_t>(best);;) {
-    uint32_t next = UINT32_MAX;
-    const unsigned child_depth = u.nodes[at].function_depth + 1u;
-    for (uint32_t c = at + 1; c < u.nodes.size() && u.nodes[c].function_depth >= child_depth; ++c) {
-      const Node& n = u.nodes[c];
-      if (n.function_depth == child_depth && n.inlined && u.covers(n, address)) {
-        next = c;
-        break;
-      }
-    }
-    if (next == UINT32_MAX) break;
-    path.push_back(next);
-    at = next;
+  std::vector<Node> path{*best};
+  for (Node at = *best; u.has_next(at);) {
+    const unsigned child_depth = path.back().function_depth + 1u;
+    at = u.node(at.end, &at);
+    if (at.function_depth < child_depth) break;
+    if (at.function_depth == child_depth && at.inlined && u.covers(at, address)) path.push_back(at);
   }
   load_files(u);
   out->clear();
   const uint64_t unit_start = u.die_header->offset;
   for (size_t i = path.size(); i-- > 0;) {
-    const Node& n = u.nodes[path[i]];
+    const Node& n = path[i];
     const uint64_t die = unit_start + n.die;
     const About& known = about(u.source, die);
     FunctionLevel level;
     level.name = known.name;
     level.linkage_name = known.linkage;
     level.final_name = known.final;
-    level.entry = u.range_low(n, 0);
+    level.entry = n.low;
     level.die = u.source ? uint64_t{u.source} << kSplitDieShift | die : die;
     level.inlined = n.inlined;
     if (n.inlined) {
@@ -762,8 +792,11 @@ std::vector<uint64_t> FunctionIndex::function_entries() const {
   std::vector<uint64_t> out;
   for (Unit& u : m.units) {
     m.decode(u);
-    for (const Node& n : u.nodes)
-      if (!n.inlined) out.push_back(u.range_low(n, 0));
+    if (u.packed.empty()) continue;
+    for (Node n = u.node(0);; n = u.node(n.end, &n)) {
+      if (!n.inlined) out.push_back(n.low);
+      if (!u.has_next(n)) break;
+    }
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "base/leb128_writer.hpp"
+#include "base/packed_leb128.hpp"
 #include "symbol/unit_roots.hpp"
 
 namespace framewalk::symbol {
@@ -47,16 +47,6 @@ namespace {
 
 uint64_t address_mask(const LineHeader& h) {
   return h.address_size >= 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * h.address_size)) - 1;
-}
-
-// Only what put_uleb wrote is read: no bounds to check.
-uint64_t get_uleb(const uint8_t*& p) {
-  uint64_t v = 0;
-  for (unsigned shift = 0;; shift += 7) {
-    const uint8_t byte = *p++;
-    v |= uint64_t{byte & 0x7fu} << shift;
-    if (!(byte & 0x80)) return v;
-  }
 }
 
 // A packed row's flags: which fields follow, and the line's change when small.

@@ -579,6 +579,45 @@ TEST(FunctionIndex, AUnitWiderThan32Bits) {
   EXPECT_TRUE(index.problems().empty());
 }
 
+// Nodes are packed against the node before them: a subprogram below the
+// unit's first node, inlined calls starting below the one before them, and
+// calls nested deeper than a record's flags hold (63) all read back.
+TEST(FunctionIndex, NodesOfEveryShapeReadBack) {
+  constexpr int kNested = 70;
+  const OneUnit unit = one_unit(
+      [](SectionBuilder& a) {
+        named_function_abbrev(a, 2, tag::kSubprogram, true);
+        named_function_abbrev(a, 3, tag::kInlinedSubroutine, true);
+      },
+      [&](SectionBuilder& b) {
+        b.uleb(2).str("high").u64(0x9000).u32(0x100).uleb(0);
+        b.uleb(2).str("low").u64(0x1000).u32(0x1000);
+        // Call i covers [0x1800 - 8i, 0x1808 + 8i).
+        for (int i = 0; i < kNested; ++i)
+          b.uleb(3).str(("in" + std::to_string(i)).c_str()).u64(0x1800 - 8 * i).u32(8 + 16 * i);
+        for (int i = 0; i <= kNested; ++i) b.uleb(0);
+      });
+  FunctionIndex index(unit.sections());
+  auto chain = index.chain(0x1800);
+  ASSERT_EQ(chain.size(), size_t{kNested} + 1);
+  for (int i = 0; i < kNested; ++i) {
+    EXPECT_EQ(chain[kNested - 1 - i].name, "in" + std::to_string(i));
+    EXPECT_EQ(chain[kNested - 1 - i].entry, 0x1800u - 8 * i);
+    EXPECT_TRUE(chain[kNested - 1 - i].inlined);
+  }
+  EXPECT_EQ(chain[kNested].name, "low");
+  EXPECT_FALSE(chain[kNested].inlined);
+  // Below in0: no inlined call of "low" covers it, whatever its descendants do.
+  chain = index.chain(0x1800 - 8);
+  ASSERT_EQ(chain.size(), 1u);
+  EXPECT_EQ(chain[0].name, "low");
+  chain = index.chain(0x9010);
+  ASSERT_EQ(chain.size(), 1u);
+  EXPECT_EQ(chain[0].name, "high");
+  EXPECT_EQ(index.function_entries(), (std::vector<uint64_t>{0x1000, 0x9000}));
+  EXPECT_TRUE(index.problems().empty());
+}
+
 TEST(FunctionIndex, SupplementaryReferenceWithoutTheFileIsReported) {
   SectionBuilder a;
   a.uleb(1).uleb(tag::kCompileUnit).u8(1).uleb(at::kLowPc).uleb(form::kAddr).uleb(at::kHighPc).uleb(form::kData1)
