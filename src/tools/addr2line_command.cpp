@@ -252,9 +252,8 @@ class Symbolizer {
     bool renamed = false;  // it keeps the symbol's name
     std::string_view symbol_name;
   };
-  // Bytes of demangled names kept: 256 KiB answers 100k addresses of a
-  // 28 MB C++ program as fast as 1 MiB did (demangling again what was let go
-  // costs less than the misses of a larger cache), in 0.95 MB less.
+  // Bytes of demangled names kept: with 256 KiB, 100k addresses of a 28 MB
+  // C++ program took as long as with 1 MiB, in 0.95 MB less.
   static constexpr size_t kDemangledBudget = 256 * 1024;
   struct Demangled {
     size_t mangled_size;
