@@ -82,10 +82,17 @@ class Symbolizer {
     // As binutils: an address outside every allocated section is known nowhere.
     const elf::Section* section = file_->section_by_address(address);
     const bool in_section = section && address >= section->address && address - section->address < section->size;
+    // Only code has functions and lines. In a linked program the DWARF of
+    // what the linker discarded (COMDAT duplicates, --gc-sections) is left
+    // at address 0, where binutils and llvm-symbolizer name functions and
+    // lines for addresses in the ELF headers and symbol tables
+    // (docs/OUTPUT.md): framewalk asks the DWARF only about executable
+    // sections (any section of an object file, where each starts at 0).
+    const bool in_code = in_section && ((section->flags & elf::kShfExecinstr) || file_->type() == elf::kEtRel);
     std::vector<symbol::SourceFrame> frames;
     std::optional<symbol::NearestSymbol> symbol;
     if (in_section) {
-      frames = dwarf_->frames(address);
+      if (in_code) frames = dwarf_->frames(address);
       // The symbol tables are asked only where the answer uses them: JSON,
       // no DWARF name, or a name binutils does not take as final (name_of).
       if (o_.format == "json" || frames.empty() || frames[0].function.empty() || !frames[0].final_name)

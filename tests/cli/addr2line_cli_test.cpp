@@ -70,6 +70,36 @@ TEST_F(Addr2lineCli, TextFlagsAndUnknownAddresses) {
   EXPECT_EQ(out, "??\n??:0\n");
 }
 
+// The DWARF of a function --gc-sections discarded stays, at address 0, over
+// the ELF headers and .interp: binutils and llvm-symbolizer name it there
+// (checked, when binutils is here, so that the case is real). Those
+// addresses hold no code, and framewalk knows no function or line there.
+TEST_F(Addr2lineCli, NoFunctionOrLineOutsideCode) {
+  std::string source = "int unused(int x) {\n  volatile int v = x;\n";
+  for (int i = 0; i < 150; ++i) source += "  v = v * 3 + " + std::to_string(i) + ";\n";  // over 0x400 bytes of code
+  source += "  return v;\n}\nint main(void) { return 0; }\n";
+  std::ofstream(dir_ + "/gc.c") << source;
+  int status = 0;
+  (void)test::run_command("cd " + dir_ + " && cc -O0 -g -ffunction-sections -Wl,--gc-sections gc.c -o gc", &status);
+  ASSERT_EQ(status, 0);
+  std::string interp =
+      test::run_command("readelf -SW " + dir_ + "/gc | sed -n 's/.*\\] \\.interp *[A-Z]* *\\([0-9a-f]*\\) .*/\\1/p'", &status);
+  interp = interp.substr(0, interp.find('\n'));
+  ASSERT_FALSE(interp.empty());
+  ASSERT_LT(std::strtoull(interp.c_str(), nullptr, 16), 0x400u);
+  const std::string binutils = test::run_command("addr2line -f -e " + dir_ + "/gc 0x" + interp + " 2>/dev/null", &status, false);
+  if (status == 0) EXPECT_EQ(binutils.substr(0, 7), "unused\n") << "the discarded function's DWARF is not at 0: " << binutils;
+  std::string out = test::run_command(kCli + " addr2line -f -i -e " + dir_ + "/gc 0x" + interp, &status, false);
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(out, "??\n??:0\n");
+  out = test::run_command(kCli + " addr2line --format=json -e " + dir_ + "/gc 0x" + interp, &status, false);
+  EXPECT_NE(out.find("\"function\":null,\"file\":null,\"line\":0"), std::string::npos) << out;
+  // The code of main is still named.
+  const std::string main_at = test::run_command("nm " + dir_ + "/gc | awk '$3 == \"main\" { print $1 }'", &status);
+  out = test::run_command(kCli + " addr2line -f -e " + dir_ + "/gc " + main_at.substr(0, main_at.find('\n')), &status, false);
+  EXPECT_EQ(out, "main\n" + dir_ + "/gc.c:155\n");  // after 150 lines of v = ...
+}
+
 // A stripped copy with a .gnu_debuglink to its debug file beside it: the
 // DWARF (names, lines, inline chains) comes from the debug file.
 TEST_F(Addr2lineCli, SeparateDebugFileByDebuglink) {
