@@ -33,6 +33,8 @@ constexpr uint8_t kOpAddr = 0x03, kOpDeref = 0x06, kOpConst1u = 0x08, kOpConst1s
 constexpr const char* kLit[32] = {"DW_OP_lit0","DW_OP_lit1","DW_OP_lit2","DW_OP_lit3","DW_OP_lit4","DW_OP_lit5","DW_OP_lit6","DW_OP_lit7","DW_OP_lit8","DW_OP_lit9","DW_OP_lit10","DW_OP_lit11","DW_OP_lit12","DW_OP_lit13","DW_OP_lit14","DW_OP_lit15","DW_OP_lit16","DW_OP_lit17","DW_OP_lit18","DW_OP_lit19","DW_OP_lit20","DW_OP_lit21","DW_OP_lit22","DW_OP_lit23","DW_OP_lit24","DW_OP_lit25","DW_OP_lit26","DW_OP_lit27","DW_OP_lit28","DW_OP_lit29","DW_OP_lit30","DW_OP_lit31"};
 constexpr const char* kReg[32] = {"DW_OP_reg0","DW_OP_reg1","DW_OP_reg2","DW_OP_reg3","DW_OP_reg4","DW_OP_reg5","DW_OP_reg6","DW_OP_reg7","DW_OP_reg8","DW_OP_reg9","DW_OP_reg10","DW_OP_reg11","DW_OP_reg12","DW_OP_reg13","DW_OP_reg14","DW_OP_reg15","DW_OP_reg16","DW_OP_reg17","DW_OP_reg18","DW_OP_reg19","DW_OP_reg20","DW_OP_reg21","DW_OP_reg22","DW_OP_reg23","DW_OP_reg24","DW_OP_reg25","DW_OP_reg26","DW_OP_reg27","DW_OP_reg28","DW_OP_reg29","DW_OP_reg30","DW_OP_reg31"};
 constexpr const char* kBreg[32] = {"DW_OP_breg0","DW_OP_breg1","DW_OP_breg2","DW_OP_breg3","DW_OP_breg4","DW_OP_breg5","DW_OP_breg6","DW_OP_breg7","DW_OP_breg8","DW_OP_breg9","DW_OP_breg10","DW_OP_breg11","DW_OP_breg12","DW_OP_breg13","DW_OP_breg14","DW_OP_breg15","DW_OP_breg16","DW_OP_breg17","DW_OP_breg18","DW_OP_breg19","DW_OP_breg20","DW_OP_breg21","DW_OP_breg22","DW_OP_breg23","DW_OP_breg24","DW_OP_breg25","DW_OP_breg26","DW_OP_breg27","DW_OP_breg28","DW_OP_breg29","DW_OP_breg30","DW_OP_breg31"};
+// Each table runs from its op0 to its op31.
+static_assert(kOpLit0 + 31 == kOpLit31 && kOpReg0 + 31 == kOpReg31 && kOpBreg0 + 31 == kOpBreg31);
 
 constexpr std::array<OpInfo, 256> make_ops() {
   std::array<OpInfo, 256> t{};

@@ -20,7 +20,7 @@ constexpr size_t kMaxTreeDepth = 4096;
 
 // A function (subprogram or inlined subroutine) read back from its unit's
 // packed nodes (Unit::packed): a large program has hundreds of thousands,
-// most of them inlined calls, kept in about 6 bytes each. Nodes are kept in
+// most of them inlined calls, kept in 5 to 8 bytes each. Nodes are kept in
 // DIE order: a node's descendants are the nodes after it of a greater
 // function depth, its children those one deeper. What is printed of it
 // (name, call site) is read from its DIE when asked for (Impl::about).
