@@ -207,7 +207,7 @@ CallGraph build_call_graph(const GmonFile& file, const FunctionTable& table, uin
   for (auto& [f, index] : slot) {
     index = g.functions.size();
     const FunctionRange& r = table.ranges()[static_cast<size_t>(f)];
-    g.functions.push_back(ProfileFunction{r.name, r.start, r.end, 0, 0, 0, 0, 0});
+    g.functions.push_back(ProfileFunction{r.name, r.start, r.end, 0, 0, 0, 0, 0, std::nullopt});
   }
   for (const auto& [f, t] : ticks) g.functions[slot[f]].self_ticks = t;
   for (const auto& [arc, count] : arc_counts) {

@@ -88,7 +88,9 @@ TEST_F(Addr2lineCli, NoFunctionOrLineOutsideCode) {
   ASSERT_FALSE(interp.empty());
   ASSERT_LT(std::strtoull(interp.c_str(), nullptr, 16), 0x400u);
   const std::string binutils = test::run_command("addr2line -f -e " + dir_ + "/gc 0x" + interp + " 2>/dev/null", &status, false);
-  if (status == 0) EXPECT_EQ(binutils.substr(0, 7), "unused\n") << "the discarded function's DWARF is not at 0: " << binutils;
+  if (status == 0) {
+    EXPECT_EQ(binutils.substr(0, 7), "unused\n") << "the discarded function's DWARF is not at 0: " << binutils;
+  }
   std::string out = test::run_command(kCli + " addr2line -f -i -e " + dir_ + "/gc 0x" + interp, &status, false);
   EXPECT_EQ(status, 0);
   EXPECT_EQ(out, "??\n??:0\n");

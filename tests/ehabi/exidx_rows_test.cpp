@@ -23,7 +23,9 @@ UnwindRow run(std::vector<uint8_t> bytes) {
   UnwindRow row;
   auto r = execute_instructions(opcodes(bytes), &row);
   EXPECT_TRUE(r.ok()) << to_string(r.error().code);
-  if (r.ok()) EXPECT_EQ(*r, EntryRow::kUnwinds);
+  if (r.ok()) {
+    EXPECT_EQ(*r, EntryRow::kUnwinds);
+  }
   return row;
 }
 

@@ -24,7 +24,7 @@ TEST(EhabiInstructions, VspAdjustments) {
   EXPECT_EQ(only({0x7f}).amount, 256u);
   const Instruction big = only({0xb2, 0x90, 0x01});
   EXPECT_EQ(big.op, Op::kVspAdd);
-  EXPECT_EQ(big.amount, 0x204u + (0x90u & 0x7f | 1u << 7) * 4);
+  EXPECT_EQ(big.amount, 0x204u + ((0x90u & 0x7f) | 1u << 7) * 4);
   EXPECT_EQ(big.size, 3);
   EXPECT_EQ(text({0xb2, 0x80, 0x80, 0x01}), "vsp = vsp + 66052");
 }

@@ -14,6 +14,14 @@
 namespace framewalk::profile {
 namespace {
 
+ProfileFunction function_at(const char* name, uint64_t address, uint64_t end) {
+  ProfileFunction f;
+  f.name = name;
+  f.address = address;
+  f.end = end;
+  return f;
+}
+
 // What `write` puts through a TextWriter.
 template <typename Write>
 std::string rendered(Write&& write) {
@@ -80,8 +88,8 @@ TEST(FunctionTimes, ChargedToFunctionsAndReported) {
   // The graph has main and a callee of main's; `work` is only in the
   // symbol table (its only caller is outside the executable).
   CallGraph graph;
-  graph.functions.push_back(ProfileFunction{"main", 0x1189, 0x11a0});
-  graph.functions.push_back(ProfileFunction{"helper", 0x11a0, 0x11c0});
+  graph.functions.push_back(function_at("main", 0x1189, 0x11a0));
+  graph.functions.push_back(function_at("helper", 0x11a0, 0x11c0));
   ProfileArc arc;
   arc.caller = 0;
   arc.callee = 1;
@@ -132,7 +140,7 @@ TEST(FunctionTimes, LibraryLinesAreNamedFromTheLibrarysSymbols) {
   EXPECT_EQ(times->functions[1].self_ns, 40u);
 
   CallGraph graph;
-  graph.functions.push_back(ProfileFunction{"main", 0x1189, 0x11a0});
+  graph.functions.push_back(function_at("main", 0x1189, 0x11a0));
   const FunctionTable exe({FunctionRange{0x1189, 0x11a0, "main"}});
   EXPECT_EQ(attach_function_times(*times, exe, 0, &graph), 0u);  // the library lines are not the executable's
   const FunctionTable lib({FunctionRange{0x2000, 0x2100, "lib_work"}, FunctionRange{0x2100, 0x2200, "lib_leaf"}});

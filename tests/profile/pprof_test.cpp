@@ -145,7 +145,9 @@ TEST(PprofReport, CallSitesWithInlineLines) {
       EXPECT_EQ(str(f.filename()), "main.c");
       EXPECT_EQ(f.start_line(), 10);
     }
-    if (str(f.name()) == "helper") EXPECT_EQ(str(f.filename()), "inl.h");
+    if (str(f.name()) == "helper") {
+      EXPECT_EQ(str(f.filename()), "inl.h");
+    }
   }
 }
 
