@@ -20,7 +20,7 @@ constexpr size_t kMaxTreeDepth = 4096;
 
 // A function (subprogram or inlined subroutine) read back from its unit's
 // packed nodes (Unit::packed): a large program has hundreds of thousands,
-// most of them inlined calls, kept in 5 to 8 bytes each. Nodes are kept in
+// most of them inlined calls, kept in 5 to 9 bytes each. Nodes are kept in
 // DIE order: a node's descendants are the nodes after it of a greater
 // function depth, its children those one deeper. What is printed of it
 // (name, call site) is read from its DIE when asked for (Impl::about).
@@ -37,16 +37,18 @@ struct FunctionIndex::Node {
 
 namespace {
 
-// A node's record in Unit::packed, in LEB128:
+// A node's record in Unit::packed:
 //   flags: bit 0 inlined, bit 1 several ranges, bits 2-7 the function depth
-//          (kDepthFollows: the depth follows as a ULEB128)
+//          (kDepthFollows: the depth follows as a ULEB128);
+//   the length of the rest (ULEB128): a descent skips whatever is not a
+//          child of the node it is in without decoding it;
+//   then in LEB128:
 //   a subprogram: its DIE's offset in the unit, its DIE's depth (ULEB128s),
 //                 its first range's low less the unit's base (SLEB128): it
-//                 can be read where by_low points, with nothing before it;
-//   an inlined call: its DIE's offset less the previous record's (ULEB128),
-//                 its first low less the previous record's (SLEB128): it is
-//                 only ever read after the record before it (an inlined call
-//                 is inside a function, whose record comes first);
+//                 can be read where by_low points, with nothing else;
+//   an inlined call: its DIE's offset less its parent's (ULEB128), its
+//                 first low less its parent's (SLEB128): it is read with the
+//                 function it is inlined into, which comes before it;
 //   the range count when several; the first range's length; each further
 //   range's low less the previous range's high (SLEB128) and its length.
 // Differences wrap modulo 2^64, so that any unit, however wide, fits.
@@ -92,41 +94,63 @@ struct FunctionIndex::Unit {
     uint32_t node, range;  // the `range`th range of the subprogram whose record starts at `node`
   };
   std::vector<Entry> by_low;     // subprogram ranges, sorted by low
+  std::vector<uint64_t> lows;    // lows[i]: by_low[i]'s low (what a lookup searches, undecoded)
   std::vector<uint64_t> reach;   // reach[i]: the largest high of by_low[0..i]
 
-  // Appends a node's record; `previous`: the record before it (none for the first).
-  void pack(const Node& n, const Node* previous, const AddressRange* ranges) {
+  // Appends a node's record; `parent`: the node an inlined call is in.
+  // `scratch`: room for the record's body while it is made.
+  void pack(const Node& n, const Node* parent, const AddressRange* ranges, std::vector<uint8_t>& scratch) {
     const uint8_t depth = static_cast<uint8_t>(std::min<uint32_t>(n.function_depth, kDepthFollows));
     packed.push_back(static_cast<uint8_t>((n.inlined ? kInlined : 0) | (n.range_count > 1 ? kSeveralRanges : 0) |
                                           depth << kDepthShift));
-    if (depth == kDepthFollows) put_uleb(packed, n.function_depth);
+    scratch.clear();
+    if (depth == kDepthFollows) put_uleb(scratch, n.function_depth);
     if (n.inlined) {
-      put_uleb(packed, n.die - previous->die);
-      put_sleb(packed, static_cast<int64_t>(ranges[0].low - previous->low));
+      put_uleb(scratch, n.die - parent->die);
+      put_sleb(scratch, static_cast<int64_t>(ranges[0].low - parent->low));
     } else {
-      put_uleb(packed, n.die);
-      put_uleb(packed, n.depth);
-      put_sleb(packed, static_cast<int64_t>(ranges[0].low - base));
+      put_uleb(scratch, n.die);
+      put_uleb(scratch, n.depth);
+      put_sleb(scratch, static_cast<int64_t>(ranges[0].low - base));
     }
-    if (n.range_count > 1) put_uleb(packed, n.range_count);
-    put_uleb(packed, ranges[0].high - ranges[0].low);
+    if (n.range_count > 1) put_uleb(scratch, n.range_count);
+    put_uleb(scratch, ranges[0].high - ranges[0].low);
     for (uint32_t k = 1; k < n.range_count; ++k) {
-      put_sleb(packed, static_cast<int64_t>(ranges[k].low - ranges[k - 1].high));
-      put_uleb(packed, ranges[k].high - ranges[k].low);
+      put_sleb(scratch, static_cast<int64_t>(ranges[k].low - ranges[k - 1].high));
+      put_uleb(scratch, ranges[k].high - ranges[k].low);
     }
+    put_uleb(packed, scratch.size());
+    packed.insert(packed.end(), scratch.begin(), scratch.end());
   }
-  // The record at `at`: a subprogram's, or (with `previous`) the one after `previous`.
-  Node node(uint32_t at, const Node* previous = nullptr) const {
+  // What a record's first bytes say: enough to pass over it.
+  struct RecordHeader {
+    bool inlined;
+    uint32_t function_depth;
+    uint32_t end;  // where the next record starts
+  };
+  RecordHeader record_header(uint32_t at) const {
+    const uint8_t* p = packed.data() + at;
+    const uint8_t flags = *p++;
+    const uint64_t length = get_uleb(p);
+    RecordHeader h{static_cast<bool>(flags & kInlined), static_cast<uint32_t>(flags >> kDepthShift),
+             static_cast<uint32_t>(p - packed.data() + length)};
+    if (h.function_depth == kDepthFollows) h.function_depth = static_cast<uint32_t>(get_uleb(p));
+    return h;
+  }
+  // The record at `at`: a subprogram's, or an inlined call's in `parent`.
+  Node node(uint32_t at, const Node* parent = nullptr) const {
     const uint8_t* p = packed.data() + at;
     Node n;
     n.at = at;
     const uint8_t flags = *p++;
+    const uint64_t length = get_uleb(p);
+    n.end = static_cast<uint32_t>(p - packed.data() + length);
     n.inlined = flags & kInlined;
     n.function_depth = flags >> kDepthShift;
     if (n.function_depth == kDepthFollows) n.function_depth = static_cast<uint32_t>(get_uleb(p));
     if (n.inlined) {
-      n.die = previous->die + get_uleb(p);
-      n.low = previous->low + static_cast<uint64_t>(get_sleb(p));
+      n.die = parent->die + get_uleb(p);
+      n.low = parent->low + static_cast<uint64_t>(get_sleb(p));
     } else {
       n.die = get_uleb(p);
       n.depth = static_cast<uint32_t>(get_uleb(p));
@@ -135,14 +159,8 @@ struct FunctionIndex::Unit {
     n.range_count = flags & kSeveralRanges ? static_cast<uint32_t>(get_uleb(p)) : 1;
     n.high = n.low + get_uleb(p);
     n.more_ranges = static_cast<uint32_t>(p - packed.data());
-    for (uint32_t k = 1; k < n.range_count; ++k) {
-      get_sleb(p);
-      get_uleb(p);
-    }
-    n.end = static_cast<uint32_t>(p - packed.data());
     return n;
   }
-  bool has_next(const Node& n) const { return n.end < packed.size(); }
   // Calls `f(low, high)` for each of a node's ranges until it returns true; whether one did.
   template <class F>
   bool any_range(const Node& n, F&& f) const {
@@ -161,7 +179,6 @@ struct FunctionIndex::Unit {
     any_range(n, [&](uint64_t low, uint64_t high) { return r = {low, high}, i++ == k; });
     return r;
   }
-  AddressRange range(const Entry& e) const { return range(node(e.node), e.range); }
   bool covers(const Node& n, uint64_t address) const {
     return any_range(n, [&](uint64_t low, uint64_t high) { return address >= low && address < high; });
   }
@@ -449,9 +466,15 @@ void FunctionIndex::Impl::decode(Unit& u) const {
   std::vector<int32_t> enclosing;
   // Nodes are packed as they are found: the last one (what the next one is
   // packed against) and a node's ranges, while it is read.
-  Node previous;
+  std::vector<Node> open_functions;  // by function depth: the node last packed there (an inlined call's parent)
   bool packed_any = false;
   std::vector<AddressRange> ranges;
+  std::vector<uint8_t> scratch;
+  struct SubprogramRange {
+    AddressRange range;
+    Unit::Entry entry;
+  };
+  std::vector<SubprogramRange> subprogram_ranges;  // by_low, lows and reach, once sorted
   const uint64_t unit_start = h.offset;
   bool root = true;
   while (!r.at_end()) {
@@ -543,8 +566,8 @@ void FunctionIndex::Impl::decode(Unit& u) const {
         }
         if (l && hi && *l < *hi) ranges.push_back({*l, *hi});
       }
-      // Records are found by 32-bit offsets; one takes at most 41 bytes and 20 a range more.
-      if (!ranges.empty() && u.packed.size() + 20 * uint64_t{ranges.size()} + 41 > UINT32_MAX) {
+      // Records are found by 32-bit offsets; one takes at most 51 bytes and 20 a range more.
+      if (!ranges.empty() && u.packed.size() + 20 * uint64_t{ranges.size()} + 51 > UINT32_MAX) {
         report(u, Error{ErrorCode::kUnitTooLarge, die}, ".debug_info");
         u.broken = true;
         break;
@@ -559,10 +582,11 @@ void FunctionIndex::Impl::decode(Unit& u) const {
         n.function_depth = parent >= 0 ? static_cast<uint32_t>(parent) + 1u : 0u;
         if (!packed_any) u.base = n.low;
         const auto at = static_cast<uint32_t>(u.packed.size());
-        u.pack(n, packed_any ? &previous : nullptr, ranges.data());
+        u.pack(n, is_inline ? &open_functions[n.function_depth - 1] : nullptr, ranges.data(), scratch);
         if (!is_inline)
-          for (uint32_t k = 0; k < n.range_count; ++k) u.by_low.push_back({at, k});
-        previous = n;
+          for (uint32_t k = 0; k < n.range_count; ++k) subprogram_ranges.push_back({ranges[k], {at, k}});
+        open_functions.resize(n.function_depth + 1);
+        open_functions[n.function_depth] = n;
         packed_any = true;
         created = static_cast<int32_t>(n.function_depth);
       }
@@ -578,14 +602,19 @@ void FunctionIndex::Impl::decode(Unit& u) const {
   }
   // Decoded units stay for the index's life: no room left over from growing.
   u.packed.shrink_to_fit();
-  u.by_low.shrink_to_fit();
-  std::sort(u.by_low.begin(), u.by_low.end(), [&](const Unit::Entry& x, const Unit::Entry& y) {
-    const uint64_t lx = u.range(x).low, ly = u.range(y).low;
-    return lx != ly ? lx < ly : x.node != y.node ? x.node < y.node : x.range < y.range;
+  std::sort(subprogram_ranges.begin(), subprogram_ranges.end(), [](const SubprogramRange& x, const SubprogramRange& y) {
+    if (x.range.low != y.range.low) return x.range.low < y.range.low;
+    return x.entry.node != y.entry.node ? x.entry.node < y.entry.node : x.entry.range < y.entry.range;
   });
+  u.by_low.reserve(subprogram_ranges.size());
+  u.lows.reserve(subprogram_ranges.size());
+  u.reach.reserve(subprogram_ranges.size());
   uint64_t reach = 0;
-  u.reach.reserve(u.by_low.size());
-  for (const Unit::Entry& e : u.by_low) u.reach.push_back(reach = std::max(reach, u.range(e).high));
+  for (const SubprogramRange& r : subprogram_ranges) {
+    u.by_low.push_back(r.entry);
+    u.lows.push_back(r.range.low);
+    u.reach.push_back(reach = std::max(reach, r.range.high));
+  }
 }
 
 void FunctionIndex::Impl::load_files(Unit& u) const {
@@ -717,10 +746,9 @@ const FunctionIndex::Impl::About& FunctionIndex::Impl::about(uint32_t source, ui
 bool FunctionIndex::Impl::chain_in(Unit& u, uint64_t address, std::vector<FunctionLevel>* out) const {
   decode(u);
   // The deepest subprogram covering the address (nested functions lie inside their parents).
-  auto it = std::upper_bound(u.by_low.begin(), u.by_low.end(), address,
-                             [&](uint64_t a, const Unit::Entry& e) { return a < u.range(e).low; });
+  auto it = std::upper_bound(u.lows.begin(), u.lows.end(), address);
   std::optional<Node> best;
-  for (size_t i = static_cast<size_t>(it - u.by_low.begin()); i-- > 0;) {
+  for (size_t i = static_cast<size_t>(it - u.lows.begin()); i-- > 0;) {
     if (u.reach[i] <= address) break;
     const Unit::Entry& e = u.by_low[i];
     const Node n = u.node(e.node);
@@ -732,11 +760,15 @@ bool FunctionIndex::Impl::chain_in(Unit& u, uint64_t address, std::vector<Functi
   // Down the inlined calls that cover the address: among a node's
   // descendants (the nodes after it deeper than it), its children.
   std::vector<Node> path{*best};
-  for (Node at = *best; u.has_next(at);) {
+  for (uint32_t at = best->end; at < u.packed.size();) {
+    const Unit::RecordHeader h = u.record_header(at);
     const unsigned child_depth = path.back().function_depth + 1u;
-    at = u.node(at.end, &at);
-    if (at.function_depth < child_depth) break;
-    if (at.function_depth == child_depth && at.inlined && u.covers(at, address)) path.push_back(at);
+    if (h.function_depth < child_depth) break;
+    if (h.function_depth == child_depth && h.inlined) {
+      const Node child = u.node(at, &path.back());
+      if (u.covers(child, address)) path.push_back(child);
+    }
+    at = h.end;
   }
   load_files(u);
   out->clear();
@@ -792,11 +824,8 @@ std::vector<uint64_t> FunctionIndex::function_entries() const {
   std::vector<uint64_t> out;
   for (Unit& u : m.units) {
     m.decode(u);
-    if (u.packed.empty()) continue;
-    for (Node n = u.node(0);; n = u.node(n.end, &n)) {
-      if (!n.inlined) out.push_back(n.low);
-      if (!u.has_next(n)) break;
-    }
+    for (uint32_t at = 0; at < u.packed.size(); at = u.record_header(at).end)
+      if (!u.record_header(at).inlined) out.push_back(u.node(at).low);
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
