@@ -72,6 +72,13 @@ const char* to_string(ErrorCode code) noexcept {
     case ErrorCode::kSplitUnitNotFound: return "split DWARF unit not found (no .dwp row, no .dwo file)";
     case ErrorCode::kSplitUnitMismatch: return "split DWARF unit of another dwo id";
     case ErrorCode::kUnitTooLarge: return "DWARF unit with over 4 GiB of functions to index";
+    case ErrorCode::kNoSuchProcess: return "no such process";
+    case ErrorCode::kThreadGone: return "thread exited";
+    case ErrorCode::kNotPermitted: return "ptrace not permitted";
+    case ErrorCode::kNoRegisters: return "cannot read registers";
+    case ErrorCode::kTooManyRegisters: return "more registers than the register file holds";
+    case ErrorCode::kBadArgument: return "invalid argument";
+    case ErrorCode::kInvalidState: return "call out of order";
   }
   return "unknown error";
 }

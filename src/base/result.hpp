@@ -77,6 +77,13 @@ enum class ErrorCode : uint16_t {
   kSplitUnitNotFound,      // no .dwp row and no .dwo file for a skeleton unit
   kSplitUnitMismatch,      // a split unit whose dwo id is not its skeleton's
   kUnitTooLarge,           // a .debug_info unit whose functions take over 4 GiB decoded: more than a decoded unit addresses
+  kNoSuchProcess,          // the process (or thread) does not exist; offset: the id
+  kThreadGone,             // the thread exited while it was being stopped or read
+  kNotPermitted,           // ptrace was refused; offset: errno
+  kNoRegisters,            // a thread's registers could not be read; offset: errno (0: the back-end gave none)
+  kTooManyRegisters,       // more registers than the register file holds; offset: the register number
+  kBadArgument,            // an API call's argument is out of range or null
+  kInvalidState,           // an API call out of order (a walk of a detached thread, a target without threads)
 };
 
 const char* to_string(ErrorCode code) noexcept;

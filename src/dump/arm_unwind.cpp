@@ -1,5 +1,7 @@
 #include "dump/arm_unwind.hpp"
 
+#include "base/text.hpp"
+
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
@@ -21,11 +23,6 @@ void appendf(std::string& out, const char* format, uint64_t value) {
   out += buf;
 }
 
-std::string hex(uint64_t v) {
-  std::string s;
-  appendf(s, "0x%" PRIx64, v);
-  return s;
-}
 
 // readelf's function symbols for these tables: the defined STT_FUNC symbols
 // of the (last) .symtab in value order (a stable sort: table order among

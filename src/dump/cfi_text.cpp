@@ -1,5 +1,7 @@
 #include "dump/cfi_text.hpp"
 
+#include "base/text.hpp"
+
 #include <cstdlib>
 #include <string>
 #include <unordered_map>
@@ -17,12 +19,6 @@ std::string expression_text(Bytes expr, const arch::ArchInfo* arch, uint8_t addr
   o.address_size = address_size;
   o.endian = endian;
   return dwarf::disassemble_expression(expr, o, arch);
-}
-
-std::string hex(uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
 }
 
 std::string signed_offset(int64_t v) {
@@ -57,58 +53,8 @@ std::string demangle(std::string_view name) { return demangle_name(std::string(n
 
 namespace {
 
-// Length of the well-formed UTF-8 sequence at the start of `s`, or 0.
-size_t utf8_sequence(std::string_view s) {
-  const auto byte = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
-  const unsigned char c = byte(0);
-  size_t n;
-  uint32_t cp;
-  if (c >= 0xc2 && c <= 0xdf) { n = 2; cp = c & 0x1f; }
-  else if (c >= 0xe0 && c <= 0xef) { n = 3; cp = c & 0x0f; }
-  else if (c >= 0xf0 && c <= 0xf4) { n = 4; cp = c & 0x07; }
-  else return 0;
-  if (s.size() < n) return 0;
-  for (size_t i = 1; i < n; ++i) {
-    if ((byte(i) & 0xc0) != 0x80) return 0;
-    cp = (cp << 6) | (byte(i) & 0x3f);
-  }
-  if (n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) return 0;
-  if (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) return 0;
-  return n;
-}
-
 }  // namespace
 
-std::string json_escape(std::string_view s) {
-  std::string out;
-  out.reserve(s.size() + 2);
-  for (size_t i = 0; i < s.size(); ++i) {
-    const char c = s[i];
-    const auto u = static_cast<unsigned char>(c);
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (u >= 0x80) {
-          if (const size_t n = utf8_sequence(s.substr(i))) {
-            out.append(s.substr(i, n));
-            i += n - 1;
-            break;
-          }
-        }
-        if (u < 0x20 || u >= 0x80) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", u);
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out;
-}
 
 std::string register_name(const arch::ArchInfo* arch, unsigned reg) {
   if (const char* n = arch::dwarf_register_name(arch, reg)) return n;

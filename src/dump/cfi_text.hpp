@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include "base/text.hpp"
 
 #include "arch/arch.hpp"
 #include "dump/readelf_frames.hpp"
@@ -29,6 +30,6 @@ void write_row_at(TextWriter& out, const RowLookup& hit, uint64_t pc, const arch
                   const elf::SymbolTable* symbols, bool json);
 
 std::string demangle(std::string_view name);
-std::string json_escape(std::string_view s);
+using framewalk::json_escape;
 
 }  // namespace framewalk::dump

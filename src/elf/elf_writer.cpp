@@ -1,5 +1,7 @@
 #include "elf/elf_writer.hpp"
 
+#include "base/text.hpp"
+
 #include <algorithm>
 #include <cstring>
 
@@ -59,11 +61,6 @@ void put(std::vector<uint8_t>& out, uint64_t pos, uint64_t v, unsigned n, Endian
 
 uint64_t align_up(uint64_t v, uint64_t a) { return a <= 1 ? v : (v + a - 1) / a * a; }
 
-std::string hex(uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 
 // An ELF program header in either class, for writing.
 struct Phdr {

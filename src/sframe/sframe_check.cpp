@@ -1,5 +1,7 @@
 #include "sframe/sframe_check.hpp"
 
+#include "base/text.hpp"
+
 #include <algorithm>
 #include <numeric>
 #include <map>
@@ -150,11 +152,6 @@ struct Piece {
   size_t row;  // index into the source's row store
 };
 
-std::string hex(uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 
 class Checker {
  public:

@@ -1,5 +1,7 @@
 #include "target/core_file.hpp"
 
+#include "base/text.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -115,21 +117,7 @@ class CoreMemory final : public Memory {
   std::map<std::string, std::shared_ptr<elf::ElfFile>> files_;
 };
 
-std::string hex(uint64_t v) {
-  char buf[20];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 
-std::string hex_bytes(const std::vector<uint8_t>& v) {
-  std::string s;
-  char buf[3];
-  for (uint8_t b : v) {
-    std::snprintf(buf, sizeof buf, "%02x", b);
-    s += buf;
-  }
-  return s;
-}
 
 // The program headers of an ELF image mapped at `start`, read through memory.
 struct MemoryPhdr {

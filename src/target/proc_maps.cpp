@@ -1,5 +1,7 @@
 #include "target/proc_maps.hpp"
 
+#include "base/text.hpp"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -47,11 +49,6 @@ std::vector<MapEntry> read_proc_maps(pid_t pid) {
 
 namespace {
 
-std::string hex(uint64_t v) {
-  char buf[20];
-  std::snprintf(buf, sizeof buf, "%" PRIx64, v);
-  return buf;
-}
 
 }  // namespace
 
@@ -81,7 +78,7 @@ ModuleMap modules_from_maps(pid_t pid, const std::vector<MapEntry>& maps, Module
       std::vector<uint8_t> bytes(m.end - m.start);
       const size_t got = memory.read(m.start, bytes.data(), bytes.size());
       bytes.resize(got);
-      data = cache.from_bytes(std::move(bytes), "[vdso]", "[vdso]:" + hex(m.start) + ":" + std::to_string(pid));
+      data = cache.from_bytes(std::move(bytes), "[vdso]", "[vdso]:" + hex_digits(m.start) + ":" + std::to_string(pid));
     } else {
       std::string path = first.path;
       const std::string deleted = " (deleted)";
@@ -90,8 +87,8 @@ ModuleMap modules_from_maps(pid_t pid, const std::vector<MapEntry>& maps, Module
       struct stat st {};
       if (!replaced && (::stat(path.c_str(), &st) != 0 || st.st_ino != first.inode)) replaced = true;
       // A file deleted or replaced since it was mapped: read the mapped one.
-      const std::string open_path = replaced ? "/proc/" + std::to_string(pid) + "/map_files/" + hex(first.start) + "-" +
-                                                   hex(first.end)
+      const std::string open_path = replaced ? "/proc/" + std::to_string(pid) + "/map_files/" + hex_digits(first.start) + "-" +
+                                                   hex_digits(first.end)
                                              : path;
       data = cache.get(open_path, first.path, first.device + ":" + std::to_string(first.inode) + ":" + path);
     }

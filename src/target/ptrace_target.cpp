@@ -76,7 +76,9 @@ void forget_held(pid_t tid) {
 constexpr int kMaxTracers = 16;
 std::atomic<pid_t> g_tracers[kMaxTracers];
 
-void detach_everything_and_exit(int sig) {
+}  // namespace
+
+void release_held_threads() {
   // Each thread gets back the signal it stopped with, as on a normal detach.
   const int n = g_held_high.load();
   for (int i = 0; i < n; ++i) {
@@ -96,10 +98,7 @@ void detach_everything_and_exit(int sig) {
   }
   // Threads still running (interrupt not yet delivered) are released by the
   // kernel when this process exits.
-  _exit(128 + sig);
 }
-
-}  // namespace
 
 size_t ProcessMemory::peek(uint64_t address, void* out, size_t size) {
   size_t done = 0;
@@ -290,20 +289,6 @@ void forget_tracer_task(pid_t task) {
     pid_t expected = task;
     if (slot.compare_exchange_strong(expected, 0)) return;
   }
-}
-
-void install_detach_on_signals() {
-  struct sigaction sa {};
-  sa.sa_handler = detach_everything_and_exit;
-  sigemptyset(&sa.sa_mask);
-  sigaddset(&sa.sa_mask, SIGINT);
-  sigaddset(&sa.sa_mask, SIGTERM);
-  sigaddset(&sa.sa_mask, SIGHUP);
-  sa.sa_flags = 0;
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-  sigaction(SIGHUP, &sa, nullptr);
-  sigaction(SIGPIPE, &sa, nullptr);
 }
 
 bool process_exists(pid_t pid, std::string* why) {

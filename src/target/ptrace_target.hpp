@@ -1,8 +1,8 @@
 // The live back-end: threads of another process, frozen with PTRACE_SEIZE and
 // PTRACE_INTERRUPT, memory read with process_vm_readv (PEEKDATA fallback).
 // Every thread is detached and left as it was: on the normal path, when a
-// thread or the process dies, and when framewalk is interrupted (see
-// install_detach_on_signals).
+// thread or the process dies, and when the program is interrupted if it
+// calls release_held_threads (target/live_target.hpp) from its handler.
 #pragma once
 
 #include <sys/types.h>
@@ -81,12 +81,14 @@ class PtraceSession {
   std::vector<ThreadStop> held_;
 };
 
-// SIGINT, SIGTERM and SIGHUP make framewalk detach every thread it holds and
-// exit with 128+signal, instead of dying with threads stopped.
-void install_detach_on_signals();
-// Tracer tasks (the --freeze=copy snapshot's) that hold threads: on those
-// signals framewalk kills them and waits until they are gone, which releases
-// their threads, before it exits. Register a task before its first seize.
+// Async-signal-safe: detaches every thread any session holds (each gets back
+// the signal it stopped with) and ends the tracer tasks below, waiting until
+// they are gone, which releases their threads. For a SIGINT/SIGTERM handler
+// the program installs (framewalk's command does); the library installs none.
+void release_held_threads();
+// Tracer tasks (the --freeze=copy snapshot's) that hold threads:
+// release_held_threads kills them and waits until they are gone, which
+// releases their threads. Register a task before its first seize.
 void hold_tracer_task(pid_t task);
 void forget_tracer_task(pid_t task);
 

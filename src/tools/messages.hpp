@@ -8,6 +8,7 @@
 #include <string>
 
 #include "base/result.hpp"
+#include "base/text.hpp"
 
 namespace framewalk::tools {
 
@@ -17,12 +18,7 @@ inline void report(const std::string& file, const std::string& what) {
   std::fprintf(stderr, "framewalk: %s: %s\n", file.c_str(), what.c_str());
 }
 
-// "0x" and at least `width` lower-case hex digits.
-inline std::string hex(uint64_t v, int width = 0) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%0*llx", width, static_cast<unsigned long long>(v));
-  return buf;
-}
+using framewalk::hex;
 
 // Why a file could not be opened or read: the system's words for an I/O
 // error (its errno travels in the offset), else the code and its offset.

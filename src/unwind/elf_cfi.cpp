@@ -1,5 +1,7 @@
 #include "unwind/elf_cfi.hpp"
 
+#include "base/text.hpp"
+
 #include <cstdio>
 
 #include "elf/relocations.hpp"
@@ -7,11 +9,6 @@
 namespace framewalk {
 
 namespace {
-std::string hex(uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 }  // namespace
 
 const dwarf::CfiIndex& CfiSource::get_index() const {

@@ -1,6 +1,9 @@
 #include "unwind/module.hpp"
 
 #include <algorithm>
+#include <sys/stat.h>
+
+#include <atomic>
 
 namespace framewalk {
 
@@ -120,47 +123,117 @@ std::optional<uint64_t> load_bias(const ModuleData& data, uint64_t start, uint64
   return start - *vaddr;
 }
 
-void ModuleMap::add(Module module) {
+uint64_t next_module_id() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+uint64_t ModuleMap::add(Module module) {
+  if (module.id == 0) module.id = next_module_id();
+  const uint64_t id = module.id;
   auto it = std::upper_bound(modules_.begin(), modules_.end(), module.start,
-                             [](uint64_t a, const Module& m) { return a < m.start; });
-  modules_.insert(it, std::move(module));
+                             [](uint64_t a, const std::shared_ptr<const Module>& m) { return a < m->start; });
+  modules_.insert(it, std::make_shared<const Module>(std::move(module)));
+  ++generation_;
+  return id;
+}
+
+bool ModuleMap::remove(uint64_t id) {
+  auto it = std::find_if(modules_.begin(), modules_.end(), [&](const auto& m) { return m->id == id; });
+  if (it == modules_.end()) return false;
+  modules_.erase(it);
+  ++generation_;
+  return true;
+}
+
+size_t ModuleMap::remove_range(uint64_t start, uint64_t end) {
+  const size_t before = modules_.size();
+  std::erase_if(modules_, [&](const auto& m) { return m->start < end && start < m->end; });
+  const size_t removed = before - modules_.size();
+  if (removed) ++generation_;
+  return removed;
 }
 
 const Module* ModuleMap::find(uint64_t address) const {
   auto it = std::upper_bound(modules_.begin(), modules_.end(), address,
-                             [](uint64_t a, const Module& m) { return a < m.start; });
+                             [](uint64_t a, const std::shared_ptr<const Module>& m) { return a < m->start; });
   // Modules may nest (a file mapped inside another's gap is rare); look back a little.
   for (int back = 0; back < 4 && it != modules_.begin(); ++back) {
     --it;
-    if (it->contains(address)) return &*it;
+    if ((*it)->contains(address)) return it->get();
   }
   return nullptr;
+}
+
+const Module* ModuleMap::by_id(uint64_t id) const {
+  for (const auto& m : modules_)
+    if (m->id == id) return m.get();
+  return nullptr;
+}
+
+std::shared_ptr<const ModuleData> ModuleCache::lookup_locked(const std::string& identity) {
+  auto it = by_identity_.find(identity);
+  if (it == by_identity_.end()) return nullptr;
+  it->second.last_use = ++clock_;
+  return it->second.data;
+}
+
+std::shared_ptr<const ModuleData> ModuleCache::insert_locked(const std::string& identity,
+                                                             std::shared_ptr<const ModuleData> data) {
+  auto [it, inserted] = by_identity_.try_emplace(identity, Entry{std::move(data), 0});
+  it->second.last_use = ++clock_;
+  std::shared_ptr<const ModuleData> result = it->second.data;
+  if (!inserted) return result;
+  // Files only this cache holds, beyond max_unused_: the least recently used go.
+  std::vector<std::map<std::string, Entry>::iterator> unused;
+  for (auto i = by_identity_.begin(); i != by_identity_.end(); ++i)
+    if (i->second.data.use_count() == 1) unused.push_back(i);
+  if (unused.size() <= max_unused_) return result;
+  std::sort(unused.begin(), unused.end(), [](auto a, auto b) { return a->second.last_use < b->second.last_use; });
+  for (size_t k = 0; k < unused.size() - max_unused_; ++k) by_identity_.erase(unused[k]);
+  return result;
+}
+
+size_t ModuleCache::size() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return by_identity_.size();
 }
 
 Result<std::shared_ptr<const ModuleData>> ModuleCache::get(const std::string& open_path,
                                                            const std::string& display_name,
                                                            const std::string& identity) {
+  // The file's size and modification time are part of its identity: a file
+  // rebuilt in place is not taken for the one cached.
+  std::string key = identity;
+  if (struct stat st {}; ::stat(open_path.c_str(), &st) == 0)
+    key += ":" + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" +
+           std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (auto it = by_identity_.find(identity); it != by_identity_.end()) return it->second;
+    if (auto data = lookup_locked(key)) return data;
   }
   FW_TRY(auto file, elf::ElfFile::open(open_path));
   auto data = std::make_shared<const ModuleData>(display_name, std::move(file));
   std::lock_guard<std::mutex> lock(mutex_);
-  return by_identity_.emplace(identity, std::move(data)).first->second;
+  return insert_locked(key, std::move(data));
 }
 
 Result<std::shared_ptr<const ModuleData>> ModuleCache::from_bytes(std::vector<uint8_t> bytes,
                                                                   const std::string& display_name,
-                                                                  const std::string& identity) {
+                                                                  const std::string& identity_prefix) {
+  // The bytes are part of the identity: a cache shared across targets never
+  // takes one process's vDSO for another's that differs.
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (uint8_t b : bytes) h = (h ^ b) * 0x100000001b3ull;
+  const std::string identity = identity_prefix + ":" + std::to_string(bytes.size()) + ":" + std::to_string(h);
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (auto it = by_identity_.find(identity); it != by_identity_.end()) return it->second;
+    if (auto data = lookup_locked(identity)) return data;
   }
   FW_TRY(auto file, elf::ElfFile::parse(FileImage::from_buffer(std::move(bytes)), display_name));
   auto data = std::make_shared<const ModuleData>(display_name, std::move(file));
   std::lock_guard<std::mutex> lock(mutex_);
-  return by_identity_.emplace(identity, std::move(data)).first->second;
+  return insert_locked(identity, std::move(data));
 }
 
 }  // namespace framewalk

@@ -58,7 +58,12 @@ class ModuleData {
   mutable std::unique_ptr<symbol::InlineSymbolizer> source_;
 };
 
+// One mapping of a file (or of code without a file) in one address space.
 struct Module {
+  // Unique in this process and never reused: a module mapped where another
+  // was is a new id, so what is cached by (id, link-time address) can never
+  // be taken for the old module's. Given by ModuleMap::add.
+  uint64_t id = 0;
   uint64_t start = 0;  // lowest mapped address of the module
   uint64_t end = 0;    // one past the highest
   uint64_t bias = 0;   // run-time address = link-time address + bias
@@ -69,20 +74,48 @@ struct Module {
   bool contains(uint64_t address) const { return address >= start && address < end; }
 };
 
+// A fresh module id (ModuleMap::add takes one for a module without).
+uint64_t next_module_id();
+
+// The modules of one address space, over time: added and removed as code is
+// mapped and unmapped (mmap/munmap, dlopen/dlclose, a JIT registering code).
+// A Module found here keeps its address while it is in the map, whatever is
+// added or removed around it (each lives in its own allocation); after
+// remove(), frames that point at it must no longer be used; its id never
+// names another module. Not synchronized: one writer, or readers only.
 class ModuleMap {
  public:
-  void add(Module module);
+  using Entries = std::vector<std::shared_ptr<const Module>>;
+
+  // Adds `module` (a fresh id when it has none); returns its id.
+  uint64_t add(Module module);
+  // Removes the module with this id; false when there is none.
+  bool remove(uint64_t id);
+  // Removes every module that overlaps [start, end) (an munmap, a dlclose);
+  // returns how many.
+  size_t remove_range(uint64_t start, uint64_t end);
   const Module* find(uint64_t address) const;
-  const std::vector<Module>& modules() const { return modules_; }
+  const Module* by_id(uint64_t id) const;
+  // Sorted by start.
+  const Entries& modules() const { return modules_; }
+  size_t size() const { return modules_.size(); }
+  // Bumped by every add and remove: what was derived from the map (a
+  // profiler's symbol cache) is current while the generation is the same.
+  uint64_t generation() const { return generation_; }
 
  private:
-  std::vector<Module> modules_;  // sorted by start
+  Entries modules_;  // sorted by start
+  uint64_t generation_ = 0;
 };
 
 // Opens ELF files once per (path, identity) and shares them across processes,
-// threads and cores.
+// threads and cores. Files no module uses any more are closed once more than
+// `max_unused` of them are kept, the least recently asked for first, so that
+// a long-lived cache over a process that maps and unmaps many libraries stays
+// bounded. Thread-safe.
 class ModuleCache {
  public:
+  explicit ModuleCache(size_t max_unused = 64) : max_unused_(max_unused) {}
   // `open_path` is where to read the file (may be /proc/PID/map_files/...);
   // `display_name` what frames show; `identity` distinguishes files of the same
   // name (device/inode/size).
@@ -91,10 +124,21 @@ class ModuleCache {
   // An in-memory image (the vDSO, a file read from a core).
   Result<std::shared_ptr<const ModuleData>> from_bytes(std::vector<uint8_t> bytes, const std::string& display_name,
                                                        const std::string& identity);
+  // Files held now (in use or not).
+  size_t size() const;
 
  private:
-  std::mutex mutex_;
-  std::map<std::string, std::shared_ptr<const ModuleData>> by_identity_;
+  struct Entry {
+    std::shared_ptr<const ModuleData> data;
+    uint64_t last_use = 0;
+  };
+  std::shared_ptr<const ModuleData> lookup_locked(const std::string& identity);
+  std::shared_ptr<const ModuleData> insert_locked(const std::string& identity, std::shared_ptr<const ModuleData> data);
+
+  size_t max_unused_;
+  mutable std::mutex mutex_;
+  uint64_t clock_ = 0;
+  std::map<std::string, Entry> by_identity_;
 };
 
 // The load bias of a file whose bytes at file offset `offset` are mapped at `start`.

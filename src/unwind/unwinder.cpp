@@ -77,7 +77,7 @@ class RegisterInputs final : public dwarf::ExpressionInputs {
 }  // namespace
 
 Unwinder::Unwinder(const ModuleMap& modules, Memory& memory, uint16_t elf_machine)
-    : modules_(modules), memory_(memory), machine_(arch::machine_for(elf_machine)),
+    : modules_(modules), memory_(memory), code_(modules, memory), machine_(arch::machine_for(elf_machine)),
       elf_machine_(elf_machine), pointer_auth_mask_(machine_ ? machine_->default_pointer_auth_mask() : 0) {}
 
 Result<arch::RegisterFile> Unwinder::apply_row(const UnwindRow& row, const arch::RegisterFile& callee) const {
@@ -158,13 +158,64 @@ Result<arch::RegisterFile> Unwinder::apply_row(const UnwindRow& row, const arch:
   return caller;
 }
 
-const RowCache::Entry* RowCache::find(const Module* module, uint64_t link_pc, unsigned variant) const {
-  auto it = entries_.find(Key{module, link_pc, variant});
-  return it == entries_.end() ? nullptr : &it->second;
+RowCache::RowCache(size_t sets) : sets_(sets ? sets : 1) {}
+
+size_t RowCache::set_of(uint64_t module_id, uint64_t link_pc, unsigned variant) const {
+  uint64_t h = (link_pc ^ (module_id * 0x9e3779b97f4a7c15ull) ^ variant) * 0xff51afd7ed558ccdull;
+  return static_cast<size_t>((h >> 32) % sets_);
 }
 
-void RowCache::add(const Module* module, uint64_t link_pc, unsigned variant, const Entry& entry) {
-  entries_.insert_or_assign(Key{module, link_pc, variant}, entry);
+const RowCache::Entry* RowCache::find(uint64_t module_id, uint64_t link_pc, unsigned variant) {
+  if (!slots_) return nullptr;
+  Slot* set = &slots_[set_of(module_id, link_pc, variant) * kWays];
+  for (size_t w = 0; w < kWays; ++w) {
+    Slot& s = set[w];
+    if (s.module_id == module_id && s.link_pc == link_pc && s.variant == variant) {
+      s.last_use = ++clock_;
+      return &s.entry;
+    }
+  }
+  return nullptr;
+}
+
+void RowCache::add(uint64_t module_id, uint64_t link_pc, unsigned variant, const Entry& entry) {
+  if (module_id == 0) return;
+  if (!slots_) slots_ = std::make_unique<Slot[]>(sets_ * kWays);
+  Slot* set = &slots_[set_of(module_id, link_pc, variant) * kWays];
+  Slot* victim = &set[0];
+  for (size_t w = 0; w < kWays; ++w) {
+    Slot& s = set[w];
+    if (s.module_id == module_id && s.link_pc == link_pc && s.variant == variant) {
+      victim = &s;
+      break;
+    }
+    if (s.module_id == 0) {
+      if (victim->module_id != 0) victim = &s;
+    } else if (victim->module_id != 0 && s.last_use < victim->last_use) {
+      victim = &s;
+    }
+  }
+  if (victim->module_id == 0) ++used_;
+  victim->module_id = module_id;
+  victim->link_pc = link_pc;
+  victim->variant = variant;
+  victim->last_use = ++clock_;
+  victim->entry = entry;
+}
+
+void RowCache::forget_module(uint64_t module_id) {
+  if (!slots_) return;
+  for (size_t i = 0; i < sets_ * kWays; ++i) {
+    if (slots_[i].module_id == module_id) {
+      slots_[i].module_id = 0;
+      --used_;
+    }
+  }
+}
+
+void RowCache::clear() {
+  slots_.reset();
+  used_ = 0;
 }
 
 bool Unwinder::find_row(const Frame& frame, const UnwindOptions& options, Step* step) const {
@@ -187,7 +238,7 @@ __attribute__((noinline)) bool Unwinder::find_row_through_cache(const Frame& fra
   const unsigned variant = static_cast<unsigned>(options.sources) | (options.use_debug_frame ? 4u : 0u) |
                            (frame.source == FrameSource::kContext ? 8u : 0u) | (frame.activation ? 16u : 0u);
   const uint64_t link_pc = frame.lookup_pc - frame.module->bias;
-  if (const RowCache::Entry* e = options.row_cache->find(frame.module, link_pc, variant)) {
+  if (const RowCache::Entry* e = options.row_cache->find(frame.module->id, link_pc, variant)) {
     step->sframe_miss = e->sframe_miss;
     step->lookup_error = e->lookup_error;
     step->cannot_unwind = e->cannot_unwind;
@@ -205,7 +256,7 @@ __attribute__((noinline)) bool Unwinder::find_row_through_cache(const Frame& fra
     entry.row = step->row;
     entry.source = step->source;
   }
-  options.row_cache->add(frame.module, link_pc, variant, entry);
+  options.row_cache->add(frame.module->id, link_pc, variant, entry);
   return entry.found;
 }
 
@@ -283,7 +334,7 @@ bool Unwinder::find_row_uncached(const Frame& frame, const UnwindOptions& option
         // An entry no row can express: glibc's sigreturn restorers pop r13
         // and r15 from the signal frame. The machine's signal row restores
         // the same registers and says the interrupted PC is exact.
-        if (machine_->signal_frame_row(memory_, frame.pc, &step->row)) {
+        if (machine_->signal_frame_row(code_, frame.pc, &step->row)) {
           step->source = FrameSource::kSignal;
           return true;
         }
@@ -333,15 +384,15 @@ void Unwinder::fill_fallback_input(const Frame& frame, arch::FallbackInput* in, 
   // An activation has run only the instructions before its PC.
   const size_t size = sizeof code->function_code;
   const size_t want = frame.activation ? static_cast<size_t>(std::min<uint64_t>(in->pc_offset, size)) : size;
-  in->function_code = Bytes(code->function_code, want ? memory_.read(start, code->function_code, want) : 0);
+  in->function_code = Bytes(code->function_code, want ? code_.read(start, code->function_code, want) : 0);
   if (frame.activation)
-    in->code_at_pc = Bytes(code->code_at_pc, memory_.read(frame.pc, code->code_at_pc, sizeof code->code_at_pc));
+    in->code_at_pc = Bytes(code->code_at_pc, code_.read(frame.pc, code->code_at_pc, sizeof code->code_at_pc));
 }
 
 bool Unwinder::fallback_row(const Frame& frame, const arch::RegisterFile& regs, const UnwindOptions& options,
                             Step* step) const {
   // The signal trampoline is recognised by its code, with or without CFI.
-  if (machine_->signal_frame_row(memory_, frame.pc, &step->row)) {
+  if (machine_->signal_frame_row(code_, frame.pc, &step->row)) {
     step->source = FrameSource::kSignal;
     return true;
   }
@@ -360,8 +411,8 @@ bool Unwinder::fallback_row(const Frame& frame, const arch::RegisterFile& regs, 
 
 bool Unwinder::plausible_return_address(uint64_t ra) const {
   if (!modules_.find(machine_->lookup_pc(ra, false))) return false;
-  if (machine_->is_signal_trampoline(memory_, ra)) return true;  // where a signal handler returns
-  return machine_->follows_call(memory_, ra);
+  if (machine_->is_signal_trampoline(code_, ra)) return true;  // where a signal handler returns
+  return machine_->follows_call(code_, ra);
 }
 
 WalkResult Unwinder::walk(const arch::RegisterFile& registers, FunctionRef<bool(const Frame&)> on_frame,

@@ -5,12 +5,13 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
-#include <unordered_map>
+#include <memory>
 
 #include "arch/machine.hpp"
 #include "arch/registers.hpp"
 #include "base/function_ref.hpp"
 #include "base/memory.hpp"
+#include "unwind/code_memory.hpp"
 #include "unwind/module.hpp"
 
 namespace framewalk {
@@ -104,8 +105,12 @@ enum class SourceOrder : uint8_t {
 
 // Rows already found, by module and PC: the threads of one process share
 // most of their frames, and finding a row (an index search, then the CIE's
-// and the FDE's instructions) costs more than the rest of a step. One cache
-// per walking thread (it is not synchronized), valid while its modules live.
+// and the FDE's instructions) costs more than the rest of a step. Keyed by
+// the module's id (never reused) and the link-time PC, so that a module
+// unloaded and another loaded at its address never share rows. Bounded:
+// kSets sets of kWays entries, the least recently used of a set replaced
+// (entry_bytes() each, allocated on the first add). One cache per walking
+// thread (it is not synchronized); it may outlive modules and targets.
 class RowCache {
  public:
   struct Entry {
@@ -116,23 +121,32 @@ class RowCache {
     std::optional<Error> lookup_error;
     bool cannot_unwind = false;
   };
-  const Entry* find(const Module* module, uint64_t link_pc, unsigned variant) const;
-  void add(const Module* module, uint64_t link_pc, unsigned variant, const Entry& entry);
-  size_t size() const { return entries_.size(); }
+  static constexpr size_t kWays = 4;
+  explicit RowCache(size_t sets = 256);
+  const Entry* find(uint64_t module_id, uint64_t link_pc, unsigned variant);
+  void add(uint64_t module_id, uint64_t link_pc, unsigned variant, const Entry& entry);
+  // Entries held now, and at most.
+  size_t size() const { return used_; }
+  size_t capacity() const { return sets_ * kWays; }
+  static constexpr size_t entry_bytes() { return sizeof(Slot); }
+  // Forgets the rows of one module (it was unmapped), or all.
+  void forget_module(uint64_t module_id);
+  void clear();
 
  private:
-  struct Key {
-    const Module* module;
-    uint64_t link_pc;
-    unsigned variant;  // what else the lookup depended on
-    bool operator==(const Key& o) const = default;
+  struct Slot {
+    uint64_t module_id = 0;  // 0: empty
+    uint64_t link_pc = 0;
+    unsigned variant = 0;
+    uint32_t last_use = 0;
+    Entry entry;
   };
-  struct KeyHash {
-    size_t operator()(const Key& k) const {
-      return std::hash<uint64_t>()(k.link_pc * 31 + k.variant) ^ std::hash<const void*>()(k.module);
-    }
-  };
-  std::unordered_map<Key, Entry, KeyHash> entries_;
+  size_t set_of(uint64_t module_id, uint64_t link_pc, unsigned variant) const;
+
+  size_t sets_;
+  size_t used_ = 0;
+  uint32_t clock_ = 0;
+  std::unique_ptr<Slot[]> slots_;
 };
 
 // Where the step loop takes rows from instead of the modules' unwind
@@ -165,8 +179,10 @@ struct UnwindOptions {
 
 class Unwinder {
  public:
-  // For a machine without a descriptor (arch::machine_for), every walk stops
-  // at once with kUnsupportedMachine and apply_row fails.
+  // `memory` is the target's (its stacks); instructions are read from the
+  // modules' file images first (CodeMemory). For a machine without a
+  // descriptor (arch::machine_for), every walk stops at once with
+  // kUnsupportedMachine and apply_row fails.
   Unwinder(const ModuleMap& modules, Memory& memory, uint16_t elf_machine);
 
   // Null for an unsupported machine.
@@ -216,7 +232,8 @@ class Unwinder {
   bool plausible_return_address(uint64_t address) const;
 
   const ModuleMap& modules_;
-  Memory& memory_;
+  Memory& memory_;            // the stack, and whatever else a row reads
+  mutable CodeMemory code_;   // instructions: the modules' file images, then memory_
   const arch::Machine* machine_;
   uint16_t elf_machine_;  // for the error when machine_ is null
   uint64_t pointer_auth_mask_;

@@ -1,4 +1,4 @@
-// PtraceSession interrupted by SIGTERM (install_detach_on_signals): every held
+// PtraceSession interrupted by SIGTERM (a handler calling release_held_threads): every held
 // thread is detached, and a signal that arrived while framewalk held the
 // thread is handed back as on a normal detach, also after more seizes in one
 // process than the handler's table has slots.
@@ -38,6 +38,19 @@ pid_t start_target() {
 
 std::string status_field(pid_t pid, const std::string& field) { return test::task_status_field(pid, pid, field); }
 
+// What a program that opts in installs (framewalk's command does the same).
+void release_and_exit(int sig) {
+  release_held_threads();
+  _exit(128 + sig);
+}
+
+void release_on_sigterm() {
+  struct sigaction sa {};
+  sa.sa_handler = release_and_exit;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
 bool wait_until(const std::function<bool()>& done) { return test::wait_until(done, std::chrono::seconds(10)); }
 
 // A tracer process: `cycles` stops and detaches of the target first, then a
@@ -48,7 +61,7 @@ pid_t start_tracer(pid_t target, int cycles, int ready) {
   const pid_t pid = fork();
   if (pid != 0) return pid;
   prctl(PR_SET_PDEATHSIG, SIGKILL);
-  install_detach_on_signals();
+  release_on_sigterm();
   PtraceSession session(target);
   for (int i = 0; i < cycles; ++i) {
     if (session.stop(target).error != AttachError::kNone) _exit(3);

@@ -1,0 +1,55 @@
+#include "target/core_target.hpp"
+
+namespace framewalk {
+
+Result<std::unique_ptr<CoreTarget>> CoreTarget::open(const std::string& path, const CoreOptions& options,
+                                                     std::shared_ptr<ModuleCache> cache) {
+  FW_TRY(auto core, CoreFile::open(path, options));
+  return std::make_unique<CoreTarget>(std::move(core), std::move(cache));
+}
+
+CoreTarget::CoreTarget(std::unique_ptr<CoreFile> core, std::shared_ptr<ModuleCache> cache)
+    : core_(std::move(core)), cache_(cache ? std::move(cache) : std::make_shared<ModuleCache>()),
+      memory_(core_->memory()) {
+  // The modules are read now, so that their problems are known before any walk.
+  modules();
+}
+
+const ModuleMap& CoreTarget::modules() {
+  if (!modules_built_) {
+    modules_ = core_->modules(*cache_, &warnings_);
+    modules_built_ = true;
+  }
+  return modules_;
+}
+
+Result<pid_t> CoreTarget::next_thread(pid_t after) {
+  const auto& threads = core_->threads();
+  size_t i = 0;
+  if (after && last_ < threads.size() && threads[last_].tid == after) {
+    i = last_ + 1;  // in order, also where a core lists a thread id twice
+  } else if (after) {
+    while (i < threads.size() && threads[i].tid != after) ++i;
+    if (i == threads.size()) return Error{ErrorCode::kNotFound, static_cast<uint64_t>(after)};
+    ++i;
+  }
+  last_ = i;
+  return i < threads.size() ? threads[i].tid : 0;
+}
+
+Result<void> CoreTarget::initial_registers(pid_t tid, arch::RegisterFile* out) {
+  const auto& threads = core_->threads();
+  if (last_ < threads.size() && threads[last_].tid == tid) {
+    *out = threads[last_].registers;
+    return ok();
+  }
+  for (const CoreThread& t : threads) {
+    if (t.tid == tid) {
+      *out = t.registers;
+      return ok();
+    }
+  }
+  return Error{ErrorCode::kNoSuchProcess, static_cast<uint64_t>(tid)};
+}
+
+}  // namespace framewalk
