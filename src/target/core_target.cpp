@@ -1,6 +1,31 @@
 #include "target/core_target.hpp"
 
+#include <cstring>
+
+#include "arch/machine.hpp"
+#include "base/text.hpp"
+
 namespace framewalk {
+
+namespace {
+
+// A core of a machine framewalk does not unwind: which machine it is.
+std::string foreign_core_text(const std::string& path, const Error& e) {
+  std::string machine = "e_machine " + std::to_string(e.offset);
+  if (auto f = elf::ElfFile::open(path)) machine = elf::machine_name((*f)->machine(), (*f)->is_64(), (*f)->endian());
+  return "a core file of " + machine + ": framewalk cannot unwind " + machine + " yet (it unwinds " +
+         arch::supported_machine_names() + ")";
+}
+
+}  // namespace
+
+std::string core_open_error_text(const std::string& path, const Error& e) {
+  if (e.code == ErrorCode::kIoError) return std::strerror(static_cast<int>(e.offset));
+  if (e.code == ErrorCode::kUnsupportedElf || e.code == ErrorCode::kBadElf) return "not a core file";
+  if (e.code == ErrorCode::kUnsupportedMachine) return foreign_core_text(path, e);
+  if (e.code == ErrorCode::kNotFound) return "no threads (NT_PRSTATUS) in the core";
+  return std::string(to_string(e.code)) + " at offset " + hex(e.offset);
+}
 
 Result<std::unique_ptr<CoreTarget>> CoreTarget::open(const std::string& path, const CoreOptions& options,
                                                      std::shared_ptr<ModuleCache> cache) {

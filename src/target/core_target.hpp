@@ -13,6 +13,10 @@
 
 namespace framewalk {
 
+// Why CoreFile::open failed, as a sentence ("not a core file", "a core file
+// of i386: framewalk cannot unwind i386 yet (it unwinds ...)").
+std::string core_open_error_text(const std::string& path, const Error& error);
+
 class CoreTarget final : public Target {
  public:
   // Errors as CoreFile::open gives them (kIoError with errno, kBadElf,

@@ -54,7 +54,7 @@ Result<std::unique_ptr<LiveTarget>> LiveTarget::open(pid_t pid, const LiveOption
 LiveTarget::LiveTarget(pid_t pid, const LiveOptions& options, std::shared_ptr<ModuleCache> cache)
     : pid_(pid), options_(options), cache_(std::move(cache)), session_(pid), live_memory_(session_.memory()) {
   const std::vector<pid_t> tids = options_.only_thread ? std::vector<pid_t>{options_.only_thread} : session_.threads();
-  for (pid_t t : tids) threads_.push_back(Thread{t});
+  for (pid_t t : tids) { Thread th; th.tid = t; threads_.push_back(th); }
   // The mappings are read before anything is stopped: they rarely change, and
   // reading them costs more than anything else in the pause.
   maps_ = read_proc_maps(pid_);
@@ -147,7 +147,8 @@ void LiveTarget::start() {
           if (!thread(t)) late.push_back(t);
         const auto late_stops = session_.stop_all(late);
         for (size_t k = 0; k < late.size(); ++k) {
-          Thread t{late[k]};
+          Thread t;
+          t.tid = late[k];
           t.stop = stop_result(late_stops[k]);
           if (t.stop) {
             t.stop = read_registers(t.tid, &t.registers);
@@ -170,7 +171,12 @@ void LiveTarget::add_late_threads() {
   // unwound on its own (kCopy).
   if (options_.only_thread || options_.freeze != FreezePolicy::kCopy) return;
   for (pid_t t : session_.threads())
-    if (!thread(t)) threads_.push_back(Thread{t, true});
+    if (!thread(t)) {
+      Thread th;
+      th.tid = t;
+      th.late = true;
+      threads_.push_back(th);
+    }
 }
 
 Result<pid_t> LiveTarget::next_thread(pid_t after) {

@@ -47,12 +47,11 @@ std::vector<MapEntry> read_proc_maps(pid_t pid) {
   return parse_proc_maps(text);
 }
 
-namespace {
-
-
-}  // namespace
-
-ModuleMap modules_from_maps(pid_t pid, const std::vector<MapEntry>& maps, ModuleCache& cache, Memory& memory) {
+ModuleMap modules_from_maps(pid_t pid, const std::vector<MapEntry>& maps, ModuleCache& cache, Memory& memory,
+                            const std::string& sysroot) {
+  // pid 0: the maps of a process that is not here (a snapshot, a user's
+  // back-end): files are opened by name, under `sysroot`.
+  const bool live = pid != 0;
   ModuleMap result;
   size_t i = 0;
   while (i < maps.size()) {
@@ -84,8 +83,10 @@ ModuleMap modules_from_maps(pid_t pid, const std::vector<MapEntry>& maps, Module
       const std::string deleted = " (deleted)";
       bool replaced = path.size() > deleted.size() && path.compare(path.size() - deleted.size(), deleted.size(), deleted) == 0;
       if (replaced) path.resize(path.size() - deleted.size());
+      path = sysroot + path;
       struct stat st {};
-      if (!replaced && (::stat(path.c_str(), &st) != 0 || st.st_ino != first.inode)) replaced = true;
+      if (!live) replaced = false;
+      else if (!replaced && (::stat(path.c_str(), &st) != 0 || st.st_ino != first.inode)) replaced = true;
       // A file deleted or replaced since it was mapped: read the mapped one.
       const std::string open_path = replaced ? "/proc/" + std::to_string(pid) + "/map_files/" + hex_digits(first.start) + "-" +
                                                    hex_digits(first.end)

@@ -23,7 +23,10 @@ std::vector<MapEntry> parse_proc_maps(const std::string& text);
 
 // Modules for every file with an executable mapping, and the vDSO (read from
 // `memory`). Files deleted or replaced on disk are read through
-// /proc/PID/map_files. Problems are recorded in Module::problem.
-ModuleMap modules_from_maps(pid_t pid, const std::vector<MapEntry>& maps, ModuleCache& cache, Memory& memory);
+// /proc/PID/map_files. Problems are recorded in Module::problem. With pid 0
+// the maps are of a process that is not here (a snapshot): each file is
+// opened by its name under `sysroot`.
+ModuleMap modules_from_maps(pid_t pid, const std::vector<MapEntry>& maps, ModuleCache& cache, Memory& memory,
+                            const std::string& sysroot = "");
 
 }  // namespace framewalk

@@ -104,7 +104,14 @@ int main(int argc, char** argv) {
   bool no_debuginfod = false;
   stack_cmd->add_flag("--no-debuginfod", no_debuginfod,
                       "do not fetch missing debug files (symbols, .debug_frame) from the servers DEBUGINFOD_URLS names");
+  auto* snapshot_opt = stack_cmd->add_option("--snapshot", stack.snapshot,
+                                             "a snapshot directory (registers, stacks, maps; see docs/stack.md)");
+  stack_cmd->add_option("--save-snapshot", stack.save_snapshot,
+                        "also save the threads' registers, stacks and maps into this directory, to walk later with "
+                        "--snapshot");
   pid_opt->excludes(core_opt);
+  pid_opt->excludes(snapshot_opt);
+  core_opt->excludes(snapshot_opt);
 
   framewalk::tools::ReportCommandOptions report;
   std::string report_bias_text;
@@ -203,8 +210,8 @@ int main(int argc, char** argv) {
   if (profile_cmd->parsed()) return framewalk::tools::run_profile_command(profile);
   if (addr2line_cmd->parsed()) return framewalk::tools::run_addr2line_command(addr2line);
   if (stack_cmd->parsed()) {
-    if (stack.pid <= 0 && stack.core.empty()) {
-      std::fprintf(stderr, "framewalk stack: give -p PID or --core FILE\n");
+    if (stack.pid <= 0 && stack.core.empty() && stack.snapshot.empty()) {
+      std::fprintf(stderr, "framewalk stack: give -p PID, --core FILE or --snapshot DIR\n");
       return 2;
     }
     stack.debuginfod = !no_debuginfod;

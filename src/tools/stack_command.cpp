@@ -15,6 +15,7 @@
 #include "render/stack_text.hpp"
 #include "target/core_target.hpp"
 #include "target/live_target.hpp"
+#include "target/snapshot_target.hpp"
 #include "tools/messages.hpp"
 #include "walk/stack_dump.hpp"
 
@@ -46,6 +47,16 @@ StackRenderOptions render_options(const StackCommandOptions& options) {
   r.inlines = options.inlines;
   r.modules = options.modules;
   return r;
+}
+
+// --save-snapshot: the target's threads saved before they are walked.
+bool save_snapshot(const StackCommandOptions& options, Target& target) {
+  if (options.save_snapshot.empty()) return true;
+  if (auto saved = write_snapshot(snapshot_of(target), options.save_snapshot); !saved) {
+    report(options.save_snapshot, std::string("cannot write the snapshot: ") + open_error_text(saved.error()));
+    return false;
+  }
+  return true;
 }
 
 // 0 when every thread was walked to its natural end, else 1.
@@ -93,6 +104,7 @@ int run_live(const StackCommandOptions& options, RowCache* rows) {
     std::fprintf(stderr, "framewalk: %d: %s\n", options.pid, thread_error_text(target.error()).c_str());
     return 2;
   }
+  if (!save_snapshot(options, **target)) return 2;
   const StackDump dump = dump_stacks(**target, dump_options(options, rows));
   phase("unwind", "");
   bool any = false;
@@ -104,28 +116,13 @@ int run_live(const StackCommandOptions& options, RowCache* rows) {
   return finish(options, dump);
 }
 
-// A core of a machine framewalk does not unwind: which machine it is.
-std::string foreign_core_text(const std::string& path, const Error& e) {
-  std::string machine = "e_machine " + std::to_string(e.offset);
-  if (auto f = elf::ElfFile::open(path)) machine = elf::machine_name((*f)->machine(), (*f)->is_64(), (*f)->endian());
-  return "a core file of " + machine + ": framewalk cannot unwind " + machine + " yet (it unwinds " +
-         arch::supported_machine_names() + ")";
-}
-
 int run_core(const StackCommandOptions& options, RowCache* rows) {
   CoreOptions co;
   co.exe = options.exe;
   co.sysroot = options.sysroot;
   auto core = CoreFile::open(options.core, co);
   if (!core) {
-    const Error e = core.error();
-    std::string what = to_string(e.code);
-    if (e.code == ErrorCode::kIoError) what = std::strerror(static_cast<int>(e.offset));
-    else if (e.code == ErrorCode::kUnsupportedElf || e.code == ErrorCode::kBadElf) what = "not a core file";
-    else if (e.code == ErrorCode::kUnsupportedMachine) what = foreign_core_text(options.core, e);
-    else if (e.code == ErrorCode::kNotFound) what = "no threads (NT_PRSTATUS) in the core";
-    else what += " at offset " + hex(e.offset);
-    std::fprintf(stderr, "framewalk: %s: %s\n", options.core.c_str(), what.c_str());
+    std::fprintf(stderr, "framewalk: %s: %s\n", options.core.c_str(), core_open_error_text(options.core, core.error()).c_str());
     return 2;
   }
   if (!options.exe.empty()) {
@@ -166,7 +163,23 @@ int run_core(const StackCommandOptions& options, RowCache* rows) {
   };
   OneThread one(target, options.tid);
   Target& walked = options.tid ? static_cast<Target&>(one) : target;
+  if (!save_snapshot(options, walked)) return 2;
   return finish(options, dump_stacks(walked, dump_options(options, rows)));
+}
+
+int run_snapshot(const StackCommandOptions& options, RowCache* rows) {
+  std::string problem;
+  auto data = read_snapshot(options.snapshot, &problem);
+  if (!data) {
+    std::fprintf(stderr, "framewalk: %s\n", problem.c_str());
+    return 2;
+  }
+  SnapshotTarget target(std::move(*data), nullptr, options.sysroot);
+  for (const auto& m : target.modules().modules())
+    if (!m->data && m->name != "[vdso]")
+      std::fprintf(stderr, "framewalk: %s%s: %s (frames in it get no unwind info)\n", options.sysroot.c_str(),
+                   m->name.c_str(), m->problem.c_str());
+  return finish(options, dump_stacks(target, dump_options(options, rows)));
 }
 
 }  // namespace
@@ -176,6 +189,7 @@ int run_stack_command(const StackCommandOptions& options) {
   // DEBUGINFOD_URLS names a server).
   elf::enable_debuginfod(options.debuginfod);
   RowCache rows;  // rows found for one thread serve the others
+  if (!options.snapshot.empty()) return run_snapshot(options, &rows);
   return options.core.empty() ? run_live(options, &rows) : run_core(options, &rows);
 }
 

@@ -12,6 +12,8 @@ struct StackCommandOptions {
   pid_t pid = 0;
   pid_t tid = 0;              // only this thread (live)
   std::string core;
+  std::string snapshot;       // a snapshot directory to walk
+  std::string save_snapshot;  // where to save the target's snapshot too
   std::string exe;
   std::string sysroot;
   std::string format = "text";  // text | json

@@ -1,0 +1,696 @@
+// The C API (include/framewalk/framewalk.h) over the library's targets,
+// walk and symbolization: handles, errors as fw_status with a per-thread
+// message, no exceptions across the boundary.
+#include "framewalk/framewalk.h"
+
+#include <link.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "arch/capture.hpp"
+#include "arch/machine.hpp"
+#include "base/own_memory.hpp"
+#include "base/text.hpp"
+#include "elf/debuginfod.hpp"
+#include "render/stack_text.hpp"
+#include "target/core_target.hpp"
+#include "target/live_target.hpp"
+#include "target/snapshot_target.hpp"
+#include "unwind/symbolize.hpp"
+#include "walk/stack_dump.hpp"
+
+using namespace framewalk;
+
+namespace {
+
+thread_local std::string t_error;
+
+fw_status fail(fw_status status, std::string message) {
+  t_error = std::move(message);
+  return status;
+}
+
+fw_status status_of(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kNoSuchProcess: return FW_ERR_NO_PROCESS;
+    case ErrorCode::kNotPermitted: return FW_ERR_PERMISSION;
+    case ErrorCode::kThreadGone: return FW_ERR_THREAD_GONE;
+    case ErrorCode::kIoError: return FW_ERR_IO;
+    case ErrorCode::kUnsupportedMachine: return FW_ERR_UNSUPPORTED;
+    case ErrorCode::kInvalidState: return FW_ERR_STATE;
+    case ErrorCode::kBadArgument: return FW_ERR_ARGUMENT;
+    default: return FW_ERR_FORMAT;
+  }
+}
+
+// What every call catches: nothing may leave through the C boundary.
+template <typename F>
+fw_status guarded(F&& f) {
+  try {
+    return f();
+  } catch (const std::bad_alloc&) {
+    return fail(FW_ERR_NO_MEMORY, "out of memory");
+  } catch (const std::exception& e) {
+    return fail(FW_ERR_STATE, e.what());
+  } catch (...) {
+    return fail(FW_ERR_STATE, "unexpected failure");
+  }
+}
+
+struct ContextState {
+  std::shared_ptr<ModuleCache> cache = std::make_shared<ModuleCache>();
+  std::string sysroot;
+};
+
+// ---- the user back-end --------------------------------------------------
+
+class BackendTarget final : public Target {
+ public:
+  BackendTarget(const fw_backend& backend, void* arg, std::shared_ptr<ModuleCache> cache)
+      : backend_(backend), arg_(arg), cache_(std::move(cache)), memory_(*this) {}
+  ~BackendTarget() override { detach(); }
+
+  uint16_t machine() const override { return static_cast<uint16_t>(backend_.machine); }
+  pid_t pid() const override { return backend_.pid; }
+  Result<pid_t> next_thread(pid_t after) override {
+    const int tid = backend_.next_thread(arg_, after);
+    if (tid < 0) {
+      problem_ = "the back-end's next_thread failed (" + std::to_string(tid) + ")";
+      return Error{ErrorCode::kInvalidState, static_cast<uint64_t>(-static_cast<int64_t>(tid))};
+    }
+    return static_cast<pid_t>(tid);
+  }
+  void detach() override {
+    if (detached_) return;
+    detached_ = true;
+    if (backend_.detach) backend_.detach(arg_);
+  }
+  Result<void> initial_registers(pid_t tid, arch::RegisterFile* out) override;
+  void thread_detach(pid_t tid) override {
+    if (backend_.thread_detach) backend_.thread_detach(arg_, tid);
+  }
+  Memory& memory() override { return memory_; }
+  const ModuleMap& modules() override;
+
+  std::string problem_;  // why the last back-end call failed
+  std::vector<MapEntry> mappings_;
+  arch::RegisterFile* filling_ = nullptr;  // during set_initial_registers
+  std::string register_problem_;
+
+ private:
+  class CallbackMemory final : public Memory {
+   public:
+    explicit CallbackMemory(BackendTarget& t) : t_(t) {}
+    size_t read(uint64_t address, void* out, size_t size) override {
+      const size_t n = t_.backend_.memory_read(t_.arg_, address, out, size);
+      return std::min(n, size);  // a back-end that claims more than it was asked for is not believed
+    }
+
+   private:
+    BackendTarget& t_;
+  };
+  fw_backend backend_;
+  void* arg_;
+  std::shared_ptr<ModuleCache> cache_;
+  CallbackMemory memory_;
+  ModuleMap modules_;
+  bool modules_built_ = false;
+  bool detached_ = false;
+};
+
+// ---- the calling thread ---------------------------------------------------
+
+int collect_module(dl_phdr_info* info, size_t, void* data) {
+  auto* out = static_cast<std::vector<MapEntry>*>(data);
+  std::string path = info->dlpi_name ? info->dlpi_name : "";
+  const bool vdso = path.find("linux-vdso") != std::string::npos || path.find("linux-gate") != std::string::npos;
+  if (path.empty()) {
+    char exe[4096];
+    const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) path.assign(exe, static_cast<size_t>(n));
+  }
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const auto& p = info->dlpi_phdr[i];
+    if (p.p_type != PT_LOAD || !(p.p_flags & PF_X)) continue;
+    MapEntry e;
+    e.start = (info->dlpi_addr + p.p_vaddr) & ~uint64_t{0xfff};
+    e.end = info->dlpi_addr + p.p_vaddr + p.p_memsz;
+    e.offset = p.p_offset & ~uint64_t{0xfff};
+    e.perms = "r-xp";
+    e.path = vdso ? "[vdso]" : path;
+    out->push_back(std::move(e));
+  }
+  return 0;
+}
+
+class SelfTarget final : public Target {
+ public:
+  explicit SelfTarget(std::shared_ptr<ModuleCache> cache) : cache_(std::move(cache)) {}
+  uint16_t machine() const override { return arch::host_machine().elf_machine(); }
+  pid_t pid() const override { return getpid(); }
+  Result<pid_t> next_thread(pid_t after) override {
+    const pid_t self = static_cast<pid_t>(syscall(SYS_gettid));
+    return after == 0 ? self : 0;
+  }
+  Result<void> initial_registers(pid_t tid, arch::RegisterFile* out) override {
+    if (tid != static_cast<pid_t>(syscall(SYS_gettid)))
+      return Error{ErrorCode::kNoSuchProcess, static_cast<uint64_t>(tid)};
+    if (!captured_) return Error{ErrorCode::kInvalidState, 0};
+    *out = *captured_;
+    return ok();
+  }
+  Memory& memory() override { return memory_; }
+  const ModuleMap& modules() override {
+    // Re-read at each walk: libraries come and go (dlopen, dlclose).
+    std::vector<MapEntry> maps;
+    dl_iterate_phdr(collect_module, &maps);
+    std::stable_sort(maps.begin(), maps.end(), [](const MapEntry& a, const MapEntry& b) { return a.start < b.start; });
+    modules_ = modules_from_maps(0, maps, *cache_, memory_);
+    return modules_;
+  }
+  const arch::RegisterFile* captured_ = nullptr;
+
+ private:
+  class SelfMemory final : public Memory {
+   public:
+    size_t read(uint64_t address, void* out, size_t size) override { return read_own_memory(address, out, size); }
+  };
+  std::shared_ptr<ModuleCache> cache_;
+  SelfMemory memory_;
+  ModuleMap modules_;
+};
+
+}  // namespace
+
+struct fw_context {
+  std::shared_ptr<ContextState> state = std::make_shared<ContextState>();
+};
+
+struct fw_target {
+  std::shared_ptr<ContextState> context;
+  std::unique_ptr<Target> target;
+  RowCache rows;
+  SelfTarget* self = nullptr;
+  std::string name;
+  std::string pid_text;  // for messages
+};
+
+struct fw_thread_state {
+  BackendTarget* target;
+};
+
+struct fw_mappings {
+  std::vector<MapEntry>* out;
+};
+
+struct fw_frame {
+  const Frame* frame;
+  size_t index;
+  // What the accessors hand out lives here until the callback returns.
+  mutable std::string function, path, build_id;
+  mutable std::vector<SourceFrame> sources;
+  mutable bool have_sources = false;
+};
+
+namespace {
+
+Result<void> BackendTarget::initial_registers(pid_t tid, arch::RegisterFile* out) {
+  out->clear();
+  fw_thread_state state{this};
+  filling_ = out;
+  register_problem_.clear();
+  const int r = backend_.set_initial_registers(arg_, tid, &state);
+  filling_ = nullptr;
+  if (!register_problem_.empty()) {
+    problem_ = register_problem_;
+    if (r == 0) thread_detach(tid);
+    return Error{ErrorCode::kTooManyRegisters, 0};
+  }
+  if (r != 0) {
+    problem_ = "the back-end's set_initial_registers failed for thread " + std::to_string(tid) + " (" +
+               std::to_string(r) + ")";
+    return Error{ErrorCode::kNoRegisters, 0};
+  }
+  return ok();
+}
+
+const ModuleMap& BackendTarget::modules() {
+  if (modules_built_) return modules_;
+  modules_built_ = true;
+  if (backend_.report_mappings) {
+    mappings_.clear();
+    fw_mappings m{&mappings_};
+    if (backend_.report_mappings(arg_, &m) != 0) {
+      problem_ = "the back-end's report_mappings failed";
+      mappings_.clear();
+    }
+    std::stable_sort(mappings_.begin(), mappings_.end(),
+                     [](const MapEntry& a, const MapEntry& b) { return a.start < b.start; });
+    modules_ = modules_from_maps(0, mappings_, *cache_, memory_);
+  } else if (backend_.pid > 0) {
+    modules_ = modules_from_maps(backend_.pid, read_proc_maps(backend_.pid), *cache_, memory_);
+  }
+  return modules_;
+}
+
+fw_status new_target(fw_context* context, std::unique_ptr<Target> target, std::string pid_text, fw_target** out) {
+  auto* t = new fw_target;
+  t->context = context->state;
+  t->target = std::move(target);
+  t->pid_text = std::move(pid_text);
+  *out = t;
+  t_error.clear();
+  return FW_OK;
+}
+
+fw_stop_reason reason_of(StopReason r) {
+  switch (r) {
+    case StopReason::kOutermost: return FW_STOP_OUTERMOST;
+    case StopReason::kCannotUnwind: return FW_STOP_CANNOT_UNWIND;
+    case StopReason::kCallback: return FW_STOP_CALLBACK;
+    case StopReason::kMaxFrames: return FW_STOP_MAX_FRAMES;
+    case StopReason::kNoUnwindInfo: return FW_STOP_NO_UNWIND_INFO;
+    case StopReason::kBadMemory: return FW_STOP_BAD_MEMORY;
+    case StopReason::kCfaDidNotAdvance: return FW_STOP_CFA_DID_NOT_ADVANCE;
+    case StopReason::kBadUnwindInfo: return FW_STOP_BAD_UNWIND_INFO;
+    case StopReason::kNoRegisters: return FW_STOP_NO_REGISTERS;
+    case StopReason::kUnsupportedMachine: return FW_STOP_UNSUPPORTED_MACHINE;
+  }
+  return FW_STOP_BAD_UNWIND_INFO;
+}
+
+fw_end end_of(StopReason r) {
+  switch (r) {
+    case StopReason::kOutermost:
+    case StopReason::kCannotUnwind: return FW_END_OUTERMOST;
+    case StopReason::kCallback: return FW_END_CALLBACK;
+    case StopReason::kMaxFrames: return FW_END_TRUNCATED;
+    default: return FW_END_FAILED;
+  }
+}
+
+fw_frame_source source_of(FrameSource s) {
+  switch (s) {
+    case FrameSource::kContext: return FW_SOURCE_CONTEXT;
+    case FrameSource::kEhFrame: return FW_SOURCE_CFI;
+    case FrameSource::kDebugFrame: return FW_SOURCE_DEBUG_FRAME;
+    case FrameSource::kExidx: return FW_SOURCE_EXIDX;
+    case FrameSource::kSframe: return FW_SOURCE_SFRAME;
+    case FrameSource::kSignal: return FW_SOURCE_SIGNAL;
+    case FrameSource::kFramePointer: return FW_SOURCE_FRAME_POINTER;
+    case FrameSource::kPrologue: return FW_SOURCE_PROLOGUE;
+  }
+  return FW_SOURCE_CONTEXT;
+}
+
+fw_status thread_failure(fw_target* target, int tid, const Error& e) {
+  std::string why = thread_error_text(e);
+  if (auto* b = dynamic_cast<BackendTarget*>(target->target.get()); b && !b->problem_.empty()) why = b->problem_;
+  return fail(status_of(e.code), target->pid_text + ": thread " + std::to_string(tid) + ": " + why);
+}
+
+// The walk behind fw_walk and fw_backtrace. `captured`: the calling thread's
+// registers (a self target), taken in the public function, whose own frame
+// (the first) is not reported.
+fw_status walk(fw_target* target, int tid, fw_frame_callback callback, void* arg, const fw_walk_options* options,
+               fw_walk_end* end, const arch::RegisterFile* captured) {
+  UnwindOptions o;
+  o.max_frames = 256;
+  if (options && options->struct_size >= offsetof(fw_walk_options, max_frames) + sizeof(size_t) &&
+      options->max_frames)
+    o.max_frames = options->max_frames;
+  o.row_cache = &target->rows;
+  size_t skip = 0;
+  if (target->self) {
+    target->self->captured_ = captured;
+    o.first_is_return_address = true;
+    skip = 1;
+    ++o.max_frames;
+  }
+  size_t index = 0;
+  auto result = walk_thread(*target->target, tid, [&](const Frame& f) {
+    if (skip) {
+      --skip;
+      return true;
+    }
+    fw_frame frame{&f, index++, {}, {}, {}, {}, false};
+    return callback(&frame, arg) == FW_CONTINUE;
+  }, o);
+  if (target->self) target->self->captured_ = nullptr;
+  if (!result) return thread_failure(target, tid, result.error());
+  if (end) {
+    *end = fw_walk_end{};
+    end->end = end_of(result->reason);
+    end->reason = reason_of(result->reason);
+    end->address = result->address;
+    end->frames = index;
+    const std::string text = stop_text(*result);
+    std::snprintf(end->message, sizeof end->message, "%s", text.c_str());
+  }
+  t_error.clear();
+  return FW_OK;
+}
+
+}  // namespace
+
+extern "C" {
+
+int fw_api_version(void) { return FRAMEWALK_API_VERSION; }
+
+const char* fw_last_error(void) { return t_error.c_str(); }
+
+fw_context* fw_context_new(void) { return new (std::nothrow) fw_context; }
+
+void fw_context_free(fw_context* context) { delete context; }
+
+fw_status fw_context_set_sysroot(fw_context* context, const char* sysroot) {
+  if (!context) return fail(FW_ERR_ARGUMENT, "fw_context_set_sysroot: no context");
+  return guarded([&] {
+    context->state->sysroot = sysroot ? sysroot : "";
+    return FW_OK;
+  });
+}
+
+void fw_set_debuginfod(int enabled) { elf::enable_debuginfod(enabled != 0); }
+
+fw_status fw_target_attach_thread(fw_context* context, int pid, int tid, fw_freeze freeze, fw_target** out) {
+  if (!context || !out) return fail(FW_ERR_ARGUMENT, "fw_target_attach: no context or no place for the target");
+  if (freeze < FW_FREEZE_PROCESS || freeze > FW_FREEZE_COPY)
+    return fail(FW_ERR_ARGUMENT, "fw_target_attach: unknown freeze policy " + std::to_string(freeze));
+  if (tid < 0) return fail(FW_ERR_ARGUMENT, "fw_target_attach: thread id " + std::to_string(tid));
+  return guarded([&] {
+    LiveOptions lo;
+    lo.freeze = freeze == FW_FREEZE_THREAD ? FreezePolicy::kThread
+                : freeze == FW_FREEZE_COPY ? FreezePolicy::kCopy
+                                           : FreezePolicy::kProcess;
+    lo.only_thread = tid;
+    lo.load_before_stop = elf::debuginfod_enabled() && std::getenv("DEBUGINFOD_URLS");
+    auto t = LiveTarget::open(pid, lo, context->state->cache);
+    if (!t) return fail(status_of(t.error().code), std::to_string(pid) + ": " + thread_error_text(t.error()));
+    return new_target(context, std::move(*t), std::to_string(pid), out);
+  });
+}
+
+fw_status fw_target_attach(fw_context* context, int pid, fw_freeze freeze, fw_target** out) {
+  return fw_target_attach_thread(context, pid, 0, freeze, out);
+}
+
+fw_status fw_target_core(fw_context* context, const char* core, const char* executable, fw_target** out) {
+  if (!context || !core || !out) return fail(FW_ERR_ARGUMENT, "fw_target_core: no context, core path or place for the target");
+  return guarded([&] {
+    CoreOptions co;
+    co.exe = executable ? executable : "";
+    co.sysroot = context->state->sysroot;
+    if (!co.exe.empty()) {
+      if (auto exe = elf::ElfFile::open(co.exe); !exe)
+        return fail(status_of(exe.error().code), co.exe + ": cannot open the executable (" +
+                                                     (exe.error().code == ErrorCode::kIoError
+                                                          ? std::string(std::strerror(static_cast<int>(exe.error().offset)))
+                                                          : std::string(to_string(exe.error().code))) + ")");
+    }
+    auto c = CoreFile::open(core, co);
+    if (!c) {
+      const fw_status s = c.error().code == ErrorCode::kNotFound ? FW_ERR_FORMAT : status_of(c.error().code);
+      return fail(s, std::string(core) + ": " + core_open_error_text(core, c.error()));
+    }
+    auto target = std::make_unique<CoreTarget>(std::move(*c), context->state->cache);
+    return new_target(context, std::move(target), core, out);
+  });
+}
+
+fw_status fw_target_snapshot(fw_context* context, const char* directory, fw_target** out) {
+  if (!context || !directory || !out) return fail(FW_ERR_ARGUMENT, "fw_target_snapshot: no context, directory or place for the target");
+  return guarded([&] {
+    std::string problem;
+    auto data = read_snapshot(directory, &problem);
+    if (!data) return fail(data.error().code == ErrorCode::kIoError ? FW_ERR_IO : FW_ERR_FORMAT, problem);
+    auto target = std::make_unique<SnapshotTarget>(std::move(*data), context->state->cache, context->state->sysroot);
+    return new_target(context, std::move(target), directory, out);
+  });
+}
+
+fw_status fw_target_self(fw_context* context, fw_target** out) {
+  if (!context || !out) return fail(FW_ERR_ARGUMENT, "fw_target_self: no context or no place for the target");
+  return guarded([&] {
+    auto target = std::make_unique<SelfTarget>(context->state->cache);
+    SelfTarget* self = target.get();
+    const fw_status s = new_target(context, std::move(target), std::to_string(getpid()), out);
+    if (s == FW_OK) (*out)->self = self;
+    return s;
+  });
+}
+
+fw_status fw_target_backend(fw_context* context, const fw_backend* backend, void* arg, fw_target** out) {
+  if (!context || !backend || !out) return fail(FW_ERR_ARGUMENT, "fw_target_backend: no context, back-end or place for the target");
+  if (backend->struct_size < offsetof(fw_backend, report_mappings) + sizeof backend->report_mappings)
+    return fail(FW_ERR_ARGUMENT, "fw_target_backend: struct_size " + std::to_string(backend->struct_size) +
+                                     " is smaller than this library's fw_backend");
+  if (!backend->next_thread || !backend->set_initial_registers || !backend->memory_read)
+    return fail(FW_ERR_ARGUMENT, "fw_target_backend: next_thread, set_initial_registers and memory_read are required");
+  if (!arch::machine_for(static_cast<uint16_t>(backend->machine)))
+    return fail(FW_ERR_UNSUPPORTED, "fw_target_backend: machine " + std::to_string(backend->machine) +
+                                        " is not one framewalk unwinds (" + arch::supported_machine_names() + ")");
+  return guarded([&] {
+    auto target = std::make_unique<BackendTarget>(*backend, arg, context->state->cache);
+    return new_target(context, std::move(target), "back-end of process " + std::to_string(backend->pid), out);
+  });
+}
+
+fw_status fw_thread_state_set_registers(fw_thread_state* state, unsigned first_register, unsigned count,
+                                        const uint64_t* values) {
+  if (!state || !state->target || !state->target->filling_)
+    return fail(FW_ERR_STATE, "fw_thread_state_set_registers: called outside set_initial_registers");
+  if (count && !values) return fail(FW_ERR_ARGUMENT, "fw_thread_state_set_registers: no values");
+  BackendTarget& t = *state->target;
+  for (unsigned i = 0; i < count; ++i) {
+    const uint64_t reg = uint64_t{first_register} + i;
+    if (reg > 0xffff || !t.filling_->set(static_cast<unsigned>(reg), values[i])) {
+      t.register_problem_ = "register " + std::to_string(reg) + ": more registers than the register file holds";
+      return fail(FW_ERR_ARGUMENT, t.register_problem_);
+    }
+  }
+  return FW_OK;
+}
+
+fw_status fw_mappings_add(fw_mappings* mappings, uint64_t start, uint64_t end, uint64_t file_offset, const char* path) {
+  if (!mappings || !mappings->out) return fail(FW_ERR_STATE, "fw_mappings_add: called outside report_mappings");
+  if (!path || end <= start) return fail(FW_ERR_ARGUMENT, "fw_mappings_add: no path, or an empty range");
+  return guarded([&] {
+    MapEntry e;
+    e.start = start;
+    e.end = end;
+    e.offset = file_offset;
+    e.perms = "r-xp";
+    e.path = path;
+    mappings->out->push_back(std::move(e));
+    return FW_OK;
+  });
+}
+
+fw_status fw_target_detach(fw_target* target) {
+  if (!target) return fail(FW_ERR_ARGUMENT, "fw_target_detach: no target");
+  return guarded([&] {
+    target->target->detach();
+    return FW_OK;
+  });
+}
+
+void fw_target_free(fw_target* target) {
+  if (!target) return;
+  try {
+    target->target->detach();
+  } catch (...) {
+  }
+  delete target;
+}
+
+int fw_target_pid(const fw_target* target) { return target ? target->target->pid() : 0; }
+
+int fw_target_machine(const fw_target* target) { return target ? target->target->machine() : 0; }
+
+const char* fw_target_warning(const fw_target* target, size_t i) {
+  if (!target) return nullptr;
+  const auto& w = target->target->warnings();
+  return i < w.size() ? w[i].c_str() : nullptr;
+}
+
+void fw_release_held_threads(void) { release_held_threads(); }
+
+fw_status fw_next_thread(fw_target* target, int after_tid, int* tid) {
+  if (!target || !tid) return fail(FW_ERR_ARGUMENT, "fw_next_thread: no target or no place for the thread");
+  return guarded([&] {
+    auto next = target->target->next_thread(after_tid);
+    if (!next) {
+      std::string why = thread_error_text(next.error());
+      if (auto* b = dynamic_cast<BackendTarget*>(target->target.get()); b && !b->problem_.empty()) why = b->problem_;
+      if (next.error().code == ErrorCode::kNotFound)
+        why = "thread " + std::to_string(after_tid) + " is not one of the target's";
+      return fail(next.error().code == ErrorCode::kNotFound ? FW_ERR_ARGUMENT : status_of(next.error().code),
+                  target->pid_text + ": " + why);
+    }
+    *tid = *next;
+    t_error.clear();
+    return FW_OK;
+  });
+}
+
+const char* fw_thread_name(fw_target* target, int tid) {
+  if (!target) return "";
+  try {
+    target->name = target->target->thread_name(tid);
+  } catch (...) {
+    target->name.clear();
+  }
+  return target->name.c_str();
+}
+
+__attribute__((noinline)) fw_status fw_walk(fw_target* target, int tid, fw_frame_callback callback, void* arg,
+                                             const fw_walk_options* options, fw_walk_end* end) {
+  if (!target || !callback) return fail(FW_ERR_ARGUMENT, "fw_walk: no target or no callback");
+  arch::RegisterFile regs;
+  if (target->self) {
+    uint64_t raw[arch::kCaptureWords];
+    arch::framewalk_capture(raw);
+    regs = arch::from_host_capture(raw);
+  }
+  const fw_status s = guarded([&] { return walk(target, tid, callback, arg, options, end, &regs); });
+  asm volatile("" ::: "memory");  // this frame stays until the walk is over
+  return s;
+}
+
+__attribute__((noinline)) fw_status fw_backtrace(fw_target* target, int tid, fw_frame_info* frames, size_t max,
+                                                  size_t* count, fw_walk_end* end) {
+  if (!target || (!frames && max) || !count) return fail(FW_ERR_ARGUMENT, "fw_backtrace: no target, array or count");
+  arch::RegisterFile regs;
+  if (target->self) {
+    uint64_t raw[arch::kCaptureWords];
+    arch::framewalk_capture(raw);
+    regs = arch::from_host_capture(raw);
+  }
+  struct Fill {
+    fw_frame_info* frames;
+    size_t max, n;
+  } fill{frames, max, 0};
+  fw_walk_options o{sizeof o, max ? max : 1};
+  const fw_status s = guarded([&] {
+    return walk(
+        target, tid,
+        [](const fw_frame* f, void* a) {
+          auto* fill = static_cast<Fill*>(a);
+          if (fill->n == fill->max) return FW_STOP;
+          fw_frame_get_info(f, &fill->frames[fill->n++]);
+          return FW_CONTINUE;
+        },
+        &fill, &o, end, &regs);
+  });
+  asm volatile("" ::: "memory");
+  *count = fill.n;
+  return s;
+}
+
+size_t fw_frame_index(const fw_frame* frame) { return frame ? frame->index : 0; }
+uint64_t fw_frame_pc(const fw_frame* frame) { return frame ? frame->frame->pc : 0; }
+uint64_t fw_frame_sp(const fw_frame* frame) { return frame ? frame->frame->sp : 0; }
+int fw_frame_is_activation(const fw_frame* frame) { return frame && frame->frame->activation ? 1 : 0; }
+fw_frame_source fw_frame_get_source(const fw_frame* frame) {
+  return frame ? source_of(frame->frame->source) : FW_SOURCE_CONTEXT;
+}
+
+const char* fw_frame_source_name(fw_frame_source source) {
+  switch (source) {
+    case FW_SOURCE_CONTEXT: return to_string(FrameSource::kContext);
+    case FW_SOURCE_CFI: return to_string(FrameSource::kEhFrame);
+    case FW_SOURCE_DEBUG_FRAME: return to_string(FrameSource::kDebugFrame);
+    case FW_SOURCE_EXIDX: return to_string(FrameSource::kExidx);
+    case FW_SOURCE_SFRAME: return to_string(FrameSource::kSframe);
+    case FW_SOURCE_SIGNAL: return to_string(FrameSource::kSignal);
+    case FW_SOURCE_FRAME_POINTER: return to_string(FrameSource::kFramePointer);
+    case FW_SOURCE_PROLOGUE: return to_string(FrameSource::kPrologue);
+  }
+  return "?";
+}
+
+void fw_frame_get_info(const fw_frame* frame, fw_frame_info* out) {
+  if (!frame || !out) return;
+  const Frame& f = *frame->frame;
+  *out = fw_frame_info{};
+  out->pc = f.pc;
+  out->sp = f.sp;
+  out->activation = f.activation ? 1 : 0;
+  out->source = source_of(f.source);
+  if (f.module) {
+    out->module_id = f.module->id;
+    out->module_offset = f.pc - f.module->bias;
+  }
+}
+
+int fw_frame_register(const fw_frame* frame, unsigned dwarf_register, uint64_t* value) {
+  if (!frame || !frame->frame->registers) return 0;
+  auto v = frame->frame->registers->get(dwarf_register);
+  if (!v) return 0;
+  if (value) *value = *v;
+  return 1;
+}
+
+int fw_frame_module(const fw_frame* frame, fw_module_info* out) {
+  if (!frame || !out || !frame->frame->module) return 0;
+  const Module& m = *frame->frame->module;
+  try {
+    frame->path = m.name;
+    frame->build_id.clear();
+    if (m.data)
+      if (auto id = m.data->elf().build_id()) frame->build_id = hex_bytes(*id);
+  } catch (...) {
+    return 0;
+  }
+  out->id = m.id;
+  out->path = frame->path.c_str();
+  out->build_id = frame->build_id.c_str();
+  out->start = m.start;
+  out->end = m.end;
+  out->bias = m.bias;
+  return 1;
+}
+
+const char* fw_frame_function(const fw_frame* frame, uint64_t* offset) {
+  if (!frame) return nullptr;
+  try {
+    const FrameSymbol s = symbolize(*frame->frame);
+    if (!s.found) return nullptr;
+    frame->function = s.function;
+    if (offset) *offset = s.offset;
+    return frame->function.c_str();
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+size_t fw_frame_source_locations(const fw_frame* frame, fw_source_location* out, size_t max) {
+  if (!frame) return 0;
+  try {
+    if (!frame->have_sources) {
+      frame->sources = source_frames(*frame->frame, true);
+      frame->have_sources = true;
+    }
+  } catch (...) {
+    return 0;
+  }
+  const auto& s = frame->sources;
+  for (size_t i = 0; i < s.size() && i < max && out; ++i) {
+    out[i].function = s[i].function.empty() ? nullptr : s[i].function.c_str();
+    out[i].file = s[i].file.empty() ? nullptr : s[i].file.c_str();
+    out[i].line = s[i].line;
+    out[i].column = s[i].column;
+    out[i].inlined = s[i].inlined ? 1 : 0;
+  }
+  return s.size();
+}
+
+}  // extern "C"

@@ -1,0 +1,326 @@
+#include "target/snapshot_target.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "arch/machine.hpp"
+#include "base/text.hpp"
+#include "unwind/unwinder.hpp"
+
+namespace framewalk {
+
+namespace {
+
+struct MachineName {
+  const char* name;
+  uint16_t elf_machine;
+};
+constexpr MachineName kMachines[] = {{"x86_64", 62}, {"aarch64", 183}, {"arm", 40}};
+
+bool read_file(const std::string& path, std::string* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream s;
+  s << in.rdbuf();
+  *out = s.str();
+  return true;
+}
+
+std::string trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+}  // namespace
+
+Result<SnapshotData> read_snapshot(const std::string& directory, std::string* problem) {
+  namespace fs = std::filesystem;
+  auto fail = [&](const std::string& file, const std::string& what, ErrorCode code = ErrorCode::kBadArgument,
+                  uint64_t offset = 0) -> Error {
+    if (problem) *problem = directory + "/" + file + ": " + what;
+    return Error{code, offset};
+  };
+  SnapshotData data;
+  std::string text;
+  if (!read_file(directory + "/machine", &text)) return fail("machine", std::strerror(errno), ErrorCode::kIoError, errno);
+  const std::string name = trim(text);
+  for (const MachineName& m : kMachines)
+    if (name == m.name) data.machine = m.elf_machine;
+  if (!data.machine) return fail("machine", "unknown machine '" + name + "' (x86_64, aarch64 or arm)");
+  if (read_file(directory + "/pid", &text)) data.pid = static_cast<pid_t>(std::atoi(text.c_str()));
+  if (read_file(directory + "/name", &text)) data.name = trim(text);
+  if (!read_file(directory + "/maps", &text)) return fail("maps", std::strerror(errno), ErrorCode::kIoError, errno);
+  data.maps = parse_proc_maps(text);
+  std::error_code ec;
+  std::vector<pid_t> tids;
+  for (const auto& entry : fs::directory_iterator(directory, ec)) {
+    const std::string file = entry.path().filename().string();
+    const size_t dot = file.find(".regs");
+    if (dot == std::string::npos || dot + 5 != file.size() || dot == 0) continue;
+    if (!std::all_of(file.begin(), file.begin() + static_cast<long>(dot), [](char c) { return c >= '0' && c <= '9'; }))
+      continue;
+    tids.push_back(static_cast<pid_t>(std::atol(file.substr(0, dot).c_str())));
+  }
+  if (ec) return fail("", ec.message(), ErrorCode::kIoError, static_cast<uint64_t>(ec.value()));
+  std::sort(tids.begin(), tids.end());
+  if (tids.empty()) return fail("", "no thread (TID.regs file)", ErrorCode::kNotFound);
+  for (pid_t tid : tids) {
+    SnapshotData::Thread t;
+    t.tid = tid;
+    const std::string regs = std::to_string(tid) + ".regs";
+    if (!read_file(directory + "/" + regs, &text)) return fail(regs, std::strerror(errno), ErrorCode::kIoError, errno);
+    std::istringstream lines(text);
+    std::string line;
+    unsigned number = 0;
+    while (std::getline(lines, line)) {
+      ++number;
+      line = trim(line);
+      if (line.empty() || line[0] == '#') continue;
+      unsigned reg = 0;
+      uint64_t value = 0;
+      int used = 0;
+      if (std::sscanf(line.c_str(), "%u %" SCNx64 "%n", &reg, &value, &used) != 2 ||
+          static_cast<size_t>(used) != line.size())
+        return fail(regs, "line " + std::to_string(number) + ": not \"DWARF-NUMBER HEX-VALUE\"");
+      if (!t.registers.set(reg, value))
+        return fail(regs, "line " + std::to_string(number) + ": register " + std::to_string(reg) +
+                              ": more registers than the register file holds",
+                    ErrorCode::kTooManyRegisters, reg);
+    }
+    const std::string stack = std::to_string(tid) + ".stack";
+    if (read_file(directory + "/" + stack, &text)) {
+      size_t at = 0;
+      auto get64 = [&](size_t offset) {
+        uint64_t v = 0;
+        for (int i = 7; i >= 0; --i) v = v << 8 | static_cast<uint8_t>(text[offset + static_cast<size_t>(i)]);
+        return v;
+      };
+      while (at < text.size()) {
+        if (text.size() - at < 16)
+          return fail(stack, "a block's address and size cut short at offset " + std::to_string(at),
+                      ErrorCode::kTruncated, at);
+        SnapshotData::Block b;
+        b.address = get64(at);
+        const uint64_t size = get64(at + 8);
+        if (size > text.size() - at - 16)
+          return fail(stack, "the block at offset " + std::to_string(at) + " says " + std::to_string(size) +
+                                 " bytes, more than the file holds", ErrorCode::kTruncated, at);
+        if (size > ~uint64_t{0} - b.address)
+          return fail(stack, "the block at offset " + std::to_string(at) + " runs past the end of the address space",
+                      ErrorCode::kBadLength, at);
+        b.bytes.assign(text.begin() + static_cast<long>(at + 16), text.begin() + static_cast<long>(at + 16 + size));
+        at += 16 + size;
+        t.stack.push_back(std::move(b));
+      }
+    }
+    data.threads.push_back(std::move(t));
+  }
+  return data;
+}
+
+Result<void> write_snapshot(const SnapshotData& data, const std::string& directory) {
+  std::filesystem::create_directories(directory);
+  auto write = [&](const std::string& file, const std::string& bytes) {
+    std::ofstream out(directory + "/" + file, std::ios::binary | std::ios::trunc);
+    out << bytes;
+    return static_cast<bool>(out);
+  };
+  std::string machine;
+  for (const MachineName& m : kMachines)
+    if (m.elf_machine == data.machine) machine = m.name;
+  if (machine.empty()) return Error{ErrorCode::kUnsupportedMachine, data.machine};
+  bool good = write("machine", machine + "\n") && write("pid", std::to_string(data.pid) + "\n") &&
+              (data.name.empty() || write("name", data.name + "\n"));
+  std::string maps;
+  for (const MapEntry& e : data.maps) {
+    char line[128];
+    std::snprintf(line, sizeof line, "%" PRIx64 "-%" PRIx64 " %s %08" PRIx64 " %s %" PRIu64, e.start, e.end,
+                  e.perms.c_str(), e.offset, e.device.empty() ? "00:00" : e.device.c_str(), e.inode);
+    maps += line;
+    if (!e.path.empty()) maps += "                          " + e.path;
+    maps += "\n";
+  }
+  good &= write("maps", maps);
+  for (const SnapshotData::Thread& t : data.threads) {
+    std::string regs;
+    for (unsigned r = 0; r < arch::RegisterFile::kMaxRegisters; ++r)
+      if (auto v = t.registers.get(r)) regs += std::to_string(r) + " " + hex_digits(*v) + "\n";
+    for (unsigned i = 0; i < t.registers.high_count(); ++i) {
+      const unsigned r = t.registers.high_number(i);
+      regs += std::to_string(r) + " " + hex_digits(*t.registers.get(r)) + "\n";
+    }
+    good &= write(std::to_string(t.tid) + ".regs", regs);
+    std::string bytes;
+    auto put64 = [&](uint64_t v) {
+      for (int i = 0; i < 8; ++i) bytes += static_cast<char>(v >> (8 * i));
+    };
+    for (const SnapshotData::Block& b : t.stack) {
+      put64(b.address);
+      put64(b.bytes.size());
+      bytes.append(b.bytes.begin(), b.bytes.end());
+    }
+    if (!bytes.empty()) good &= write(std::to_string(t.tid) + ".stack", bytes);
+  }
+  if (!good) return Error{ErrorCode::kIoError, static_cast<uint64_t>(errno)};
+  return ok();
+}
+
+namespace {
+
+// Memory that notes every page a walk reads, to save them too: the stack
+// below a signal frame on another stack (sigaltstack), a frame pointer chain
+// that leaves the block saved.
+class RecordingMemory final : public Memory {
+ public:
+  explicit RecordingMemory(Memory& inner) : inner_(inner) {}
+  size_t read(uint64_t address, void* out, size_t size) override {
+    const size_t n = inner_.read(address, out, size);
+    if (n) {
+      for (uint64_t page = address & ~uint64_t{4095}; page < address + n; page += 4096) {
+        pages_.push_back(page);
+        if (page > ~uint64_t{0} - 4096) break;
+      }
+    }
+    return n;
+  }
+  std::vector<uint64_t> pages_;
+
+ private:
+  Memory& inner_;
+};
+
+// Up to `size` bytes at `address`, page by page until memory ends.
+std::vector<uint8_t> read_block(Memory& memory, uint64_t address, size_t size) {
+  std::vector<uint8_t> bytes(size);
+  size_t got = 0;
+  while (got < size) {
+    const size_t want = std::min<size_t>(4096 - ((address + got) & 4095), size - got);
+    const size_t n = memory.read(address + got, bytes.data() + got, want);
+    got += n;
+    if (n < want) break;
+  }
+  bytes.resize(got);
+  return bytes;
+}
+
+}  // namespace
+
+SnapshotData snapshot_of(Target& target, size_t max_stack) {
+  SnapshotData data;
+  data.machine = target.machine();
+  data.pid = target.pid();
+  data.name = target.process_name();
+  const arch::Machine* machine = arch::machine_for(data.machine);
+  pid_t tid = 0;
+  for (;;) {
+    auto next = target.next_thread(tid);
+    if (!next || *next == 0) break;
+    tid = *next;
+    SnapshotData::Thread t;
+    t.tid = tid;
+    if (!target.initial_registers(tid, &t.registers)) continue;
+    auto sp = machine ? t.registers.get(machine->stack_pointer()) : std::nullopt;
+    if (sp) {
+      SnapshotData::Block b;
+      b.address = *sp >= 128 ? *sp - 128 : 0;
+      b.bytes = read_block(target.memory(), b.address, max_stack);
+      // What a walk reads beyond that block is saved too, a page at a time.
+      RecordingMemory recording(target.memory());
+      Unwinder unwinder(target.modules(), recording, target.machine());
+      if (auto mask = target.pointer_auth_mask()) unwinder.set_pointer_auth_mask(*mask);
+      unwinder.walk(t.registers, [](const Frame&) { return true; });
+      std::sort(recording.pages_.begin(), recording.pages_.end());
+      recording.pages_.erase(std::unique(recording.pages_.begin(), recording.pages_.end()), recording.pages_.end());
+      const uint64_t block_start = b.address, block_end = b.address + b.bytes.size();
+      if (!b.bytes.empty()) t.stack.push_back(std::move(b));
+      for (uint64_t page : recording.pages_) {
+        if (page + 4096 > block_start && page < block_end) continue;
+        if (!t.stack.empty() && t.stack.back().address + t.stack.back().bytes.size() == page && t.stack.size() > 1) {
+          auto more = read_block(target.memory(), page, 4096);
+          t.stack.back().bytes.insert(t.stack.back().bytes.end(), more.begin(), more.end());
+          continue;
+        }
+        SnapshotData::Block extra;
+        extra.address = page;
+        extra.bytes = read_block(target.memory(), page, 4096);
+        if (!extra.bytes.empty()) t.stack.push_back(std::move(extra));
+      }
+    }
+    target.thread_detach(tid);
+    data.threads.push_back(std::move(t));
+  }
+  for (const auto& m : target.modules().modules()) {
+    MapEntry e;
+    e.start = m->start;
+    e.end = m->end;
+    e.perms = "r-xp";
+    e.path = m->name;
+    // The file offset that the module's first address maps.
+    if (m->data) {
+      const uint64_t vaddr = m->start - m->bias;
+      for (const elf::Segment& p : m->data->elf().segments()) {
+        if (p.type != elf::kPtLoad) continue;
+        const uint64_t page_vaddr = p.vaddr & ~uint64_t{0xfff};
+        if (vaddr >= page_vaddr && vaddr - page_vaddr < std::max<uint64_t>(p.offset - (p.offset & ~uint64_t{0xfff}) + p.filesz, 1)) {
+          e.offset = (p.offset & ~uint64_t{0xfff}) + (vaddr - page_vaddr);
+          break;
+        }
+      }
+    }
+    data.maps.push_back(std::move(e));
+  }
+  return data;
+}
+
+SnapshotTarget::SnapshotTarget(SnapshotData data, std::shared_ptr<ModuleCache> cache, std::string sysroot)
+    : data_(std::move(data)), cache_(cache ? std::move(cache) : std::make_shared<ModuleCache>()),
+      sysroot_(std::move(sysroot)), memory_(data_) {}
+
+size_t SnapshotTarget::BlockMemory::read(uint64_t address, void* out, size_t size) {
+  for (const SnapshotData::Thread& t : data_.threads) {
+    for (const SnapshotData::Block& b : t.stack) {
+      if (address < b.address || address - b.address >= b.bytes.size()) continue;
+      const size_t off = static_cast<size_t>(address - b.address);
+      const size_t n = std::min(size, b.bytes.size() - off);
+      std::memcpy(out, b.bytes.data() + off, n);
+      return n;
+    }
+  }
+  return 0;
+}
+
+const ModuleMap& SnapshotTarget::modules() {
+  if (!modules_built_) {
+    modules_ = modules_from_maps(0, data_.maps, *cache_, memory_, sysroot_);
+    modules_built_ = true;
+  }
+  return modules_;
+}
+
+Result<pid_t> SnapshotTarget::next_thread(pid_t after) {
+  size_t i = 0;
+  if (after) {
+    while (i < data_.threads.size() && data_.threads[i].tid != after) ++i;
+    if (i == data_.threads.size()) return Error{ErrorCode::kNotFound, static_cast<uint64_t>(after)};
+    ++i;
+  }
+  return i < data_.threads.size() ? data_.threads[i].tid : 0;
+}
+
+Result<void> SnapshotTarget::initial_registers(pid_t tid, arch::RegisterFile* out) {
+  for (const SnapshotData::Thread& t : data_.threads) {
+    if (t.tid == tid) {
+      *out = t.registers;
+      return ok();
+    }
+  }
+  return Error{ErrorCode::kNoSuchProcess, static_cast<uint64_t>(tid)};
+}
+
+}  // namespace framewalk

@@ -1,0 +1,85 @@
+// A snapshot as a Target: registers, stack bytes and mappings saved from a
+// process (a crash reporter's minidump, an offline replay as libunwindstack's
+// tests keep them), walked wherever the mapped files are.
+//
+// On disk, a directory:
+//   machine     x86_64, aarch64 or arm
+//   maps        the process's /proc/PID/maps lines
+//   TID.regs    one register a line: its DWARF number and its value in hex
+//   TID.stack   blocks of the thread's memory, each its address and its size
+//               (8 bytes each, little-endian), then its bytes
+// Threads in the order of their ids. Optional: `pid` (the process's id) and
+// `name` (its name).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "target/proc_maps.hpp"
+#include "target/target.hpp"
+
+namespace framewalk {
+
+struct SnapshotData {
+  uint16_t machine = 0;  // ELF e_machine
+  pid_t pid = 0;
+  std::string name;
+  std::vector<MapEntry> maps;
+  struct Block {
+    uint64_t address = 0;
+    std::vector<uint8_t> bytes;
+  };
+  struct Thread {
+    pid_t tid = 0;
+    arch::RegisterFile registers;
+    std::vector<Block> stack;
+  };
+  std::vector<Thread> threads;
+};
+
+// Reads a snapshot directory. On failure, `problem` says which file and
+// where ("DIR/17.regs: line 3: ...").
+Result<SnapshotData> read_snapshot(const std::string& directory, std::string* problem);
+// Writes one (tests, and a program that saves its own state).
+Result<void> write_snapshot(const SnapshotData& data, const std::string& directory);
+
+// What a walk of every thread of `target` needs, saved: each thread's
+// registers, up to `max_stack` bytes of its stack from 128 below its stack
+// pointer, every other page of memory its walk reads (the stack below a
+// signal frame on an alternate stack), and one mapping per module. The vDSO's code is not saved
+// (frames in it are not unwound from the snapshot). Reads the target's
+// threads as a dump does; does not detach (a live target frozen as a whole
+// stays frozen for a walk of the same moment).
+SnapshotData snapshot_of(Target& target, size_t max_stack = 512u << 10);
+
+class SnapshotTarget final : public Target {
+ public:
+  SnapshotTarget(SnapshotData data, std::shared_ptr<ModuleCache> cache, std::string sysroot = "");
+
+  uint16_t machine() const override { return data_.machine; }
+  pid_t pid() const override { return data_.pid; }
+  std::string process_name() const override { return data_.name; }
+  Result<pid_t> next_thread(pid_t after) override;
+  Result<void> initial_registers(pid_t tid, arch::RegisterFile* out) override;
+  Memory& memory() override { return memory_; }
+  const ModuleMap& modules() override;
+
+ private:
+  class BlockMemory final : public Memory {
+   public:
+    explicit BlockMemory(const SnapshotData& data) : data_(data) {}
+    size_t read(uint64_t address, void* out, size_t size) override;
+
+   private:
+    const SnapshotData& data_;
+  };
+  SnapshotData data_;
+  std::shared_ptr<ModuleCache> cache_;
+  std::string sysroot_;
+  BlockMemory memory_;
+  ModuleMap modules_;
+  bool modules_built_ = false;
+};
+
+}  // namespace framewalk
