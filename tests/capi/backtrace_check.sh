@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# elfutils' backtrace checks through the C API (backtrace_check.c): the child
+# stopped in raise from its signal handler, walked live with each freeze
+# policy (and left stopped as it was), then from its core (gcore).
+#   backtrace_check.sh CHECKER CHILD WORKDIR
+set -euo pipefail
+checker=$1 child=$2 work=$3
+mkdir -p "$work"
+"$child" >"$work/pid" &
+pid=$!
+trap 'kill -CONT $pid 2>/dev/null; kill -KILL $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT
+state() { awk '{print $3}' "/proc/$pid/stat"; }
+for _ in $(seq 200); do [ "$(state)" = T ] && break; sleep 0.02; done
+[ "$(state)" = T ] || { echo "FAIL: the child did not stop (state $(state))"; exit 1; }
+status=0
+for freeze in process thread copy; do
+  echo "== live, --freeze=$freeze"
+  "$checker" live "$pid" "$freeze" || status=1
+  # Left as it was: still stopped, every thread.
+  for task in /proc/$pid/task/*; do
+    s=$(awk '{print $3}' "$task/stat")
+    [ "$s" = T ] || { echo "FAIL: thread ${task##*/} is in state $s after the walk, not T"; status=1; }
+  done
+done
+echo "== core"
+if gcore -o "$work/core" "$pid" >/dev/null 2>&1 && [ -f "$work/core.$pid" ]; then
+  "$checker" core "$work/core.$pid" "$child" || status=1
+else
+  echo "FAIL: gcore could not write a core"
+  status=1
+fi
+exit $status
