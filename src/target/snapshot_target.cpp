@@ -209,6 +209,9 @@ std::vector<uint8_t> read_block(Memory& memory, uint64_t address, size_t size) {
   return bytes;
 }
 
+// As deep as a stack overflow's walk goes (8 MiB of stack, 48-byte frames).
+constexpr size_t kSnapshotWalkFrames = 1u << 18;
+
 }  // namespace
 
 SnapshotData snapshot_of(Target& target, size_t max_stack) {
@@ -234,7 +237,9 @@ SnapshotData snapshot_of(Target& target, size_t max_stack) {
       RecordingMemory recording(target.memory());
       Unwinder unwinder(target.modules(), recording, target.machine());
       if (auto mask = target.pointer_auth_mask()) unwinder.set_pointer_auth_mask(*mask);
-      unwinder.walk(t.registers, [](const Frame&) { return true; });
+      UnwindOptions o;
+      o.max_frames = kSnapshotWalkFrames;
+      unwinder.walk(t.registers, [](const Frame&) { return true; }, o);
       std::sort(recording.pages_.begin(), recording.pages_.end());
       recording.pages_.erase(std::unique(recording.pages_.begin(), recording.pages_.end()), recording.pages_.end());
       const uint64_t block_start = b.address, block_end = b.address + b.bytes.size();
@@ -260,7 +265,10 @@ SnapshotData snapshot_of(Target& target, size_t max_stack) {
     e.start = m->start;
     e.end = m->end;
     e.perms = "r-xp";
-    e.path = m->name;
+    // The file as framewalk opened it (under a sysroot, the --exe given), so
+    // that the snapshot is walked here without them.
+    e.path = m->data && !m->data->elf().name().empty() && m->data->elf().name()[0] == '/' ? m->data->elf().name()
+                                                                                          : m->name;
     // The file offset that the module's first address maps.
     if (m->data) {
       const uint64_t vaddr = m->start - m->bias;

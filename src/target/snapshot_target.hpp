@@ -47,7 +47,9 @@ Result<void> write_snapshot(const SnapshotData& data, const std::string& directo
 // What a walk of every thread of `target` needs, saved: each thread's
 // registers, up to `max_stack` bytes of its stack from 128 below its stack
 // pointer, every other page of memory its walk reads (the stack below a
-// signal frame on an alternate stack), and one mapping per module. The vDSO's code is not saved
+// signal frame on an alternate stack), and one mapping per module, naming
+// the file as it was opened here (under a sysroot, or the executable given
+// for a core), so that the snapshot is walked without them. The vDSO's code is not saved
 // (frames in it are not unwound from the snapshot). Reads the target's
 // threads as a dump does; does not detach (a live target frozen as a whole
 // stays frozen for a walk of the same moment).

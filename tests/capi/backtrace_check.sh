@@ -2,9 +2,10 @@
 # elfutils' backtrace checks through the C API (backtrace_check.c): the child
 # stopped in raise from its signal handler, walked live with each freeze
 # policy (and left stopped as it was), then from its core (gcore).
-#   backtrace_check.sh CHECKER CHILD WORKDIR
+# The core is also saved as a snapshot and replayed (compare_replay.py).
+#   backtrace_check.sh CHECKER CHILD WORKDIR FRAMEWALK REPLAY
 set -euo pipefail
-checker=$1 child=$2 work=$3
+checker=$1 child=$2 work=$3 framewalk=$4 replay=$5
 mkdir -p "$work"
 "$child" >"$work/pid" &
 pid=$!
@@ -25,6 +26,8 @@ done
 echo "== core"
 if gcore -o "$work/core" "$pid" >/dev/null 2>&1 && [ -f "$work/core.$pid" ]; then
   "$checker" core "$work/core.$pid" "$child" || status=1
+  echo "== the core's snapshot, and a user back-end replaying it"
+  python3 "$(dirname "$0")/compare_replay.py" "$framewalk" "$replay" "$work/core.$pid" "$work" --exe "$child" || status=1
 else
   echo "FAIL: gcore could not write a core"
   status=1

@@ -9,6 +9,9 @@ writes is read by `framewalk stack --core --sysroot` and by gdb-multiarch
 
 - truth "gdb": every thread's frames must equal gdb's PC for PC, and a walk
   gdb ends at the outermost frame must end `outermost` in framewalk too;
+- with --replay, the core saved as a snapshot (`--save-snapshot`) must give
+  the core's frames again, walked by `framewalk stack --snapshot` and by a
+  user back-end of the C API replaying it (examples/replay_backend.c);
 - truth "chain" (where gdb is wrong: PIE programs, whose libraries gdb 13 does
   not find in these cores; PAC-signed return addresses, where gdb stops):
   framewalk's function names, filtered to the fixture's own functions, must be
@@ -30,6 +33,8 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "fixtures")
 GDB_FRAMES = os.path.join(HERE, "..", "stack", "gdb_frames.py")
+sys.path.insert(0, os.path.join(HERE, "..", "capi"))
+import compare_replay  # noqa: E402
 
 MACHINES = {
     "aarch64": {
@@ -299,6 +304,8 @@ def main():
     ap.add_argument("--work", required=True, help="directory for the fixtures and their cores")
     ap.add_argument("--only", help="comma-separated fixture names")
     ap.add_argument("--show-frames", action="store_true")
+    ap.add_argument("--replay", help="examples/replay_backend: each core is also saved as a snapshot, which it and "
+                                     "`framewalk stack --snapshot` must walk to the core's frames")
     args = ap.parse_args()
     machine = MACHINES[args.machine]
     for tool in (machine["cc"], machine["cxx"], machine["qemu"], "gdb-multiarch"):
@@ -325,6 +332,11 @@ def main():
                 gdb = gdb_threads(machine, run_exe, core)
                 gdb_frames = sum(len(physical(t["frames"])) for t in gdb)
                 problems += compare_with_gdb(gdb, fw_threads)
+            if args.replay:
+                replay_problems, _ = compare_replay.compare(fw, os.path.abspath(args.replay), core,
+                                                            os.path.join(args.work, fx.name + ".replay"),
+                                                            sysroot=machine["sysroot"])
+                problems += ["snapshot replay: " + p for p in replay_problems]
         except (RuntimeError, subprocess.TimeoutExpired, ValueError, KeyError) as e:
             problems = ["error: %s" % e]
             fw_threads = []
