@@ -8,6 +8,7 @@ packages=(
   googletest           # its sources: GoogleTest built for AArch64 (tests/cross/inprocess.sh)
   zlib1g-dev libzstd-dev liblzma-dev xz-utils
   binutils elfutils gdb time python3 libunwind-dev
+  python3-pytest       # tests/python: the Python bindings' tests (gcore, from gdb, makes their core)
   debuginfod           # a local server for the debuginfod test (brings libdebuginfod1)
   clang libclang-rt-14-dev llvm
   # Other machines: cross compilers (gcc-multilib conflicts with them: 32-bit
