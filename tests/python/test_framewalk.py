@@ -3,6 +3,7 @@ processes under each freeze policy, a core, a snapshot, the calling thread,
 user back-ends in Python, and the errors."""
 from __future__ import annotations
 
+import ctypes
 import os
 import re
 import shutil
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import framewalk
-from conftest import marker_line
+from conftest import REPO, marker_line
 
 MAIN_CHAIN = ["level2", "level1", "main"]
 WORKER_CHAIN = ["worker_level1", "worker_main"]
@@ -581,3 +582,41 @@ def test_backend_argument_errors():
             target.thread(7).frames()
         assert isinstance(raised.value.__cause__, framewalk.ArgumentError)
         assert "70000" in str(raised.value)
+
+
+# ---- the declarations against the header ---------------------------------------------------
+
+
+def test_struct_layouts(tmp_path):
+    """The ctypes structures have the C structures' sizes and field offsets (the header compiled
+    by gcc); the enums' values of _capi are the header's."""
+    from framewalk import _capi
+
+    structs = {"fw_walk_end": _capi.fw_walk_end, "fw_walk_options": _capi.fw_walk_options,
+               "fw_module_info": _capi.fw_module_info, "fw_frame_info": _capi.fw_frame_info,
+               "fw_source_location": _capi.fw_source_location, "fw_backend": _capi.fw_backend}
+    lines = ['#include <stdio.h>', '#include <stddef.h>', '#include "framewalk/framewalk.h"', "int main(void) {"]
+    for name, cls in structs.items():
+        lines.append(f'  printf("{name} %zu\\n", sizeof({name}));')
+        for field, _ in cls._fields_:
+            lines.append(f'  printf("{name}.{field} %zu\\n", offsetof({name}, {field}));')
+    constants = {"FW_ERR_BACKEND": _capi.FW_ERR_BACKEND, "FW_ERR_NO_MEMORY": _capi.FW_ERR_NO_MEMORY,
+                 "FW_FREEZE_COPY": _capi.FREEZE["copy"], "FW_FREEZE_THREAD": _capi.FREEZE["thread"],
+                 "FW_STOP": _capi.FW_STOP, "FW_END_FAILED": len(_capi.END_NAMES) - 1,
+                 "FW_STOP_UNSUPPORTED_MACHINE": len(_capi.REASON_NAMES) - 1,
+                 "FRAMEWALK_API_VERSION": _capi.API_VERSION}
+    for name in constants:
+        lines.append(f'  printf("{name} %d\\n", (int){name});')
+    lines += ["  return 0;", "}"]
+    source = tmp_path / "layout.c"
+    source.write_text("\n".join(lines) + "\n")
+    subprocess.run(["gcc", "-std=c99", "-I", str(REPO / "include"), "-o", str(tmp_path / "layout"), str(source)],
+                   check=True, capture_output=True, timeout=60)
+    out = dict(line.split() for line in subprocess.run(
+        [str(tmp_path / "layout")], check=True, capture_output=True, text=True).stdout.splitlines())
+    for name, cls in structs.items():
+        assert int(out[name]) == ctypes.sizeof(cls), name
+        for field, _ in cls._fields_:
+            assert int(out[f"{name}.{field}"]) == getattr(cls, field).offset, f"{name}.{field}"
+    for name, value in constants.items():
+        assert int(out[name]) == value, name
