@@ -160,7 +160,7 @@ int main(int argc, char **argv) {
   for (int tid = 0; fw_next_thread(target, tid, &tid) == FW_OK && tid != 0;) {
     fw_walk_end end;
     printf("TID %d:\n", tid);
-    const fw_walk_options options = {sizeof options, 100000}; /* a stack overflow's frames too */
+    const fw_walk_options options = {sizeof options, 100000, 0}; /* a stack overflow's frames too */
     if (fw_walk(target, tid, print_frame, NULL, &options, &end) != FW_OK) printf("  (%s)\n", fw_last_error());
     else printf("  stop: %s\n", end.message);
   }

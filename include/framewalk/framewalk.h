@@ -99,7 +99,8 @@ typedef enum fw_freeze {
 /* A live process (ptrace). The process is left as it was by fw_target_detach
  * and fw_target_free. */
 FRAMEWALK_API fw_status fw_target_attach(fw_context *context, int pid, fw_freeze freeze, fw_target **out);
-/* One thread of a live process. */
+/* One thread of a live process (a thread id that does not exist is reported
+ * by the first fw_walk of it). */
 FRAMEWALK_API fw_status fw_target_attach_thread(fw_context *context, int pid, int tid, fw_freeze freeze,
                                                fw_target **out);
 /* A core file; `executable` may be NULL (the core's own path is used). */
@@ -163,7 +164,9 @@ FRAMEWALK_API fw_status fw_target_backend(fw_context *context, const fw_backend 
 
 /* Lets the process go (every thread still held); idempotent. */
 FRAMEWALK_API fw_status fw_target_detach(fw_target *target);
-/* Detaches, then frees. */
+/* Detaches, then frees. A live target must be freed (or detached) by the
+ * thread that walked it: Linux lets only the tracing thread detach; freed
+ * from another, its threads stay stopped until the tracing thread exits. */
 FRAMEWALK_API void fw_target_free(fw_target *target);
 FRAMEWALK_API int fw_target_pid(const fw_target *target);
 /* ELF e_machine of the target's code. */
@@ -181,7 +184,7 @@ FRAMEWALK_API void fw_release_held_threads(void);
  * are no more. With FW_FREEZE_PROCESS the first call stops the process. */
 FRAMEWALK_API fw_status fw_next_thread(fw_target *target, int after_tid, int *tid);
 /* The thread's name (its comm; a core's process name); "" when unknown.
- * Valid until the next call of this function on the calling thread. */
+ * Valid until the next call of this function with the same target. */
 FRAMEWALK_API const char *fw_thread_name(fw_target *target, int tid);
 
 /* ---- walks ------------------------------------------------------------ */
@@ -223,6 +226,8 @@ typedef struct fw_walk_end {
 typedef struct fw_walk_options {
   size_t struct_size; /* sizeof(fw_walk_options) */
   size_t max_frames;  /* 0: 256 */
+  size_t skip_frames; /* frames not given to the callback, innermost first
+                         (a language runtime's own, walking the calling thread) */
 } fw_walk_options;
 
 /* Walks thread `tid`: calls `callback` for each frame, innermost first, until
@@ -272,6 +277,9 @@ FRAMEWALK_API void fw_frame_get_info(const fw_frame *frame, fw_frame_info *out);
 /* 1 and *value when the walk knows the register's value in this frame
  * (DWARF number), else 0. */
 FRAMEWALK_API int fw_frame_register(const fw_frame *frame, unsigned dwarf_register, uint64_t *value);
+/* Every register the walk knows in this frame, in increasing DWARF number:
+ * up to `max` numbers and values, returns how many there are (may exceed max). */
+FRAMEWALK_API size_t fw_frame_registers(const fw_frame *frame, unsigned *numbers, uint64_t *values, size_t max);
 /* 1 and *out when the PC is in a module, else 0. */
 FRAMEWALK_API int fw_frame_module(const fw_frame *frame, fw_module_info *out);
 /* The function's name (demangled) and the PC's offset in it; NULL when no

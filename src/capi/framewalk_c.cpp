@@ -83,6 +83,7 @@ class BackendTarget final : public Target {
     const int tid = backend_.next_thread(arg_, after);
     if (tid < 0) {
       problem_ = "the back-end's next_thread failed (" + std::to_string(tid) + ")";
+      backend_failed_ = true;
       return Error{ErrorCode::kInvalidState, static_cast<uint64_t>(-static_cast<int64_t>(tid))};
     }
     return static_cast<pid_t>(tid);
@@ -100,6 +101,7 @@ class BackendTarget final : public Target {
   const ModuleMap& modules() override;
 
   std::string problem_;  // why the last back-end call failed
+  bool backend_failed_ = false;  // a callback said it failed (FW_ERR_BACKEND)
   std::vector<MapEntry> mappings_;
   arch::RegisterFile* filling_ = nullptr;  // during set_initial_registers
   std::string register_problem_;
@@ -166,6 +168,7 @@ class SelfTarget final : public Target {
     *out = *captured_;
     return ok();
   }
+  std::string thread_name(pid_t tid) const override { return framewalk::thread_name(getpid(), tid); }
   Memory& memory() override { return memory_; }
   const ModuleMap& modules() override {
     // Re-read at each walk: libraries come and go (dlopen, dlclose).
@@ -236,6 +239,7 @@ Result<void> BackendTarget::initial_registers(pid_t tid, arch::RegisterFile* out
   if (r != 0) {
     problem_ = "the back-end's set_initial_registers failed for thread " + std::to_string(tid) + " (" +
                std::to_string(r) + ")";
+    backend_failed_ = true;
     return Error{ErrorCode::kNoRegisters, 0};
   }
   return ok();
@@ -310,10 +314,21 @@ fw_frame_source source_of(FrameSource s) {
   return FW_SOURCE_CONTEXT;
 }
 
+// A back-end's own account of a failure, when it has one.
+fw_status backend_failure(fw_target* target, fw_status status, std::string* why) {
+  auto* b = dynamic_cast<BackendTarget*>(target->target.get());
+  if (!b || b->problem_.empty()) return status;
+  *why = b->problem_;
+  b->problem_.clear();
+  const fw_status s = b->backend_failed_ ? FW_ERR_BACKEND : status;
+  b->backend_failed_ = false;
+  return s;
+}
+
 fw_status thread_failure(fw_target* target, int tid, const Error& e) {
   std::string why = thread_error_text(e);
-  if (auto* b = dynamic_cast<BackendTarget*>(target->target.get()); b && !b->problem_.empty()) why = b->problem_;
-  return fail(status_of(e.code), target->pid_text + ": thread " + std::to_string(tid) + ": " + why);
+  const fw_status s = backend_failure(target, status_of(e.code), &why);
+  return fail(s, target->pid_text + ": thread " + std::to_string(tid) + ": " + why);
 }
 
 // The walk behind fw_walk and fw_backtrace. `captured`: the calling thread's
@@ -328,10 +343,14 @@ fw_status walk(fw_target* target, int tid, fw_frame_callback callback, void* arg
     o.max_frames = options->max_frames;
   o.row_cache = &target->rows;
   size_t skip = 0;
+  if (options && options->struct_size >= offsetof(fw_walk_options, skip_frames) + sizeof(size_t)) {
+    skip = options->skip_frames;
+    o.max_frames += skip;
+  }
   if (target->self) {
     target->self->captured_ = captured;
     o.first_is_return_address = true;
-    skip = 1;
+    ++skip;
     ++o.max_frames;
   }
   size_t index = 0;
@@ -459,7 +478,8 @@ fw_status fw_target_backend(fw_context* context, const fw_backend* backend, void
                                         " is not one framewalk unwinds (" + arch::supported_machine_names() + ")");
   return guarded([&] {
     auto target = std::make_unique<BackendTarget>(*backend, arg, context->state->cache);
-    return new_target(context, std::move(target), "back-end of process " + std::to_string(backend->pid), out);
+    return new_target(context, std::move(target),
+                      backend->pid > 0 ? "back-end of process " + std::to_string(backend->pid) : "user back-end", out);
   });
 }
 
@@ -529,11 +549,11 @@ fw_status fw_next_thread(fw_target* target, int after_tid, int* tid) {
     auto next = target->target->next_thread(after_tid);
     if (!next) {
       std::string why = thread_error_text(next.error());
-      if (auto* b = dynamic_cast<BackendTarget*>(target->target.get()); b && !b->problem_.empty()) why = b->problem_;
+      fw_status s = next.error().code == ErrorCode::kNotFound ? FW_ERR_ARGUMENT : status_of(next.error().code);
       if (next.error().code == ErrorCode::kNotFound)
         why = "thread " + std::to_string(after_tid) + " is not one of the target's";
-      return fail(next.error().code == ErrorCode::kNotFound ? FW_ERR_ARGUMENT : status_of(next.error().code),
-                  target->pid_text + ": " + why);
+      s = backend_failure(target, s, &why);
+      return fail(s, target->pid_text + ": " + why);
     }
     *tid = *next;
     t_error.clear();
@@ -578,7 +598,7 @@ __attribute__((noinline)) fw_status fw_backtrace(fw_target* target, int tid, fw_
     fw_frame_info* frames;
     size_t max, n;
   } fill{frames, max, 0};
-  fw_walk_options o{sizeof o, max ? max : 1};
+  fw_walk_options o{sizeof o, max ? max : 1, 0};
   const fw_status s = guarded([&] {
     return walk(
         target, tid,
@@ -637,6 +657,23 @@ int fw_frame_register(const fw_frame* frame, unsigned dwarf_register, uint64_t* 
   if (!v) return 0;
   if (value) *value = *v;
   return 1;
+}
+
+size_t fw_frame_registers(const fw_frame* frame, unsigned* numbers, uint64_t* values, size_t max) {
+  if (!frame || !frame->frame->registers) return 0;
+  const arch::RegisterFile& r = *frame->frame->registers;
+  std::vector<unsigned> known;
+  for (unsigned reg = 0; reg < arch::RegisterFile::kMaxRegisters; ++reg)
+    if (r.known(reg)) known.push_back(reg);
+  std::vector<unsigned> high;
+  for (unsigned i = 0; i < r.high_count(); ++i) high.push_back(r.high_number(i));
+  std::sort(high.begin(), high.end());
+  known.insert(known.end(), high.begin(), high.end());
+  for (size_t i = 0; i < known.size() && i < max; ++i) {
+    if (numbers) numbers[i] = known[i];
+    if (values) values[i] = *r.get(known[i]);
+  }
+  return known.size();
 }
 
 int fw_frame_module(const fw_frame* frame, fw_module_info* out) {

@@ -3,9 +3,11 @@
 # stopped in raise from its signal handler, walked live with each freeze
 # policy (and left stopped as it was), then from its core (gcore).
 # The core is also saved as a snapshot and replayed (compare_replay.py).
-#   backtrace_check.sh CHECKER CHILD WORKDIR FRAMEWALK REPLAY
+# Then two contexts in two threads at once, and one context reused across
+# 1,000 targets (contexts_check.c), on that core.
+#   backtrace_check.sh CHECKER CHILD WORKDIR FRAMEWALK REPLAY CONTEXTS
 set -euo pipefail
-checker=$1 child=$2 work=$3 framewalk=$4 replay=$5
+checker=$1 child=$2 work=$3 framewalk=$4 replay=$5 contexts=$6
 mkdir -p "$work"
 "$child" >"$work/pid" &
 pid=$!
@@ -28,6 +30,9 @@ if gcore -o "$work/core" "$pid" >/dev/null 2>&1 && [ -f "$work/core.$pid" ]; the
   "$checker" core "$work/core.$pid" "$child" || status=1
   echo "== the core's snapshot, and a user back-end replaying it"
   python3 "$(dirname "$0")/compare_replay.py" "$framewalk" "$replay" "$work/core.$pid" "$work" --exe "$child" || status=1
+  echo "== two contexts in two threads; one context across 1,000 targets"
+  "$contexts" threads "$work/core.$pid" "$child" || status=1
+  "$contexts" reuse "$work/core.$pid" "$child" 1000 || status=1
 else
   echo "FAIL: gcore could not write a core"
   status=1

@@ -53,7 +53,7 @@ class fw_walk_end(Structure):
 
 
 class fw_walk_options(Structure):
-    _fields_ = [("struct_size", c_size_t), ("max_frames", c_size_t)]
+    _fields_ = [("struct_size", c_size_t), ("max_frames", c_size_t), ("skip_frames", c_size_t)]
 
 
 class fw_module_info(Structure):
