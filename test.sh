@@ -19,6 +19,8 @@ tests/cross/inprocess.sh arm build-arm || [ $? = 77 ]
 # fork, registers around the hook, under qemu-user (77: skipped).
 tests/cross/mcount.sh aarch64 build-aarch64 || [ $? = 77 ]
 tests/cross/mcount.sh arm build-arm || [ $? = 77 ]
+# Two C API contexts in two threads at once, under ThreadSanitizer (77: no clang).
+tests/capi/tsan.sh build-tsan || [ $? = 77 ]
 if [ "${FUZZ:-1}" != 0 ]; then
   fuzz/run.sh
 fi

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static volatile int joining;
+static int joining; /* read and written with __atomic builtins */
 
 void sigusr2_handler(int sig) {
   (void)sig;
@@ -36,7 +36,7 @@ static int main_thread_sleeps(void) {
 
 void *thread_start(void *arg) {
   (void)arg;
-  while (!joining || !main_thread_sleeps()) usleep(1000);
+  while (!__atomic_load_n(&joining, __ATOMIC_ACQUIRE) || !main_thread_sleeps()) usleep(1000);
   level1();
   for (;;) pause();
   return NULL;
@@ -48,7 +48,7 @@ int main(void) {
   printf("%d\n", (int)getpid());
   fflush(stdout);
   if (pthread_create(&t, NULL, thread_start, NULL) != 0) return 1;
-  joining = 1;
+  __atomic_store_n(&joining, 1, __ATOMIC_RELEASE);
   pthread_join(t, NULL);
   return 0;
 }
