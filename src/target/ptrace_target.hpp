@@ -2,7 +2,7 @@
 // PTRACE_INTERRUPT, memory read with process_vm_readv (PEEKDATA fallback).
 // Every thread is detached and left as it was: on the normal path, when a
 // thread or the process dies, and when the program is interrupted if it
-// calls release_held_threads (target/live_target.hpp) from its handler.
+// calls release_held_threads (below) from its handler.
 #pragma once
 
 #include <sys/types.h>
