@@ -610,5 +610,126 @@ TEST(Unwinder, BrokenFdeCoveringThePcStopsInsteadOfAGuess) {
   EXPECT_EQ(ok.result.reason, StopReason::kOutermost);
 }
 
+namespace replaced {
+
+// One function at 0x11000 whose CFA is rsp + `cfa_offset` (its return address
+// at CFA - 8).
+Module module_with_cfa(int64_t cfa_offset) {
+  using sframe::test::fre;
+  sframe::test::SectionSpec spec;
+  spec.version = 3;
+  spec.fdes = {sframe_function(0x11000, {fre(0, {cfa_offset})})};
+  return sframe_module(spec);
+}
+
+}  // namespace replaced
+
+// A module unloaded and another loaded at its address between two walks that
+// share one RowCache: the second walk gets the new module's rules, not the
+// rows cached for the old one (the cache is keyed by module id, never reused).
+TEST(Unwinder, AModuleReplacedAtItsAddressGetsItsOwnRows) {
+  FakeMemory mem;
+  mem.word(0x7000, 0x11aa0);  // the return address if CFA = rsp + 8
+  mem.word(0x7010, 0x11bb0);  // ... if CFA = rsp + 24
+  RowCache cache;
+  UnwindOptions o;
+  o.sources = SourceOrder::kSframe;
+  o.allow_frame_pointer = false;
+  o.row_cache = &cache;
+  o.max_frames = 2;
+  ModuleMap modules;
+  const uint64_t first = modules.add(replaced::module_with_cfa(8));
+  const uint64_t generation = modules.generation();
+  Walk w = walk(mem, regs_at(0x11010, 0x7000, 0x7100), o, modules);
+  ASSERT_EQ(w.frames.size(), 2u);
+  EXPECT_EQ(w.frames[1].pc, 0x11aa0u);
+  EXPECT_EQ(cache.size(), 2u);  // both frames' rows (the second: none, cached too)
+  EXPECT_TRUE(modules.remove(first));
+  const uint64_t second = modules.add(replaced::module_with_cfa(24));
+  EXPECT_NE(first, second);
+  EXPECT_EQ(modules.generation(), generation + 2);
+  w = walk(mem, regs_at(0x11010, 0x7000, 0x7100), o, modules);
+  ASSERT_EQ(w.frames.size(), 2u);
+  EXPECT_EQ(w.frames[1].pc, 0x11bb0u);
+  EXPECT_EQ(w.frames[0].module->id, second);
+}
+
+TEST(ModuleMap, IdsGenerationsAndStableAddresses) {
+  ModuleMap map;
+  EXPECT_EQ(map.generation(), 0u);
+  Module a;
+  a.start = 0x1000;
+  a.end = 0x2000;
+  a.name = "a";
+  const uint64_t ida = map.add(a);
+  const Module* pa = map.find(0x1800);
+  ASSERT_NE(pa, nullptr);
+  EXPECT_EQ(pa->id, ida);
+  // Modules added before and after it do not move it.
+  for (uint64_t i = 0; i < 100; ++i) {
+    Module m;
+    m.start = i < 50 ? 0x100 + i : 0x10000 + 0x1000 * i;
+    m.end = m.start + 1;
+    map.add(m);
+  }
+  EXPECT_EQ(map.find(0x1800), pa);
+  EXPECT_EQ(map.by_id(ida), pa);
+  EXPECT_EQ(map.generation(), 101u);
+  // Ids are never reused, also by another map.
+  ModuleMap other;
+  EXPECT_NE(other.add(a), ida);
+  EXPECT_TRUE(map.remove(ida));
+  EXPECT_FALSE(map.remove(ida));
+  EXPECT_EQ(map.find(0x1800), nullptr);
+  EXPECT_EQ(map.by_id(ida), nullptr);
+  EXPECT_EQ(map.generation(), 102u);
+  // remove_range: every module overlapping the range (an munmap).
+  EXPECT_EQ(map.remove_range(0x100, 0x120), 0x20u);
+  EXPECT_EQ(map.size(), 68u);
+  EXPECT_EQ(map.remove_range(0x5000, 0x6000), 0u);
+  EXPECT_EQ(map.generation(), 103u);
+}
+
+TEST(RowCache, BoundedKeyedByModuleIdAndForgetful) {
+  RowCache cache(4);  // 16 entries
+  RowCache::Entry e;
+  e.found = true;
+  e.row.pc_begin = 1;
+  for (uint64_t pc = 0; pc < 1000; ++pc) cache.add(7, pc, 0, e);
+  EXPECT_LE(cache.size(), cache.capacity());
+  EXPECT_EQ(cache.capacity(), 16u);
+  cache.add(7, 5000, 0, e);
+  ASSERT_NE(cache.find(7, 5000, 0), nullptr);
+  EXPECT_EQ(cache.find(8, 5000, 0), nullptr);  // another module at the same offset
+  EXPECT_EQ(cache.find(7, 5000, 1), nullptr);  // another variant
+  cache.forget_module(7);
+  EXPECT_EQ(cache.find(7, 5000, 0), nullptr);
+  EXPECT_EQ(cache.size(), 0u);
+}
+
+// A long-lived map and cache over a process that maps and unmaps 10,000
+// libraries: the files no module uses are closed beyond the cache's bound.
+TEST(ModuleCache, TenThousandLibrariesMappedAndUnmappedStayBounded) {
+  ModuleCache cache(8);
+  ModuleMap map;
+  for (int i = 0; i < 10000; ++i) {
+    std::vector<uint8_t> image = test::tiny_elf(true, Endian::kLittle);
+    image.push_back(static_cast<uint8_t>(i));  // each library its own bytes
+    image.push_back(static_cast<uint8_t>(i >> 8));
+    auto data = cache.from_bytes(std::move(image), "lib" + std::to_string(i), "lib" + std::to_string(i));
+    ASSERT_TRUE(data.ok());
+    Module m;
+    m.start = 0x10000;
+    m.end = 0x20000;
+    m.data = *data;
+    const uint64_t id = map.add(std::move(m));
+    if (i % 3 == 0) continue;  // a third stays mapped a while
+    map.remove(id);
+    if (i % 300 == 299) map.remove_range(0, ~uint64_t{0});
+  }
+  EXPECT_LE(cache.size(), 8u + map.size() + 1);
+  EXPECT_LE(map.size(), 100u);
+}
+
 }  // namespace
 }  // namespace framewalk
