@@ -43,6 +43,9 @@ int fuzz_dwarf_info(const uint8_t* data, size_t size);
 // Byte 0 chooses the byte order; the rest is a .dwp's .debug_cu_index, parsed,
 // looked up and its rows' contributions sliced.
 int fuzz_cu_index(const uint8_t* data, size_t size);
+// A user back-end of the C API that lies: threads listed twice or negative,
+// registers past the register file, memory reads that claim more than asked.
+int fuzz_backend(const uint8_t* data, size_t size);
 
 }  // namespace framewalk::fuzz
 

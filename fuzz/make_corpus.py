@@ -600,6 +600,30 @@ def cu_index_seeds():
     return seeds
 
 
+def backend_seeds():
+    """fuzz_backend inputs: a head byte (machine = byte % 3; bit 1: the
+    mappings callback fails; bit 2: memory reads claim extra bytes; bit 3:
+    this program is mapped; high nibble: how many thread ids follow), the ids,
+    register sets (first register: 2 bytes, count, 8-byte values), the
+    overclaim, the mapping's start and size, memory's base, then memory."""
+    def regs(first, values):
+        return bytes([first & 0xff, first >> 8, len(values)]) + b"".join(struct.pack("<Q", v) for v in values)
+
+    seeds = []
+    stack = b"".join(struct.pack("<Q", v) for v in (0x7000, 0x401000, 0x7010, 0x401100, 0, 0))
+    for machine in (0, 1, 2):
+        for flags in (0, 8, 12, 2 | 8):
+            x86 = regs(6, [0x6ff0, 0x6f00]) + regs(16, [0x401010])  # rbp, rsp; rip
+            a64 = regs(29, [0x6ff0, 0x401004, 0x6f00, 0x401010])  # x29, x30, sp, pc
+            arm = regs(11, [0x6ff0, 0, 0x6f00, 0x401004, 0x401010])  # r11..r15
+            sets = [x86, a64, arm][machine]
+            body = bytes([(2 << 4) | flags | machine, 1, 2, 2]) + sets + regs(300, [1] * 20)
+            body += bytes([7]) + struct.pack("<Q", 0x400000) + bytes([2]) + struct.pack("<Q", 0x6f00) + stack
+            seeds.append(body)
+    seeds.append(bytes([(5 << 4) | 4, 3, 3, 0xff, 0x80, 1, 0, 0]))  # repeats and negatives, nothing else
+    return seeds
+
+
 def write(target, blobs):
     """Replaces the seed-* files of the target; other files there (inputs a
     fuzzing run found, merged in by hand) stay."""
@@ -648,7 +672,7 @@ def main():
                           ("fuzz_archive", archives),
                           ("fuzz_expression", expression_seeds()), ("fuzz_gmon", gmon_seeds()),
                           ("fuzz_line", line_seeds()), ("fuzz_dwarf_info", dwarf_info_seeds()),
-                          ("fuzz_cu_index", cu_index_seeds()),
+                          ("fuzz_cu_index", cu_index_seeds()), ("fuzz_backend", backend_seeds()),
                           ("fuzz_sframe_roundtrip", sframe_roundtrip_seeds()),
                           ("fuzz_sframe_generate", sframe_generate_seeds(linked_eh, object_eh, aarch64_eh))):
         if wanted and target not in wanted:

@@ -40,6 +40,7 @@ default_runs() {
     fuzz_line) echo 100000 ;;  # about 2 s: a small target, kept short in CI
     fuzz_dwarf_info) echo 100000 ;;  # about 6 s
     fuzz_cu_index) echo 200000 ;;  # a small parser
+    fuzz_backend) echo 30000 ;;
   esac
 }
 

@@ -60,6 +60,7 @@ TEST(FuzzReplay, SframeRoundtrip) {
 TEST(FuzzReplay, SframeGenerate) { EXPECT_GT(replay("fuzz_sframe_generate", framewalk::fuzz::fuzz_sframe_generate), 0u); }
 TEST(FuzzReplay, Core) { EXPECT_GT(replay("fuzz_core", framewalk::fuzz::fuzz_core), 0u); }
 TEST(FuzzReplay, Unwind) { EXPECT_GT(replay("fuzz_unwind", framewalk::fuzz::fuzz_unwind), 0u); }
+TEST(FuzzReplay, Backend) { EXPECT_GT(replay("fuzz_backend", framewalk::fuzz::fuzz_backend), 0u); }
 TEST(FuzzReplay, Archive) { EXPECT_GT(replay("fuzz_archive", framewalk::fuzz::fuzz_archive), 0u); }
 TEST(FuzzReplay, Exidx) { EXPECT_GT(replay("fuzz_exidx", framewalk::fuzz::fuzz_exidx), 0u); }
 TEST(FuzzReplay, Gmon) { EXPECT_GT(replay("fuzz_gmon", framewalk::fuzz::fuzz_gmon), 0u); }
@@ -75,7 +76,7 @@ TEST(FuzzReplay, TinyInputs) {
                     framewalk::fuzz::fuzz_sframe_roundtrip, framewalk::fuzz::fuzz_sframe_generate,
                     framewalk::fuzz::fuzz_core, framewalk::fuzz::fuzz_unwind, framewalk::fuzz::fuzz_archive,
                     framewalk::fuzz::fuzz_exidx, framewalk::fuzz::fuzz_gmon, framewalk::fuzz::fuzz_line,
-                    framewalk::fuzz::fuzz_dwarf_info, framewalk::fuzz::fuzz_cu_index}) {
+                    framewalk::fuzz::fuzz_dwarf_info, framewalk::fuzz::fuzz_cu_index, framewalk::fuzz::fuzz_backend}) {
     EXPECT_EQ(body(nullptr, 0), 0);
     EXPECT_EQ(body(zero, 1), 0);
   }
