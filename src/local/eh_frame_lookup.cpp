@@ -44,6 +44,11 @@ bool find_own_eh_frame_row(uint64_t lookup_pc, UnwindRow* row) {
   return dwarf::row_for_pc(section, cie, *fde, lookup_pc, *row, room.space()).ok();
 }
 
+bool OwnUnwindTables::in_code(uint64_t address) const {
+  dl_find_object dlfo;
+  return _dl_find_object(reinterpret_cast<void*>(static_cast<uintptr_t>(address)), &dlfo) == 0;
+}
+
 #if defined(DLFO_STRUCT_HAS_EH_COUNT) && DLFO_STRUCT_HAS_EH_COUNT
 // 32-bit ARM: dlfo_eh_frame is the object's PT_ARM_EXIDX index, of
 // dlfo_eh_count 8-byte entries; table entries lie in the object's mapping.

@@ -21,6 +21,8 @@ class OwnUnwindTables final : public RowFinder {
  public:
   bool find(const Frame& frame, UnwindRow* row) const override;
   FrameSource source() const override;
+  // In an object the dynamic linker knows (_dl_find_object).
+  bool in_code(uint64_t address) const override;
 };
 
 }  // namespace framewalk::local

@@ -123,8 +123,9 @@ class CheckedMemory final : public Memory {
   ReadableRange& r_;
 };
 
-// The step loop's fallbacks look up no module: a global, so that no guard
-// runs in a signal handler.
+// The step loop takes rows and code ranges from the dynamic linker
+// (CachedOwnTables), not from a module map: an empty one, a global, so that
+// no guard runs in a signal handler.
 const ModuleMap g_no_modules;
 
 enum class HotExit { kEnd, kSlowStep };
@@ -322,6 +323,7 @@ class CachedOwnTables final : public RowFinder {
     return true;
   }
   FrameSource source() const override { return tables_.source(); }
+  bool in_code(uint64_t address) const override { return tables_.in_code(address); }
 
  private:
   RuleCache& rules_;
@@ -395,8 +397,12 @@ __attribute__((noinline)) bool general_steps(const WalkStart& start, WalkState& 
     if (w.fp2_known) regs.set(host_fp2(), w.fp2); else regs.forget(host_fp2());
   }
   CheckedMemory memory(range);
+  // Instructions (prologues, the call before a guessed return address) are
+  // read through a range of their own, so that the stack's stays whole.
+  ReadableRange code_range;
+  CheckedMemory code(code_range);
   const CachedOwnTables tables(rules, stats);
-  const Unwinder unwinder(g_no_modules, memory, host.elf_machine());
+  const Unwinder unwinder(g_no_modules, memory, code, host.elf_machine());
   UnwindOptions options;
   options.first_is_return_address = !w.activation;
   options.row_finder = &tables;

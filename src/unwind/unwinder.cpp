@@ -77,8 +77,14 @@ class RegisterInputs final : public dwarf::ExpressionInputs {
 }  // namespace
 
 Unwinder::Unwinder(const ModuleMap& modules, Memory& memory, uint16_t elf_machine)
-    : modules_(modules), memory_(memory), code_(modules, memory), machine_(arch::machine_for(elf_machine)),
-      elf_machine_(elf_machine), pointer_auth_mask_(machine_ ? machine_->default_pointer_auth_mask() : 0) {}
+    : modules_(modules), memory_(memory), module_code_(modules, memory),
+      machine_(arch::machine_for(elf_machine)), elf_machine_(elf_machine),
+      pointer_auth_mask_(machine_ ? machine_->default_pointer_auth_mask() : 0) {}
+
+Unwinder::Unwinder(const ModuleMap& modules, Memory& memory, Memory& code, uint16_t elf_machine)
+    : modules_(modules), memory_(memory), module_code_(modules, memory), code_(&code),
+      machine_(arch::machine_for(elf_machine)), elf_machine_(elf_machine),
+      pointer_auth_mask_(machine_ ? machine_->default_pointer_auth_mask() : 0) {}
 
 Result<arch::RegisterFile> Unwinder::apply_row(const UnwindRow& row, const arch::RegisterFile& callee) const {
   if (!machine_) return Error{ErrorCode::kUnsupportedMachine, elf_machine_};
@@ -334,7 +340,7 @@ bool Unwinder::find_row_uncached(const Frame& frame, const UnwindOptions& option
         // An entry no row can express: glibc's sigreturn restorers pop r13
         // and r15 from the signal frame. The machine's signal row restores
         // the same registers and says the interrupted PC is exact.
-        if (machine_->signal_frame_row(code_, frame.pc, &step->row)) {
+        if (machine_->signal_frame_row(code(), frame.pc, &step->row)) {
           step->source = FrameSource::kSignal;
           return true;
         }
@@ -384,15 +390,15 @@ void Unwinder::fill_fallback_input(const Frame& frame, arch::FallbackInput* in, 
   // An activation has run only the instructions before its PC.
   const size_t size = sizeof code->function_code;
   const size_t want = frame.activation ? static_cast<size_t>(std::min<uint64_t>(in->pc_offset, size)) : size;
-  in->function_code = Bytes(code->function_code, want ? code_.read(start, code->function_code, want) : 0);
+  in->function_code = Bytes(code->function_code, want ? this->code().read(start, code->function_code, want) : 0);
   if (frame.activation)
-    in->code_at_pc = Bytes(code->code_at_pc, code_.read(frame.pc, code->code_at_pc, sizeof code->code_at_pc));
+    in->code_at_pc = Bytes(code->code_at_pc, this->code().read(frame.pc, code->code_at_pc, sizeof code->code_at_pc));
 }
 
 bool Unwinder::fallback_row(const Frame& frame, const arch::RegisterFile& regs, const UnwindOptions& options,
                             Step* step) const {
   // The signal trampoline is recognised by its code, with or without CFI.
-  if (machine_->signal_frame_row(code_, frame.pc, &step->row)) {
+  if (machine_->signal_frame_row(code(), frame.pc, &step->row)) {
     step->source = FrameSource::kSignal;
     return true;
   }
@@ -409,10 +415,11 @@ bool Unwinder::fallback_row(const Frame& frame, const arch::RegisterFile& regs, 
   return true;
 }
 
-bool Unwinder::plausible_return_address(uint64_t ra) const {
-  if (!modules_.find(machine_->lookup_pc(ra, false))) return false;
-  if (machine_->is_signal_trampoline(code_, ra)) return true;  // where a signal handler returns
-  return machine_->follows_call(code_, ra);
+bool Unwinder::plausible_return_address(uint64_t ra, const UnwindOptions& options) const {
+  const uint64_t lookup = machine_->lookup_pc(ra, false);
+  if (options.row_finder ? !options.row_finder->in_code(lookup) : !modules_.find(lookup)) return false;
+  if (machine_->is_signal_trampoline(code(), ra)) return true;  // where a signal handler returns
+  return machine_->follows_call(code(), ra);
 }
 
 WalkResult Unwinder::walk(const arch::RegisterFile& registers, FunctionRef<bool(const Frame&)> on_frame,
@@ -514,7 +521,7 @@ WalkResult Unwinder::walk(const arch::RegisterFile& registers, FunctionRef<bool(
     }
     // Guesses without unwind information must land after a call.
     if ((step.source == FrameSource::kPrologue || step.source == FrameSource::kFramePointer) &&
-        !plausible_return_address(*next_pc)) {
+        !plausible_return_address(*next_pc, options)) {
       result.reason = StopReason::kNoUnwindInfo;
       result.address = frame.pc;
       return result;

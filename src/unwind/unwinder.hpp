@@ -160,6 +160,9 @@ class RowFinder {
   virtual bool find(const Frame& frame, UnwindRow* row) const = 0;
   // What the rows are made from (the frames' provenance).
   virtual FrameSource source() const = 0;
+  // Whether `address` lies in loaded code: what a frame-pointer or prologue
+  // guess must land in (in a module, else the guess is refused).
+  virtual bool in_code(uint64_t address) const = 0;
 
  protected:
   ~RowFinder() = default;
@@ -184,6 +187,9 @@ class Unwinder {
   // descriptor (arch::machine_for), every walk stops at once with
   // kUnsupportedMachine and apply_row fails.
   Unwinder(const ModuleMap& modules, Memory& memory, uint16_t elf_machine);
+  // Instructions read from `code` (its own memory, e.g. one that probes
+  // pages apart from the stack's) rather than the modules' images.
+  Unwinder(const ModuleMap& modules, Memory& memory, Memory& code, uint16_t elf_machine);
 
   // Null for an unsupported machine.
   const arch::Machine* machine() const { return machine_; }
@@ -229,11 +235,15 @@ class Unwinder {
   // A heuristic step is accepted only if it lands on a return address: inside
   // a module, right after a call instruction, or (a signal handler's) at a
   // sigreturn trampoline.
-  bool plausible_return_address(uint64_t address) const;
+  bool plausible_return_address(uint64_t address, const UnwindOptions& options) const;
 
   const ModuleMap& modules_;
   Memory& memory_;            // the stack, and whatever else a row reads
-  mutable CodeMemory code_;   // instructions: the modules' file images, then memory_
+  // Where instructions are read: the code memory given, else the modules'
+  // file images, then memory_.
+  Memory& code() const { return code_ ? *code_ : module_code_; }
+  mutable CodeMemory module_code_;
+  Memory* code_ = nullptr;
   const arch::Machine* machine_;
   uint16_t elf_machine_;  // for the error when machine_ is null
   uint64_t pointer_auth_mask_;

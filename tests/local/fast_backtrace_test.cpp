@@ -33,6 +33,7 @@
 #include "support/allocation_counter.hpp"
 #include "support/recursion.hpp"
 #include "target/local_target.hpp"
+#include "local/fp_only.h"
 
 namespace {
 
@@ -681,6 +682,77 @@ TEST(FastBacktrace, SignalStormWithDlopenAndDlclose) {
   EXPECT_EQ(g_short_samples.load(), 0);
   EXPECT_EQ(g_allocations_while_unwinding.load(), 0);
   std::printf("signal storm: %ld signals sent, %ld samples unwound\n", sent, g_samples.load());
+}
+
+// Code without unwind information between the caller and the walk: the
+// step loop's frame-pointer fallback, checked against the dynamic linker's
+// objects (no module map in-process), carries the walk through fp_only_c,
+// fp_only_b and fp_only_a to this test, from a call and from a signal
+// handler, without allocating.
+struct FpOnlyWalk {
+  void* frames[64];
+  int n = 0;
+  bool from_signal = false;
+};
+FpOnlyWalk* g_fp_only = nullptr;
+
+void fp_only_handler(int, siginfo_t*, void* context) {
+  t_unwinding = true;
+  g_fp_only->n = framewalk_backtrace_ucontext(context, g_fp_only->frames, 64);
+  t_unwinding = false;
+}
+
+int fp_only_leaf(void* arg) {
+  auto* w = static_cast<FpOnlyWalk*>(arg);
+  if (w->from_signal) {
+    g_fp_only = w;
+    raise(SIGUSR2);
+  } else {
+    t_unwinding = true;
+    w->n = framewalk_backtrace(w->frames, 64);
+    t_unwinding = false;
+  }
+  return 0;
+}
+
+// Where the PC lies: which of fp_only_c/b/a (the return address into it, a
+// few dozen bytes past its start: the nearest start below it), or -1.
+int fp_only_function(void* pc) {
+  const auto p = reinterpret_cast<uintptr_t>(pc);
+  const uintptr_t starts[3] = {reinterpret_cast<uintptr_t>(&fp_only_c), reinterpret_cast<uintptr_t>(&fp_only_b),
+                               reinterpret_cast<uintptr_t>(&fp_only_a)};
+  int best = -1;
+  for (int i = 0; i < 3; ++i)
+    if (p > starts[i] && p < starts[i] + 64 && (best < 0 || starts[i] > starts[best])) best = i;
+  return best;
+}
+
+TEST(FastBacktrace, CodeWithFramePointersOnlyIsWalkedThrough) {
+  struct sigaction sa {}, old {};
+  sa.sa_sigaction = fp_only_handler;
+  sa.sa_flags = SA_SIGINFO;
+  sigaction(SIGUSR2, &sa, &old);
+  for (bool from_signal : {false, true}) {
+    SCOPED_TRACE(from_signal ? "from a signal handler" : "from a call");
+    FpOnlyWalk w;
+    w.from_signal = from_signal;
+    g_allocations_while_unwinding = 0;
+    fp_only_a(fp_only_leaf, &w);
+    EXPECT_EQ(g_allocations_while_unwinding.load(), 0);
+    std::vector<int> chain;
+    int after = -1;
+    for (int i = 0; i < w.n; ++i) {
+      const int f = fp_only_function(w.frames[i]);
+      if (f >= 0) {
+        chain.push_back(f);
+        after = i;
+      }
+    }
+    EXPECT_EQ(chain, (std::vector<int>{0, 1, 2}));  // c, b, a: in the order they were called, innermost first
+    // The walk goes on past them, to this test and beyond.
+    EXPECT_GT(w.n, after + 2) << "the walk ended at the frame-pointer code";
+  }
+  sigaction(SIGUSR2, &old, nullptr);
 }
 
 }  // namespace
