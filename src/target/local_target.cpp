@@ -1,6 +1,7 @@
 #include "target/local_target.hpp"
 
 #include <link.h>
+#include <sched.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -54,9 +55,33 @@ int collect(dl_phdr_info* info, size_t, void* data) {
 
 struct LocalUnwinder::State {
   SelfMemory memory;
-  ModuleCache cache;
   ModuleMap modules;
   std::unique_ptr<Unwinder> unwinder;
+};
+
+// A walk's hold on the current state: refresh() publishes a new state and
+// frees the old one only once no walk that may have taken it is running.
+// Walks count themselves in one of two counters, by the parity of the epoch
+// they read; refresh() stores the new state, flips the epoch, and waits for
+// the old parity's walks to end. Lock-free and allocation-free for the walk
+// (a signal handler may walk while refresh() waits: it counts itself under
+// the new parity).
+class LocalUnwinder::Hold {
+ public:
+  explicit Hold(LocalUnwinder& u) : u_(u) {
+    parity_ = static_cast<int>(u_.epoch_.load() & 1);
+    u_.walking_[parity_].fetch_add(1);
+    state_ = u_.current_.load();
+  }
+  ~Hold() { u_.walking_[parity_].fetch_sub(1); }
+  Hold(const Hold&) = delete;
+  Hold& operator=(const Hold&) = delete;
+  State& state() const { return *state_; }
+
+ private:
+  LocalUnwinder& u_;
+  int parity_;
+  State* state_;
 };
 
 LocalUnwinder& LocalUnwinder::instance() {
@@ -64,9 +89,13 @@ LocalUnwinder& LocalUnwinder::instance() {
   return *unwinder;
 }
 
-LocalUnwinder::LocalUnwinder() : state_(std::make_unique<State>()) { refresh(); }
+LocalUnwinder::LocalUnwinder() { refresh(); }
+
+LocalUnwinder::~LocalUnwinder() { delete current_.load(); }
 
 void LocalUnwinder::refresh() {
+  std::lock_guard<std::mutex> one_at_a_time(refresh_mutex_);
+  auto state = std::make_unique<State>();
   std::vector<PhdrModule> found;
   dl_iterate_phdr(collect, &found);
   ModuleMap map;
@@ -79,14 +108,14 @@ void LocalUnwinder::refresh() {
     Result<std::shared_ptr<const ModuleData>> data = Error{ErrorCode::kNotFound, 0};
     if (p.vdso) {
       std::vector<uint8_t> bytes(p.end - p.start);
-      bytes.resize(state_->memory.read(p.start, bytes.data(), bytes.size()));
-      data = state_->cache.from_bytes(std::move(bytes), "[vdso]", "[vdso]");
+      bytes.resize(state->memory.read(p.start, bytes.data(), bytes.size()));
+      data = cache_.from_bytes(std::move(bytes), "[vdso]", "[vdso]");
       if (data) {
         // The vDSO image starts at its first PT_LOAD; its bias is its start.
         if (auto b = load_bias(**data, p.start, 0)) m.bias = *b;
       }
     } else {
-      data = state_->cache.get(p.path, p.path, p.path);
+      data = cache_.get(p.path, p.path, p.path);
     }
     if (data) {
       m.data = *data;
@@ -106,11 +135,16 @@ void LocalUnwinder::refresh() {
     }
     map.add(std::move(m));
   }
-  state_->modules = std::move(map);
-  state_->unwinder = std::make_unique<Unwinder>(state_->modules, state_->memory, arch::host_machine().elf_machine());
+  state->modules = std::move(map);
+  state->unwinder = std::make_unique<Unwinder>(state->modules, state->memory, arch::host_machine().elf_machine());
+  State* old = current_.exchange(state.release());
+  // Walks that began before the flip may still hold `old`.
+  const int old_parity = static_cast<int>(epoch_.fetch_add(1) & 1);
+  while (walking_[old_parity].load() != 0) sched_yield();
+  delete old;
 }
 
-const ModuleMap& LocalUnwinder::modules() const { return state_->modules; }
+const ModuleMap& LocalUnwinder::modules() const { return current_.load()->modules; }
 
 int LocalUnwinder::backtrace(void** buffer, int size) {
   if (size <= 0) return 0;
@@ -121,7 +155,8 @@ int LocalUnwinder::backtrace(void** buffer, int size) {
   UnwindOptions o;
   o.max_frames = static_cast<size_t>(size);
   o.first_is_return_address = true;
-  state_->unwinder->walk(regs, [&](const Frame& f) {
+  const Hold hold(*this);
+  hold.state().unwinder->walk(regs, [&](const Frame& f) {
     buffer[n++] = reinterpret_cast<void*>(f.pc);
     return n < size;
   }, o);
@@ -139,7 +174,8 @@ int LocalUnwinder::backtrace(const ucontext_t* context, void** buffer, int size)
   int n = 0;
   UnwindOptions o;
   o.max_frames = static_cast<size_t>(size);
-  state_->unwinder->walk(from_ucontext(context), [&](const Frame& f) {
+  const Hold hold(*this);
+  hold.state().unwinder->walk(from_ucontext(context), [&](const Frame& f) {
     buffer[n++] = reinterpret_cast<void*>(f.pc);
     return n < size;
   }, o);
@@ -149,7 +185,8 @@ int LocalUnwinder::backtrace(const ucontext_t* context, void** buffer, int size)
 WalkResult LocalUnwinder::walk(const ucontext_t* context, FunctionRef<bool(const Frame&)> on_frame, size_t max_frames) {
   UnwindOptions o;
   o.max_frames = max_frames;
-  return state_->unwinder->walk(from_ucontext(context), on_frame, o);
+  const Hold hold(*this);
+  return hold.state().unwinder->walk(from_ucontext(context), on_frame, o);
 }
 
 int backtrace(void** buffer, int size) { return LocalUnwinder::instance().backtrace(buffer, size); }

@@ -10,7 +10,9 @@
 #include <ucontext.h>
 
 #include <cstdint>
+#include <atomic>
 #include <memory>
+#include <mutex>
 
 #include "unwind/unwinder.hpp"
 
@@ -23,6 +25,8 @@ class LocalUnwinder {
   static LocalUnwinder& instance();
 
   // Re-reads the module list (after dlopen/dlclose). Not async-signal-safe.
+  // Walks running meanwhile, on other threads or in signal handlers, keep
+  // the list they began with; refresh() returns once none does.
   void refresh();
 
   // Return addresses of the caller's stack, like glibc's backtrace(): the
@@ -34,12 +38,19 @@ class LocalUnwinder {
   // Full frames (module, source) from a context; see Unwinder::walk.
   WalkResult walk(const ucontext_t* context, FunctionRef<bool(const Frame&)> on_frame, size_t max_frames = 256);
 
+  // Valid until the next refresh().
   const ModuleMap& modules() const;
 
  private:
   LocalUnwinder();
+  ~LocalUnwinder();
   struct State;
-  std::unique_ptr<State> state_;
+  class Hold;
+  ModuleCache cache_;
+  std::mutex refresh_mutex_;
+  std::atomic<State*> current_{nullptr};
+  std::atomic<uint64_t> epoch_{0};
+  std::atomic<int> walking_[2] = {0, 0};
 };
 
 // Shorthands for LocalUnwinder::instance().backtrace(...).

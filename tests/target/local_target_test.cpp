@@ -3,6 +3,9 @@
 // every later one, with either overload.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
 #include <link.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -105,6 +108,28 @@ TEST(LocalBacktrace, NeverAllocatesFromTheFirstCallAfterRefresh) {
   dlclose(lib.handle);
   LocalUnwinder::instance().refresh();
   unlink(lib.path.c_str());
+}
+
+// refresh() while other threads walk: each walk keeps the module list it
+// began with, and refresh() frees the old list only once no walk holds it.
+TEST(LocalBacktrace, RefreshWhileOtherThreadsWalk) {
+  std::atomic<bool> stop{false};
+  std::atomic<long> walks{0}, short_walks{0};
+  auto walker = [&] {
+    void* frames[64];
+    while (!stop.load()) {
+      const int n = LocalUnwinder::instance().backtrace(frames, 64);
+      walks.fetch_add(1);
+      if (n < 2) short_walks.fetch_add(1);
+    }
+  };
+  std::thread a(walker), b(walker);
+  for (int i = 0; i < 40; ++i) LocalUnwinder::instance().refresh();
+  stop = true;
+  a.join();
+  b.join();
+  EXPECT_GT(walks.load(), 0);
+  EXPECT_EQ(short_walks.load(), 0);
 }
 
 }  // namespace
