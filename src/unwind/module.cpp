@@ -98,13 +98,6 @@ const ehabi::ExidxTables* ModuleData::exidx() const {
   return exidx_.get();
 }
 
-const symbol::InlineSymbolizer* ModuleData::source() const {
-  std::call_once(source_once_, [&] {
-    auto loaded = symbol::InlineSymbolizer::load(elf_, elf_->name());
-    if (loaded && (loaded->lines().has_rows() || loaded->has_debug_info())) source_ = std::move(loaded);
-  });
-  return source_.get();
-}
 
 std::optional<uint64_t> ModuleData::vaddr_of_offset(uint64_t offset) const {
   for (const elf::Segment& p : elf_->segments()) {

@@ -14,10 +14,13 @@
 #include "ehabi/exidx_rows.hpp"
 #include "elf/symbols.hpp"
 #include "sframe/sframe_section.hpp"
-#include "symbol/inline_symbolizer.hpp"
 #include "unwind/elf_cfi.hpp"
 
 namespace framewalk {
+
+namespace symbol {
+class InlineSymbolizer;
+}  // namespace symbol
 
 class ModuleData {
  public:
@@ -41,7 +44,9 @@ class ModuleData {
 
   // Source lines and inline chains: the file's own DWARF, else its separate
   // debug file's (and a dwz supplementary file's). Null when neither has a
-  // line table or functions. Loaded on first use; thread-safe.
+  // line table or functions. Loaded on first use; thread-safe. Defined with
+  // the symbolizer (unwind/symbolize.cpp), so that a program that only
+  // unwinds links none of the DWARF reader.
   const symbol::InlineSymbolizer* source() const;
 
   // The link-time address that file offset `offset` is loaded at (via PT_LOAD).
@@ -55,7 +60,8 @@ class ModuleData {
   mutable std::unique_ptr<sframe::Section> sframe_;
   mutable std::unique_ptr<ElfCfi> cfi_;
   mutable std::unique_ptr<elf::SymbolTable> symbols_;
-  mutable std::unique_ptr<symbol::InlineSymbolizer> source_;
+  // The InlineSymbolizer, held without naming its destructor here.
+  mutable std::shared_ptr<const void> source_;
 };
 
 // One mapping of a file (or of code without a file) in one address space.

@@ -4,7 +4,19 @@
 
 #include <cstdlib>
 
+#include "symbol/inline_symbolizer.hpp"
+
 namespace framewalk {
+
+const symbol::InlineSymbolizer* ModuleData::source() const {
+  std::call_once(source_once_, [&] {
+    auto loaded = symbol::InlineSymbolizer::load(elf_, elf_->name());
+    if (loaded && (loaded->lines().has_rows() || loaded->has_debug_info()))
+      source_ = std::shared_ptr<const symbol::InlineSymbolizer>(std::move(loaded));
+  });
+  return static_cast<const symbol::InlineSymbolizer*>(source_.get());
+}
+
 
 std::string demangle_name(const std::string& name) {
   if (name.size() < 2 || name[0] != '_' || name[1] != 'Z') return name;
