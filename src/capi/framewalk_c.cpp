@@ -19,7 +19,6 @@
 #include "base/own_memory.hpp"
 #include "base/text.hpp"
 #include "elf/debuginfod.hpp"
-#include "render/stack_text.hpp"
 #include "target/core_target.hpp"
 #include "target/live_target.hpp"
 #include "target/snapshot_target.hpp"

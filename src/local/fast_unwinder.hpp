@@ -27,7 +27,7 @@ struct FastWalkStats {
 
 // Walks from `regs` (which must know the PC and the SP; the frame pointer if
 // the code uses it).
-// `first_is_return_address`: the first PC is looked up at pc - 1.
+// `first_is_return_address`: the first PC is a return address, looked up inside the call before it.
 // `skip`: frames walked but not stored. Returns the number stored.
 int fast_walk(const arch::RegisterFile& regs, bool first_is_return_address, int skip, void** buffer, int size,
               FastWalkStats* stats = nullptr);

@@ -6,7 +6,7 @@
 #include <map>
 #include <string_view>
 
-#include "dump/cfi_text.hpp"
+#include "base/text.hpp"
 
 namespace framewalk::profile {
 
@@ -247,13 +247,13 @@ void write_text_report(const CallGraph& g, dump::TextWriter& out) {
 
 void write_json_report(const CallGraph& g, const ReportSource& source, dump::TextWriter& out) {
   const double tick = g.seconds_per_tick();
-  out.str("{\"profile\":\"").str(dump::json_escape(source.profile)).str("\",\"executable\":\"")
-      .str(dump::json_escape(source.executable)).str("\",\"version\":").udec(source.version)
+  out.str("{\"profile\":\"").str(json_escape(source.profile)).str("\",\"executable\":\"")
+      .str(json_escape(source.executable)).str("\",\"version\":").udec(source.version)
       .str(",\"histogram_records\":").udec(source.histogram_records).str(",\"arc_records\":").udec(source.arc_records)
       .str(",\"load_bias\":\"0x").hex(g.bias).str("\",\n\"histogram\":");
   if (g.has_histogram) {
-    out.str("{\"rate\":").udec(g.rate).str(",\"dimension\":\"").str(dump::json_escape(g.dimension))
-        .str("\",\"abbreviation\":\"").str(dump::json_escape(std::string_view(&g.abbreviation, g.abbreviation ? 1 : 0)))
+    out.str("{\"rate\":").udec(g.rate).str(",\"dimension\":\"").str(json_escape(g.dimension))
+        .str("\",\"abbreviation\":\"").str(json_escape(std::string_view(&g.abbreviation, g.abbreviation ? 1 : 0)))
         .str("\",\"seconds_per_tick\":").str(json_number(tick)).str(",\"total_ticks\":").str(json_number(g.total_ticks))
         .str(",\"unattributed_ticks\":").str(json_number(g.unattributed_ticks)).ch('}');
   } else {
@@ -262,7 +262,7 @@ void write_json_report(const CallGraph& g, const ReportSource& source, dump::Tex
   out.str(",\n\"functions\":[");
   for (size_t i = 0; i < g.functions.size(); ++i) {
     const ProfileFunction& f = g.functions[i];
-    out.str(i ? ",\n" : "\n").str("{\"index\":").udec(i).str(",\"name\":\"").str(dump::json_escape(f.name))
+    out.str(i ? ",\n" : "\n").str("{\"index\":").udec(i).str(",\"name\":\"").str(json_escape(f.name))
         .str("\",\"address\":\"0x").hex(f.address).str("\",\"size\":").udec(f.end - f.address)
         .str(",\"self_ticks\":").str(json_number(f.self_ticks)).str(",\"self_seconds\":")
         .str(json_number(f.self_ticks * tick)).str(",\"child_seconds\":").str(json_number(f.child_ticks * tick))
@@ -281,8 +281,8 @@ void write_json_report(const CallGraph& g, const ReportSource& source, dump::Tex
   out.str("],\n\"arcs\":[");
   for (size_t i = 0; i < g.arcs.size(); ++i) {
     const ProfileArc& a = g.arcs[i];
-    out.str(i ? ",\n" : "\n").str("{\"caller\":\"").str(dump::json_escape(g.functions[a.caller].name))
-        .str("\",\"callee\":\"").str(dump::json_escape(g.functions[a.callee].name)).str("\",\"caller_index\":")
+    out.str(i ? ",\n" : "\n").str("{\"caller\":\"").str(json_escape(g.functions[a.caller].name))
+        .str("\",\"callee\":\"").str(json_escape(g.functions[a.callee].name)).str("\",\"caller_index\":")
         .udec(a.caller).str(",\"callee_index\":").udec(a.callee).str(",\"count\":").udec(a.count)
         .str(",\"self_seconds\":").str(json_number(a.self_ticks * tick)).str(",\"child_seconds\":")
         .str(json_number(a.child_ticks * tick)).ch('}');
@@ -301,8 +301,8 @@ void write_json_report(const CallGraph& g, const ReportSource& source, dump::Tex
     out.str("\"module_functions\":[");
     for (size_t i = 0; i < g.module_functions.size(); ++i) {
       const ModuleFunction& f = g.module_functions[i];
-      out.str(i ? ",\n" : "\n").str("{\"name\":\"").str(dump::json_escape(f.name)).str("\",\"module\":\"")
-          .str(dump::json_escape(f.module)).str("\",\"address\":\"0x").hex(f.address)
+      out.str(i ? ",\n" : "\n").str("{\"name\":\"").str(json_escape(f.name)).str("\",\"module\":\"")
+          .str(json_escape(f.module)).str("\",\"address\":\"0x").hex(f.address)
           .str("\",\"exact\":{\"calls\":").udec(f.exact.calls).str(",\"inclusive_ns\":").udec(f.exact.inclusive_ns)
           .str(",\"self_ns\":").udec(f.exact.self_ns).str("}}");
     }

@@ -7,22 +7,6 @@
 
 namespace framewalk {
 
-std::string stop_text(const WalkResult& w) {
-  std::string s = to_string(w.reason);
-  switch (w.reason) {
-    case StopReason::kBadMemory: s += " at " + hex(w.address); break;
-    case StopReason::kNoUnwindInfo:
-      s += " for " + hex(w.address);
-      if (w.sframe_miss != SframeMiss::kNone) s += std::string(" (") + to_string(w.sframe_miss) + ")";
-      break;
-    case StopReason::kCfaDidNotAdvance: s += " (sp " + hex(w.address) + ")"; break;
-    case StopReason::kBadUnwindInfo: s += " for " + hex(w.address) + ": " + to_string(w.error); break;
-    case StopReason::kUnsupportedMachine: s += " (e_machine " + std::to_string(w.address) + ")"; break;
-    case StopReason::kCannotUnwind: s += " at " + hex(w.address) + " (EXIDX_CANTUNWIND)"; break;
-    default: break;
-  }
-  return s;
-}
 
 namespace {
 

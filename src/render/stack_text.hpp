@@ -18,9 +18,6 @@ struct StackRenderOptions {
   bool modules = true;        // each frame's module
 };
 
-// "bad-memory at 0x...", "no-unwind-info for 0x... (why SFrame had no row)", ...
-std::string stop_text(const WalkResult& walk);
-
 void render_stacks(std::FILE* out, const StackDump& dump, const StackRenderOptions& options);
 
 }  // namespace framewalk

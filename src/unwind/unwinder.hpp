@@ -172,7 +172,7 @@ struct UnwindOptions {
   SourceOrder sources = SourceOrder::kAuto;
   size_t max_frames = 256;
   // The first PC is a return address (a context captured inside a call), not
-  // an exact PC: it is looked up at pc - 1.
+  // an exact PC: it is looked up inside the call before it (arch::Machine::lookup_pc).
   bool first_is_return_address = false;
   bool use_debug_frame = true;
   bool allow_frame_pointer = true;

@@ -2,6 +2,8 @@
 
 #include <unordered_set>
 
+#include "base/text.hpp"
+
 namespace framewalk {
 
 Result<WalkResult> walk_thread(Target& target, pid_t tid, FunctionRef<bool(const Frame&)> on_frame,
@@ -57,6 +59,23 @@ StackDump dump_stacks(Target& target, const DumpOptions& options) {
   dump.pause_ns = target.pause_ns();
   dump.process_name = target.process_name();
   return dump;
+}
+
+std::string stop_text(const WalkResult& w) {
+  std::string s = to_string(w.reason);
+  switch (w.reason) {
+    case StopReason::kBadMemory: s += " at " + hex(w.address); break;
+    case StopReason::kNoUnwindInfo:
+      s += " for " + hex(w.address);
+      if (w.sframe_miss != SframeMiss::kNone) s += std::string(" (") + to_string(w.sframe_miss) + ")";
+      break;
+    case StopReason::kCfaDidNotAdvance: s += " (sp " + hex(w.address) + ")"; break;
+    case StopReason::kBadUnwindInfo: s += " for " + hex(w.address) + ": " + to_string(w.error); break;
+    case StopReason::kUnsupportedMachine: s += " (e_machine " + std::to_string(w.address) + ")"; break;
+    case StopReason::kCannotUnwind: s += " at " + hex(w.address) + " (EXIDX_CANTUNWIND)"; break;
+    default: break;
+  }
+  return s;
 }
 
 bool natural_end(const ThreadStack& t) {

@@ -47,6 +47,10 @@ Result<WalkResult> walk_thread(Target& target, pid_t tid, FunctionRef<bool(const
 // use the dump while the target lives.
 StackDump dump_stacks(Target& target, const DumpOptions& options);
 
+// Why a walk ended, as a sentence: "bad-memory at 0x...", "no-unwind-info
+// for 0x... (why SFrame had no row)", ...
+std::string stop_text(const WalkResult& walk);
+
 // An undefined return address, or a function the tables declare cannot be
 // unwound (a thread's start on ARM): the stack's end as its code declares it.
 bool natural_end(const ThreadStack& thread);
