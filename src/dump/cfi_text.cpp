@@ -51,11 +51,6 @@ std::string encoding_text(uint8_t enc) {
 
 std::string demangle(std::string_view name) { return demangle_name(std::string(name)); }
 
-namespace {
-
-}  // namespace
-
-
 std::string register_name(const arch::ArchInfo* arch, unsigned reg) {
   if (const char* n = arch::dwarf_register_name(arch, reg)) return n;
   return "r" + std::to_string(reg);

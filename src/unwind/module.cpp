@@ -110,6 +110,13 @@ std::optional<uint64_t> ModuleData::vaddr_of_offset(uint64_t offset) const {
   return std::nullopt;
 }
 
+Result<std::shared_ptr<const ModuleData>> module_data_from_image(const elf::SyntheticImage& image,
+                                                                 const std::string& name) {
+  FW_TRY(auto bytes, elf::synthesize_elf(image));
+  FW_TRY(auto file, elf::ElfFile::parse(FileImage::from_buffer(std::move(bytes)), name));
+  return std::make_shared<const ModuleData>(name, std::move(file));
+}
+
 std::optional<uint64_t> load_bias(const ModuleData& data, uint64_t start, uint64_t offset) {
   auto vaddr = data.vaddr_of_offset(offset);
   if (!vaddr) return std::nullopt;

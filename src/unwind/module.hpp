@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ehabi/exidx_rows.hpp"
+#include "elf/elf_synth.hpp"
 #include "elf/symbols.hpp"
 #include "sframe/sframe_section.hpp"
 #include "unwind/elf_cfi.hpp"
@@ -146,6 +147,13 @@ class ModuleCache {
   uint64_t clock_ = 0;
   std::map<std::string, Entry> by_identity_;
 };
+
+// A module's data for code without a file (a JIT's functions, a bare
+// .eh_frame, a symbol list): an ELF image made from them (elf/elf_synth.hpp),
+// whose link-time addresses are the run-time ones (bias 0). `name` is what
+// frames show.
+Result<std::shared_ptr<const ModuleData>> module_data_from_image(const elf::SyntheticImage& image,
+                                                                 const std::string& name);
 
 // The load bias of a file whose bytes at file offset `offset` are mapped at `start`.
 std::optional<uint64_t> load_bias(const ModuleData& data, uint64_t start, uint64_t offset);

@@ -15,6 +15,7 @@
 #include "support/section_builder.hpp"
 #include "support/sparse_memory.hpp"
 #include "support/tiny_elf.hpp"
+#include "unwind/symbolize.hpp"
 #include "unwind/unwinder.hpp"
 
 namespace framewalk {
@@ -729,6 +730,59 @@ TEST(ModuleCache, TenThousandLibrariesMappedAndUnmappedStayBounded) {
   }
   EXPECT_LE(cache.size(), 8u + map.size() + 1);
   EXPECT_LE(map.size(), 100u);
+}
+
+// A module without a file: code a JIT made, described by a bare .eh_frame and
+// a symbol list. The walk takes its rows and names its function; a second
+// function, without a row, is walked by its frame pointer through the
+// image's code bytes.
+TEST(ModuleData, FromABareEhFrameAndASymbolList) {
+  constexpr uint64_t kCode = 0x50000, kEhFrame = 0x60000;
+  test::CfiBuilder b(dwarf::CfiKind::kEhFrame, Endian::kLittle, kEhFrame);
+  test::CieSpec cie;
+  cie.instructions = {0x0c, x::kRsp, 8, 0x80 | x::kRip, 1};  // CFA = rsp + 8, rip at CFA - 8
+  cie.return_address_register = x::kRip;
+  const auto c = b.cie(cie);
+  test::FdeSpec fde;
+  fde.pc_begin = kCode;
+  fde.pc_range = 0x40;
+  fde.instructions = {0x0e, 24};  // DW_CFA_def_cfa_offset 24
+  b.fde(c.start, fde);
+  b.terminator();
+  elf::SyntheticImage image;
+  image.machine = 62;
+  image.code_address = kCode;
+  image.code_size = 0x100;
+  image.code.assign(0x100, 0x90);
+  // jit_b at +0x80: push rbp; mov rbp, rsp; call ...; its return address at +0x89.
+  const uint8_t prologue[] = {0x55, 0x48, 0x89, 0xe5, 0xe8, 0, 0, 0, 0};
+  std::copy(std::begin(prologue), std::end(prologue), image.code.begin() + 0x80);
+  image.eh_frame = b.finish();
+  image.eh_frame_address = kEhFrame;
+  image.symbols = {{"jit_a", kCode, 0x40}, {"jit_b", kCode + 0x80, 0x40}};
+  auto data = module_data_from_image(image, "[jit]");
+  ASSERT_TRUE(data.ok()) << to_string(data.error().code);
+  ModuleMap modules;
+  Module m;
+  m.start = kCode;
+  m.end = kCode + image.code_size;
+  m.name = "[jit]";
+  m.data = *data;
+  modules.add(m);
+  FakeMemory mem;
+  mem.word(0x7010, kCode + 0x89);  // jit_a's return address (CFA = 0x7000 + 24): into jit_b
+  mem.word(0x7100, 0);             // jit_b's frame record: the outermost
+  mem.word(0x7108, 0);
+  const Walk w = walk(mem, regs_at(kCode + 0x10, 0x7000, 0x7100), {}, modules);
+  ASSERT_GE(w.frames.size(), 2u);
+  EXPECT_EQ(w.frames[1].pc, kCode + 0x89);
+  EXPECT_EQ(w.frames[1].source, FrameSource::kEhFrame);
+  const FrameSymbol s0 = symbolize(w.frames[0]), s1 = symbolize(w.frames[1]);
+  EXPECT_EQ(s0.function, "jit_a");
+  EXPECT_EQ(s0.offset, 0x10u);
+  EXPECT_EQ(s1.function, "jit_b");
+  ASSERT_EQ(w.frames.size(), 2u);
+  EXPECT_EQ(w.result.reason, StopReason::kOutermost) << to_string(w.result.reason);
 }
 
 }  // namespace
