@@ -728,6 +728,13 @@ int fp_only_function(void* pc) {
 }
 
 TEST(FastBacktrace, CodeWithFramePointersOnlyIsWalkedThrough) {
+#if defined(__arm__)
+  // Thumb code keeps no frame record: a frame without unwind information is
+  // stepped only by reading its prologue from the function's start, which
+  // the in-process path does not know (it has no symbol table; the full
+  // unwinder and the core and live targets have one).
+  GTEST_SKIP() << "32-bit ARM: no frame records to follow without the function's start";
+#endif
   struct sigaction sa {}, old {};
   sa.sa_sigaction = fp_only_handler;
   sa.sa_flags = SA_SIGINFO;
