@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
+#include <type_traits>
 
 #include "dwarf/expression.hpp"
 #include "ehabi/exidx_rows.hpp"
@@ -164,7 +166,18 @@ Result<arch::RegisterFile> Unwinder::apply_row(const UnwindRow& row, const arch:
   return caller;
 }
 
+static_assert(std::is_trivially_destructible_v<RowCache::Entry>, "RowCache writes entries over raw storage");
+
 RowCache::RowCache(size_t sets) : sets_(sets ? sets : 1) {}
+
+RowCache::~RowCache() { ::operator delete(entries_); }
+
+void RowCache::allocate() {
+  keys_ = std::make_unique<Key[]>(sets_ * kWays);
+  // Not constructed: a large allocation comes as untouched zero pages, and
+  // only those rows are written (and faulted in) that entries fill.
+  entries_ = static_cast<Entry*>(::operator new(sets_ * kWays * sizeof(Entry)));
+}
 
 size_t RowCache::set_of(uint64_t module_id, uint64_t link_pc, unsigned variant) const {
   uint64_t h = (link_pc ^ (module_id * 0x9e3779b97f4a7c15ull) ^ variant) * 0xff51afd7ed558ccdull;
@@ -172,13 +185,13 @@ size_t RowCache::set_of(uint64_t module_id, uint64_t link_pc, unsigned variant) 
 }
 
 const RowCache::Entry* RowCache::find(uint64_t module_id, uint64_t link_pc, unsigned variant) {
-  if (!slots_) return nullptr;
-  Slot* set = &slots_[set_of(module_id, link_pc, variant) * kWays];
+  if (!keys_) return nullptr;
+  const size_t base = set_of(module_id, link_pc, variant) * kWays;
   for (size_t w = 0; w < kWays; ++w) {
-    Slot& s = set[w];
-    if (s.module_id == module_id && s.link_pc == link_pc && s.variant == variant) {
-      s.last_use = ++clock_;
-      return &s.entry;
+    Key& k = keys_[base + w];
+    if (k.module_id == module_id && k.link_pc == link_pc && k.variant == variant) {
+      k.last_use = ++clock_;
+      return &entries_[base + w];
     }
   }
   return nullptr;
@@ -186,41 +199,45 @@ const RowCache::Entry* RowCache::find(uint64_t module_id, uint64_t link_pc, unsi
 
 void RowCache::add(uint64_t module_id, uint64_t link_pc, unsigned variant, const Entry& entry) {
   if (module_id == 0) return;
-  if (!slots_) slots_ = std::make_unique<Slot[]>(sets_ * kWays);
-  Slot* set = &slots_[set_of(module_id, link_pc, variant) * kWays];
-  Slot* victim = &set[0];
+  if (!keys_) allocate();
+  const size_t base = set_of(module_id, link_pc, variant) * kWays;
+  size_t victim = base;
   for (size_t w = 0; w < kWays; ++w) {
-    Slot& s = set[w];
-    if (s.module_id == module_id && s.link_pc == link_pc && s.variant == variant) {
-      victim = &s;
+    const Key& k = keys_[base + w];
+    if (k.module_id == module_id && k.link_pc == link_pc && k.variant == variant) {
+      victim = base + w;
       break;
     }
-    if (s.module_id == 0) {
-      if (victim->module_id != 0) victim = &s;
-    } else if (victim->module_id != 0 && s.last_use < victim->last_use) {
-      victim = &s;
+    const Key& v = keys_[victim];
+    if (k.module_id == 0) {
+      if (v.module_id != 0) victim = base + w;
+    } else if (v.module_id != 0 && k.last_use < v.last_use) {
+      victim = base + w;
     }
   }
-  if (victim->module_id == 0) ++used_;
-  victim->module_id = module_id;
-  victim->link_pc = link_pc;
-  victim->variant = variant;
-  victim->last_use = ++clock_;
-  victim->entry = entry;
+  Key& k = keys_[victim];
+  if (k.module_id == 0) ++used_;
+  k.module_id = module_id;
+  k.link_pc = link_pc;
+  k.variant = variant;
+  k.last_use = ++clock_;
+  new (&entries_[victim]) Entry(entry);
 }
 
 void RowCache::forget_module(uint64_t module_id) {
-  if (!slots_) return;
+  if (!keys_) return;
   for (size_t i = 0; i < sets_ * kWays; ++i) {
-    if (slots_[i].module_id == module_id) {
-      slots_[i].module_id = 0;
+    if (keys_[i].module_id == module_id) {
+      keys_[i].module_id = 0;
       --used_;
     }
   }
 }
 
 void RowCache::clear() {
-  slots_.reset();
+  keys_.reset();
+  ::operator delete(entries_);
+  entries_ = nullptr;
   used_ = 0;
 }
 

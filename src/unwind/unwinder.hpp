@@ -123,30 +123,36 @@ class RowCache {
   };
   static constexpr size_t kWays = 4;
   explicit RowCache(size_t sets = 256);
+  ~RowCache();
+  RowCache(const RowCache&) = delete;
+  RowCache& operator=(const RowCache&) = delete;
   const Entry* find(uint64_t module_id, uint64_t link_pc, unsigned variant);
   void add(uint64_t module_id, uint64_t link_pc, unsigned variant, const Entry& entry);
   // Entries held now, and at most.
   size_t size() const { return used_; }
   size_t capacity() const { return sets_ * kWays; }
-  static constexpr size_t entry_bytes() { return sizeof(Slot); }
+  // Bytes an entry takes (its key and its row): the keys are allocated at
+  // the first add, the rows' pages are touched only as entries are written.
+  static constexpr size_t entry_bytes() { return sizeof(Key) + sizeof(Entry); }
   // Forgets the rows of one module (it was unmapped), or all.
   void forget_module(uint64_t module_id);
   void clear();
 
  private:
-  struct Slot {
+  struct Key {
     uint64_t module_id = 0;  // 0: empty
     uint64_t link_pc = 0;
     unsigned variant = 0;
     uint32_t last_use = 0;
-    Entry entry;
   };
   size_t set_of(uint64_t module_id, uint64_t link_pc, unsigned variant) const;
+  void allocate();
 
   size_t sets_;
   size_t used_ = 0;
   uint32_t clock_ = 0;
-  std::unique_ptr<Slot[]> slots_;
+  std::unique_ptr<Key[]> keys_;
+  Entry* entries_ = nullptr;  // raw storage: an entry is made where its key is first written
 };
 
 // Where the step loop takes rows from instead of the modules' unwind
