@@ -212,13 +212,18 @@ struct fw_mappings {
   std::vector<MapEntry>* out;
 };
 
+// What a frame's accessors hand out lives here until the callback returns:
+// one per walk, reused frame after frame.
+struct FrameScratch {
+  std::string function, path, build_id;
+  std::vector<SourceFrame> sources;
+  const Frame* sources_of = nullptr;
+};
+
 struct fw_frame {
   const Frame* frame;
   size_t index;
-  // What the accessors hand out lives here until the callback returns.
-  mutable std::string function, path, build_id;
-  mutable std::vector<SourceFrame> sources;
-  mutable bool have_sources = false;
+  FrameScratch* scratch;
 };
 
 namespace {
@@ -353,12 +358,14 @@ fw_status walk(fw_target* target, int tid, fw_frame_callback callback, void* arg
     ++o.max_frames;
   }
   size_t index = 0;
+  FrameScratch scratch;
   auto result = walk_thread(*target->target, tid, [&](const Frame& f) {
     if (skip) {
       --skip;
       return true;
     }
-    fw_frame frame{&f, index++, {}, {}, {}, {}, false};
+    scratch.sources_of = nullptr;
+    fw_frame frame{&f, index++, &scratch};
     return callback(&frame, arg) == FW_CONTINUE;
   }, o);
   if (target->self) target->self->captured_ = nullptr;
@@ -678,17 +685,18 @@ size_t fw_frame_registers(const fw_frame* frame, unsigned* numbers, uint64_t* va
 int fw_frame_module(const fw_frame* frame, fw_module_info* out) {
   if (!frame || !out || !frame->frame->module) return 0;
   const Module& m = *frame->frame->module;
+  FrameScratch& s = *frame->scratch;
   try {
-    frame->path = m.name;
-    frame->build_id.clear();
+    s.path = m.name;
+    s.build_id.clear();
     if (m.data)
-      if (auto id = m.data->elf().build_id()) frame->build_id = hex_bytes(*id);
+      if (auto id = m.data->elf().build_id()) s.build_id = hex_bytes(*id);
   } catch (...) {
     return 0;
   }
   out->id = m.id;
-  out->path = frame->path.c_str();
-  out->build_id = frame->build_id.c_str();
+  out->path = s.path.c_str();
+  out->build_id = s.build_id.c_str();
   out->start = m.start;
   out->end = m.end;
   out->bias = m.bias;
@@ -698,11 +706,11 @@ int fw_frame_module(const fw_frame* frame, fw_module_info* out) {
 const char* fw_frame_function(const fw_frame* frame, uint64_t* offset) {
   if (!frame) return nullptr;
   try {
-    const FrameSymbol s = symbolize(*frame->frame);
+    FrameSymbol s = symbolize(*frame->frame);
     if (!s.found) return nullptr;
-    frame->function = s.function;
+    frame->scratch->function = std::move(s.function);
     if (offset) *offset = s.offset;
-    return frame->function.c_str();
+    return frame->scratch->function.c_str();
   } catch (...) {
     return nullptr;
   }
@@ -710,15 +718,16 @@ const char* fw_frame_function(const fw_frame* frame, uint64_t* offset) {
 
 size_t fw_frame_source_locations(const fw_frame* frame, fw_source_location* out, size_t max) {
   if (!frame) return 0;
+  FrameScratch& scratch = *frame->scratch;
   try {
-    if (!frame->have_sources) {
-      frame->sources = source_frames(*frame->frame, true);
-      frame->have_sources = true;
+    if (scratch.sources_of != frame->frame) {
+      scratch.sources = source_frames(*frame->frame, true);
+      scratch.sources_of = frame->frame;
     }
   } catch (...) {
     return 0;
   }
-  const auto& s = frame->sources;
+  const auto& s = scratch.sources;
   for (size_t i = 0; i < s.size() && i < max && out; ++i) {
     out[i].function = s[i].function.empty() ? nullptr : s[i].function.c_str();
     out[i].file = s[i].file.empty() ? nullptr : s[i].file.c_str();
