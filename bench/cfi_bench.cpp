@@ -14,7 +14,7 @@
 #include "dwarf/cfa_program.hpp"
 #include "bench_file.hpp"
 #include "dwarf/cfi_index.hpp"
-#include "unwind/elf_cfi.hpp"
+#include "dwarf/elf_cfi.hpp"
 
 namespace {
 

@@ -23,7 +23,7 @@
 #include "elf/elf_writer.hpp"
 #include "sframe/sframe_generate.hpp"
 #include "sframe/sframe_rows.hpp"
-#include "unwind/elf_cfi.hpp"
+#include "dwarf/elf_cfi.hpp"
 
 namespace {
 

@@ -11,7 +11,7 @@
 #include "elf/archive.hpp"
 #include "elf/elf_file.hpp"
 #include "fuzz_bodies.hpp"
-#include "unwind/elf_cfi.hpp"
+#include "dwarf/elf_cfi.hpp"
 
 namespace framewalk::fuzz {
 

@@ -14,7 +14,7 @@
 #include "elf/elf_file.hpp"
 #include "fuzz_bodies.hpp"
 #include "json_check.hpp"
-#include "unwind/elf_cfi.hpp"
+#include "dwarf/elf_cfi.hpp"
 
 namespace framewalk::fuzz {
 

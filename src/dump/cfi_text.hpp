@@ -9,7 +9,7 @@
 #include "dump/readelf_frames.hpp"
 #include "dump/text_writer.hpp"
 #include "elf/symbols.hpp"
-#include "unwind/elf_cfi.hpp"
+#include "dwarf/elf_cfi.hpp"
 
 namespace framewalk::dump {
 

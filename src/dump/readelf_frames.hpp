@@ -8,7 +8,7 @@
 
 #include "arch/arch.hpp"
 #include "dump/text_writer.hpp"
-#include "unwind/elf_cfi.hpp"
+#include "dwarf/elf_cfi.hpp"
 
 namespace framewalk::dump {
 

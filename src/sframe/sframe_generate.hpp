@@ -50,7 +50,7 @@
 #include "dwarf/cfi_section.hpp"
 #include "elf/elf_file.hpp"
 #include "sframe/sframe_writer.hpp"
-#include "unwind/elf_cfi.hpp"
+#include "dwarf/elf_cfi.hpp"
 
 namespace framewalk::sframe {
 

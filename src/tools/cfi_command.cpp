@@ -9,7 +9,7 @@
 #include "dump/readelf_frames.hpp"
 #include "elf/archive.hpp"
 #include "elf/symbols.hpp"
-#include "unwind/elf_cfi.hpp"
+#include "dwarf/elf_cfi.hpp"
 #include "tools/messages.hpp"
 
 namespace framewalk::tools {

@@ -15,7 +15,7 @@
 #include "elf/elf_synth.hpp"
 #include "elf/symbols.hpp"
 #include "sframe/sframe_section.hpp"
-#include "unwind/elf_cfi.hpp"
+#include "dwarf/elf_cfi.hpp"
 
 namespace framewalk {
 

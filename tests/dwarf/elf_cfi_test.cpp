@@ -5,7 +5,7 @@
 #include <thread>
 #include <vector>
 
-#include "unwind/elf_cfi.hpp"
+#include "dwarf/elf_cfi.hpp"
 
 namespace framewalk {
 namespace {

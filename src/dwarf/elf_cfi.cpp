@@ -1,4 +1,4 @@
-#include "unwind/elf_cfi.hpp"
+#include "dwarf/elf_cfi.hpp"
 
 #include "base/text.hpp"
 
