@@ -82,6 +82,10 @@ FRAMEWALK_API fw_context *fw_context_new(void);
 FRAMEWALK_API void fw_context_free(fw_context *context);
 /* A prefix for every file a core names (a core of another machine). */
 FRAMEWALK_API fw_status fw_context_set_sysroot(fw_context *context, const char *sysroot);
+/* A directory searched for separate debug files (by build-id,
+ * DIR/.build-id/xx/yyyy.debug, and by .gnu_debuglink) before /usr/lib/debug,
+ * for the files the context opens from now on. */
+FRAMEWALK_API fw_status fw_context_add_debug_directory(fw_context *context, const char *directory);
 /* Missing debug files fetched from the servers DEBUGINFOD_URLS names (off by
  * default). Process-wide. */
 FRAMEWALK_API void fw_set_debuginfod(int enabled);

@@ -403,6 +403,14 @@ fw_status fw_context_set_sysroot(fw_context* context, const char* sysroot) {
   });
 }
 
+fw_status fw_context_add_debug_directory(fw_context* context, const char* directory) {
+  if (!context || !directory || !*directory) return fail(FW_ERR_ARGUMENT, "fw_context_add_debug_directory: no context or directory");
+  return guarded([&] {
+    context->state->cache->add_debug_root(directory);
+    return FW_OK;
+  });
+}
+
 void fw_set_debuginfod(int enabled) { elf::enable_debuginfod(enabled != 0); }
 
 fw_status fw_target_attach_thread(fw_context* context, int pid, int tid, fw_freeze freeze, fw_target** out) {

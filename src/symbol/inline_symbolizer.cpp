@@ -64,8 +64,9 @@ DwarfSections dwarf_sections(const elf::ElfFile& file, std::vector<DwarfProblem>
 namespace {
 
 // The dwz file named by .gnu_debugaltlink, its build-id checked (elf/debug_file).
-std::shared_ptr<const elf::ElfFile> open_supplementary(const elf::ElfFile& file, const std::string& path) {
-  auto found = elf::find_supplementary_file(file, path);
+std::shared_ptr<const elf::ElfFile> open_supplementary(const elf::ElfFile& file, const std::string& path,
+                                                      const elf::DebugFileSearch& search) {
+  auto found = elf::find_supplementary_file(file, path, search);
   if (!found) return nullptr;
   auto alt = elf::ElfFile::open(*found);
   if (!alt) return nullptr;
@@ -75,18 +76,19 @@ std::shared_ptr<const elf::ElfFile> open_supplementary(const elf::ElfFile& file,
 }  // namespace
 
 std::unique_ptr<InlineSymbolizer> InlineSymbolizer::load(std::shared_ptr<const elf::ElfFile> file,
-                                                         const std::string& path, PathStyle style) {
+                                                         const std::string& path, PathStyle style,
+                                                         const elf::DebugFileSearch& search) {
   std::shared_ptr<const elf::ElfFile> dwarf = file;
   std::string dwarf_path = path;
   if (!file->section_by_name(".debug_info") && !file->section_by_name(".zdebug_info")) {
-    if (auto debug = elf::find_debug_file(*file, path)) {
+    if (auto debug = elf::find_debug_file(*file, path, search)) {
       if (auto opened = elf::ElfFile::open(*debug)) {
         dwarf = *opened;
         dwarf_path = *debug;
       }
     }
   }
-  return std::make_unique<InlineSymbolizer>(dwarf, open_supplementary(*dwarf, dwarf_path), style, path);
+  return std::make_unique<InlineSymbolizer>(dwarf, open_supplementary(*dwarf, dwarf_path, search), style, path);
 }
 
 InlineSymbolizer::InlineSymbolizer(std::shared_ptr<const elf::ElfFile> dwarf,

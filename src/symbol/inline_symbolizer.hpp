@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "elf/debug_file.hpp"
 #include "elf/elf_file.hpp"
 #include "symbol/call_sites.hpp"
 #include "symbol/debug_info.hpp"
@@ -46,8 +47,10 @@ class InlineSymbolizer {
   // Paths are made in `style` (binutils' or LLVM's, line_table.hpp). The
   // split units of skeleton units are read from `path`.dwp or their .dwo
   // files (symbol/split_dwarf.hpp), each when an address first falls in it.
+  // `search`: where separate debug files (and dwz supplementary files) are looked for.
   static std::unique_ptr<InlineSymbolizer> load(std::shared_ptr<const elf::ElfFile> file, const std::string& path,
-                                                PathStyle style = PathStyle::kBinutils);
+                                                PathStyle style = PathStyle::kBinutils,
+                                                const elf::DebugFileSearch& search = {});
   // `program_path`: the program's file, for split DWARF (`<program_path>.dwp`,
   // .dwo files beside it); empty: split units are looked for only where their
   // skeletons name them.

@@ -7,12 +7,14 @@
 
 namespace framewalk {
 
-ModuleData::ModuleData(std::string display_name, std::shared_ptr<const elf::ElfFile> elf)
-    : name_(std::move(display_name)), elf_(std::move(elf)) {}
+ModuleData::ModuleData(std::string display_name, std::shared_ptr<const elf::ElfFile> elf, elf::DebugFileSearch search)
+    : name_(std::move(display_name)), elf_(std::move(elf)), search_(std::move(search)) {}
 
 const ElfCfi* ModuleData::cfi() const {
   std::call_once(cfi_once_, [&] {
-    auto loaded = ElfCfi::load(elf_);
+    ElfCfiOptions options;
+    options.search = search_;
+    auto loaded = ElfCfi::load(elf_, options);
     if (loaded) cfi_ = std::make_unique<ElfCfi>(std::move(*loaded));
   });
   return cfi_.get();
@@ -194,6 +196,11 @@ std::shared_ptr<const ModuleData> ModuleCache::insert_locked(const std::string& 
   return result;
 }
 
+void ModuleCache::add_debug_root(const std::string& directory) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  search_.debug_roots.insert(search_.debug_roots.end() - 1, directory);
+}
+
 size_t ModuleCache::size() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return by_identity_.size();
@@ -213,7 +220,12 @@ Result<std::shared_ptr<const ModuleData>> ModuleCache::get(const std::string& op
     if (auto data = lookup_locked(key)) return data;
   }
   FW_TRY(auto file, elf::ElfFile::open(open_path));
-  auto data = std::make_shared<const ModuleData>(display_name, std::move(file));
+  elf::DebugFileSearch search;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    search = search_;
+  }
+  auto data = std::make_shared<const ModuleData>(display_name, std::move(file), std::move(search));
   std::lock_guard<std::mutex> lock(mutex_);
   return insert_locked(key, std::move(data));
 }

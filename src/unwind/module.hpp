@@ -25,8 +25,10 @@ class InlineSymbolizer;
 
 class ModuleData {
  public:
-  // `display_name` is what frames show (the mapped path); `elf` the parsed file.
-  ModuleData(std::string display_name, std::shared_ptr<const elf::ElfFile> elf);
+  // `display_name` is what frames show (the mapped path); `elf` the parsed
+  // file; `search` where its separate debug file is looked for.
+  ModuleData(std::string display_name, std::shared_ptr<const elf::ElfFile> elf,
+             elf::DebugFileSearch search = {});
 
   const std::string& name() const { return name_; }
   const elf::ElfFile& elf() const { return *elf_; }
@@ -56,6 +58,7 @@ class ModuleData {
  private:
   std::string name_;
   std::shared_ptr<const elf::ElfFile> elf_;
+  elf::DebugFileSearch search_;
   mutable std::once_flag cfi_once_, symbols_once_, sframe_once_, exidx_once_, source_once_;
   mutable std::unique_ptr<ehabi::ExidxTables> exidx_;
   mutable std::unique_ptr<sframe::Section> sframe_;
@@ -128,6 +131,9 @@ class ModuleCache {
   // name (device/inode/size).
   Result<std::shared_ptr<const ModuleData>> get(const std::string& open_path, const std::string& display_name,
                                                 const std::string& identity);
+  // Where the files' separate debug files are looked for (before
+  // /usr/lib/debug, by build-id and debug link): for files opened from now on.
+  void add_debug_root(const std::string& directory);
   // An in-memory image (the vDSO, a file read from a core).
   Result<std::shared_ptr<const ModuleData>> from_bytes(std::vector<uint8_t> bytes, const std::string& display_name,
                                                        const std::string& identity);
@@ -143,6 +149,7 @@ class ModuleCache {
   std::shared_ptr<const ModuleData> insert_locked(const std::string& identity, std::shared_ptr<const ModuleData> data);
 
   size_t max_unused_;
+  elf::DebugFileSearch search_;
   mutable std::mutex mutex_;
   uint64_t clock_ = 0;
   std::map<std::string, Entry> by_identity_;

@@ -10,7 +10,7 @@ namespace framewalk {
 
 const symbol::InlineSymbolizer* ModuleData::source() const {
   std::call_once(source_once_, [&] {
-    auto loaded = symbol::InlineSymbolizer::load(elf_, elf_->name());
+    auto loaded = symbol::InlineSymbolizer::load(elf_, elf_->name(), symbol::PathStyle::kBinutils, search_);
     if (loaded && (loaded->lines().has_rows() || loaded->has_debug_info()))
       source_ = std::shared_ptr<const symbol::InlineSymbolizer>(std::move(loaded));
   });

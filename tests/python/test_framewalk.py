@@ -258,6 +258,40 @@ def test_core_matches_live(live_child, tmp_path):
         check_main_thread(target.thread(child.pid), child)
 
 
+def test_debug_directory(program, tmp_path, ptrace_permitted):
+    """A stripped program whose debug file lies only under a directory the
+    context is given (DIR/.build-id/xx/yyyy.debug): names and lines come from
+    it; without the directory, neither does."""
+    from conftest import Child
+    objcopy = shutil.which("objcopy")
+    if objcopy is None:
+        pytest.fail("objcopy (binutils) is needed")
+    build_id = subprocess.run(["readelf", "-n", str(program)], capture_output=True, text=True, check=True).stdout
+    build_id = re.search(r"Build ID: ([0-9a-f]+)", build_id).group(1)
+    debug_dir = tmp_path / "debug"
+    debug_file = debug_dir / ".build-id" / build_id[:2] / (build_id[2:] + ".debug")
+    debug_file.parent.mkdir(parents=True)
+    subprocess.run([objcopy, "--only-keep-debug", str(program), str(debug_file)], check=True)
+    stripped = tmp_path / "fwtarget-stripped"
+    subprocess.run([objcopy, "--strip-all", str(program), str(stripped)], check=True)
+    child = Child(stripped)
+    try:
+        with framewalk.Context(debug_directories=[debug_dir]) as context:
+            with context.attach(child.pid) as target:
+                frames = target.thread(child.pid).frames(source=True)
+        names = functions(frames)
+        assert [n for n in names if n in MAIN_CHAIN] == MAIN_CHAIN, names
+        level2 = next(f for f in frames if f.function == "level2")
+        assert level2.locations and level2.locations[-1].file.endswith("fwtarget.c"), str(level2)
+        assert level2.locations[-1].line == marker_line("L2_CALL")
+        with framewalk.attach(child.pid) as target:
+            bare = target.thread(child.pid).frames(source=True)
+        assert not [n for n in functions(bare) if n in MAIN_CHAIN], functions(bare)
+        assert all(not f.locations or f.locations[-1].file is None for f in bare[1:4])
+    finally:
+        child.close()
+
+
 # ---- errors -----------------------------------------------------------------------------
 
 

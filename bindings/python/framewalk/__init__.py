@@ -246,7 +246,8 @@ class Context:
     """Modules, caches and options, reusable across targets (a default one is
     made for each target otherwise). Used by one thread at a time."""
 
-    def __init__(self, sysroot: Optional[Union[str, os.PathLike]] = None):
+    def __init__(self, sysroot: Optional[Union[str, os.PathLike]] = None,
+                 debug_directories: Sequence[Union[str, os.PathLike]] = ()):
         lib = _capi.lib()
         self._handle = lib.fw_context_new()
         if not self._handle:
@@ -254,6 +255,12 @@ class Context:
         self._sysroot: Optional[str] = None
         if sysroot is not None:
             self.sysroot = sysroot
+        for directory in debug_directories:
+            self.add_debug_directory(directory)
+
+    def add_debug_directory(self, directory: Union[str, os.PathLike]) -> None:
+        """A directory searched for separate debug files (by build-id and debug link) before /usr/lib/debug."""
+        _check(_capi.lib().fw_context_add_debug_directory(self._h(), _encode_path(directory)))
 
     @property
     def sysroot(self) -> Optional[str]:
