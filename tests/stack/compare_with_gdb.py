@@ -92,6 +92,12 @@ EXPECTED_CHAINS = {
                    ["on_usr1", "__restore_rt"] + _RAISE + ["middle", "outer", "main"] + _MAIN_START,
         "fp-worker": [_LIBC + "read", "fw_block_read", "work_c", "work_b", "work_a", "worker"] + _THREAD_START,
     },
+    # fp_over_cfi.c: frame-pointer code without unwind tables over functions
+    # with CFI that never mention the frame pointer (cfi_block, fw_block, read).
+    "fp_over_cfi": {
+        "fpc-main": [_LIBC + "pause", "fw_block", "cfi_block", "fp_inner", "fp_outer", "main"] + _MAIN_START,
+        "fpc-worker": [_LIBC + "read", "fp_read", "fp_work", "worker"] + _THREAD_START,
+    },
 }
 
 FIXTURES = [
@@ -118,6 +124,8 @@ FIXTURES = [
     Fixture("plt", spinners=4, kind="plt"),
     Fixture("vdso", spinners=3, kind="vdso"),
 ] + [Fixture("fp_scheduled_" + variant, exercises={"fp"}, chains=EXPECTED_CHAINS["fp_scheduled"])
+     for variant in ("gcc", "gcc_static", "clang", "clang_static")] + \
+    [Fixture("fp_over_cfi_" + variant, exercises={"fp"}, chains=EXPECTED_CHAINS["fp_over_cfi"])
      for variant in ("gcc", "gcc_static", "clang", "clang_static")]
 
 # Differences that are not framewalk's fault, each with its reason. A
@@ -397,6 +405,11 @@ SFRAME_FALLBACKS = [
       "sources": ["fp", "prologue"], "miss": "no SFrame FDE for the PC",
       "reason": "the program's own functions are built without unwind tables: no SFrame is made for them "
                 "(the CFI walk falls back the same way)"}
+     for variant in ("gcc", "gcc_static", "clang", "clang_static")] + \
+    [{"fixture": "fp_over_cfi_" + variant, "callee": "fp_inner|fp_outer|main|fp_read|fp_work|worker",
+      "sources": ["fp", "prologue"], "miss": "no SFrame FDE for the PC",
+      "reason": "the program's frame-pointer functions are built without unwind tables: no SFrame is made for "
+                "them (the CFI walk falls back the same way)"}
      for variant in ("gcc", "gcc_static", "clang", "clang_static")]
 
 
