@@ -179,6 +179,87 @@ TEST(Aarch64Prologue, RecordAtTheTopOfAFrame) {
   EXPECT_EQ(rule(row, a::kX30)->value, -8);
 }
 
+// gcc schedules other instructions into its prologues, and shrink-wraps
+// them behind a test (elfutils' backtrace.aarch64.fp.exec, fp_over_cfi.c):
+//   fp_inner: cmp w0, #0x3e8; b.eq 1f; stp x29, x30, [sp, #-32]!; mov x29, sp;
+//             str x19, [sp, #16]; mov w19, w0; adrp x0, ...; bl ...
+//   fp_outer: stp x29, x30, [sp, #-32]!; adrp x1, ...; mov x29, sp; str x19, [sp, #16]; ...
+//   stdarg:   stp x29, x30, [sp, #-224]!; mov w0, #0xc; mov x29, sp; stp x19, x20, [sp, #16];
+//             str q0, [x29, #32]; ...
+TEST(Aarch64Prologue, ScheduledAndShrinkWrapped) {
+  UnwindRow row;
+  auto inner = code({0x710fa01f, 0x54000260, 0xa9be7bfd, 0x910003fd, 0xf9000bf3, 0x2a0003f3, 0x90000100, kBl});
+  ASSERT_TRUE(a::prologue_row(Bytes(inner.data(), inner.size()), a::kReturnAddressFrame, &row));
+  EXPECT_EQ(row.cfa.reg, a::kX29);
+  EXPECT_EQ(row.cfa.offset, 32) << "the record at the frame's bottom";
+  EXPECT_EQ(rule(row, a::kX29)->value, -32);
+  EXPECT_EQ(rule(row, a::kX30)->value, -24);
+  EXPECT_EQ(rule(row, 19)->value, -16);
+  // An activation after the stp, the branch's target (0x50) beyond it: the stp has run.
+  ASSERT_TRUE(a::prologue_row(Bytes(inner.data(), 12), 12, &row));
+  EXPECT_EQ(row.cfa.reg, a::kSp);
+  EXPECT_EQ(row.cfa.offset, 32);
+  // Past the branch's target, the branch may have been taken: only the compare is known to have run.
+  auto short_exit = code({0x710fa01f, 0x54000060, 0xa9be7bfd, 0x910003fd, kRet});  // b.eq +12
+  ASSERT_TRUE(a::prologue_row(Bytes(short_exit.data(), 16), 16, &row));
+  EXPECT_EQ(row.cfa.reg, a::kSp);
+  EXPECT_EQ(row.cfa.offset, 0);
+  EXPECT_EQ(row.find(a::kX30), nullptr);
+
+  auto outer = code({0xa9be7bfd, 0x90000101, 0x910003fd, 0xf9000bf3, 0x2a0003f3, 0xb9405020, kBl});
+  ASSERT_TRUE(a::prologue_row(Bytes(outer.data(), outer.size()), a::kReturnAddressFrame, &row));
+  EXPECT_EQ(row.cfa.reg, a::kX29);
+  EXPECT_EQ(row.cfa.offset, 32);
+  EXPECT_EQ(rule(row, 19)->value, -16);
+
+  auto stdarg = code({0xa9b27bfd, 0x52800180, 0x910003fd, 0xa90153f3, 0x3d800ba0, 0xf90057a1, kBl});
+  ASSERT_TRUE(a::prologue_row(Bytes(stdarg.data(), stdarg.size()), a::kReturnAddressFrame, &row));
+  EXPECT_EQ(row.cfa.reg, a::kX29);
+  EXPECT_EQ(row.cfa.offset, 224);
+  EXPECT_EQ(rule(row, 19)->value, -208);
+  EXPECT_EQ(rule(row, 20)->value, -200);
+}
+
+// A frame larger than an immediate: `mov x12, #5040; sub sp, sp, x12;
+// mov x2, #5000; mov w1, w0; stp x29, x30, [sp]; mov x29, sp` (gcc).
+TEST(Aarch64Prologue, FrameSizeFromARegister) {
+  UnwindRow row;
+  auto big = code({0xd282760c, 0xcb2c63ff, 0xd2827102, 0x2a0003e1, 0xa9007bfd, 0x910003fd, kBl});
+  ASSERT_TRUE(a::prologue_row(Bytes(big.data(), big.size()), a::kReturnAddressFrame, &row));
+  EXPECT_EQ(row.cfa.reg, a::kX29);
+  EXPECT_EQ(row.cfa.offset, 5040);
+  EXPECT_EQ(rule(row, a::kX29)->value, -5040);
+  EXPECT_EQ(rule(row, a::kX30)->value, -5032);
+  // The register overwritten before the sub: its value is not known.
+  auto clobbered = code({0xd282760c, 0xaa0003ec, 0xcb2c63ff, 0xa9007bfd, 0x910003fd, kBl});  // mov x12, x0
+  EXPECT_FALSE(a::prologue_row(Bytes(clobbered.data(), clobbered.size()), a::kReturnAddressFrame, &row));
+}
+
+// What a scheduled instruction may not do: write sp, x29 or x30, branch, call.
+TEST(Aarch64Prologue, InstructionsThatEndIt) {
+  UnwindRow row;
+  // mov x29, x0; ldr x30, [sp]; add sp, sp, #16; str x0, [sp], #16; b and b.eq backwards; bl; blr; ret.
+  const std::vector<uint32_t> ends = {0xaa0003fd, 0xf94003fe, 0x910043ff, 0xf80107e0, 0x17ffffff, 0x54ffffe0,
+                                      kBl, kBlr, kRet};
+  for (uint32_t insn : ends) {
+    SCOPED_TRACE(insn);
+    auto c = code({kStpFpLrPre16, insn, kMovFpSp, kBl});
+    ASSERT_TRUE(a::prologue_row(Bytes(c.data(), c.size()), a::kReturnAddressFrame, &row));
+    EXPECT_EQ(row.cfa.reg, a::kSp) << "mov x29, sp not reached";
+    EXPECT_EQ(row.cfa.offset, 16);
+  }
+  // Loads, stores, arithmetic elsewhere are stepped over.
+  // ldr x0, [x0]; str w0, [sp, #8]; add x0, x0, x1; fmov x0, d0; mrs x0, tpidr_el0; tbz w0, #0, +8.
+  const std::vector<uint32_t> neutral = {0xf9400000, 0xb9000be0, 0x8b010000, 0x9e660000, 0xd53bd040, 0x36000040};
+  for (uint32_t insn : neutral) {
+    SCOPED_TRACE(insn);
+    auto c = code({kStpFpLrPre16, insn, kMovFpSp, kBl});
+    ASSERT_TRUE(a::prologue_row(Bytes(c.data(), c.size()), a::kReturnAddressFrame, &row));
+    EXPECT_EQ(row.cfa.reg, a::kX29);
+    EXPECT_EQ(row.cfa.offset, 16);
+  }
+}
+
 TEST(Aarch64Prologue, WhatItCannotTell) {
   UnwindRow row;
   // A frameless function at a return address saved no x30 that this can see.

@@ -42,6 +42,10 @@ struct PrologueState {
   // Where registers were saved: entry sp - saved_below[reg], for x19-x30.
   int64_t saved_below[32] = {};
   bool saved[32] = {};
+  // Registers x0-x28 holding a constant of `mov`/`movk` (bit n: xn), for a
+  // frame too large for an immediate: `mov x12, #n; sub sp, sp, x12`.
+  uint32_t constant_known = 0;
+  uint64_t constant[29] = {};
 
   void save(unsigned reg, int64_t at_below) {
     if (reg >= 19 && reg <= 30 && !saved[reg]) {
@@ -50,6 +54,102 @@ struct PrologueState {
     }
   }
 };
+
+// What an instruction that is not one of the prologue's own does, as far
+// as prologue analysis cares.
+struct Effect {
+  enum Kind : uint8_t {
+    kNeutral,     // writes neither sp, x29 nor x30 and does not branch (`writes`: what it may write)
+    kCondBranch,  // b.cond, cbz, cbnz, tbz, tbnz to `offset` bytes from itself
+    kEnd,         // a call, branch or return, a write to sp, x29 or x30, an encoding not known here
+  } kind = kEnd;
+  int64_t offset = 0;
+  uint32_t writes = 0;  // general registers x0-x30, bit n: xn
+};
+
+constexpr uint32_t reg_bit(unsigned r) { return r < 31 ? 1u << r : 0; }  // 31: xzr, or sp (checked apart)
+
+// A signed field of `bits` bits at bit `lsb`, scaled by 4 (branch offsets).
+constexpr int64_t branch_field(uint32_t i, unsigned lsb, unsigned bits) {
+  return static_cast<int64_t>(static_cast<int32_t>(i << (32 - lsb - bits)) >> (32 - bits)) * 4;
+}
+
+Effect effect_of(uint32_t i) {
+  Effect e;
+  const unsigned rd = i & 31, rn = (i >> 5) & 31, rt2 = (i >> 10) & 31;
+  // An instruction that writes `mask` (and sp, if `sp`): neutral unless that is sp, x29 or x30.
+  auto writes = [&e](uint32_t mask, bool sp) {
+    if (!sp && !(mask & (reg_bit(29) | reg_bit(30)))) {
+      e.kind = Effect::kNeutral;
+      e.writes = mask;
+    }
+    return e;
+  };
+  const unsigned op0 = (i >> 25) & 0xf;
+  if ((op0 & 0xe) == 0x8) {  // data processing, immediate
+    const bool flags = (i >> 29) & 1;
+    switch ((i >> 23) & 7) {
+      case 2: case 3: return writes(reg_bit(rd), rd == 31 && !flags);  // add/sub: rd 31 is sp unless flags are set
+      case 4: return writes(reg_bit(rd), rd == 31 && ((i >> 29) & 3) != 3);  // logical: sp unless ands
+      default: return writes(reg_bit(rd), false);  // adr, adrp, move wide, bitfield, extract: 31 is xzr
+    }
+  }
+  if ((op0 & 0x7) == 0x5) {  // data processing, register: rd 31 is xzr but for add/sub (extended register)
+    const bool extended = (i & 0x1f200000) == 0x0b200000;
+    return writes(reg_bit(rd), extended && rd == 31 && !((i >> 29) & 1));
+  }
+  if ((op0 & 0x7) == 0x7) {  // SIMD and floating point: conversions and umov/smov write a general rd
+    if (rd >= 29) return e;
+    return writes(reg_bit(rd), false);
+  }
+  if ((op0 & 0x5) == 0x4) {  // loads and stores
+    const bool simd = (i >> 26) & 1;
+    const unsigned group = (i >> 27) & 7;
+    if (group == 5) {  // pairs: no-allocate, post-index, offset, pre-index
+      const unsigned index = (i >> 23) & 3;
+      const bool writeback = index == 1 || index == 3;
+      const bool load = (i >> 22) & 1;
+      if (writeback && rn >= 29) return e;  // moves sp as step() does not follow, or writes x29/x30
+      return writes((writeback ? reg_bit(rn) : 0) | (load && !simd ? reg_bit(rd) | reg_bit(rt2) : 0), false);
+    }
+    if (group == 7) {  // single registers
+      const unsigned opc = (i >> 22) & 3;
+      bool load = opc != 0 && !simd && !((i >> 30) == 3 && opc == 2);  // not a prfm
+      bool writeback = false;
+      if (!((i >> 24) & 1)) {  // not an unsigned offset
+        const unsigned form = (i >> 10) & 3;
+        if ((i >> 21) & 1) {
+          if (form == 0) load = !simd;  // atomic memory operations load into rt
+          else if (form != 2) {         // ldraa, ldrab (with writeback when bit 11 is set)
+            load = true;
+            writeback = (i >> 11) & 1;
+          }
+        } else {
+          writeback = form == 1 || form == 3;  // post-index, pre-index
+        }
+      }
+      if (writeback && rn >= 29) return e;
+      return writes((writeback ? reg_bit(rn) : 0) | (load ? reg_bit(rd) : 0), false);
+    }
+    if (group == 3 && !((i >> 24) & 1)) return writes(simd ? 0 : reg_bit(rd), false);  // load literal
+    if ((i & 0x3f000000) == 0x08000000) {  // exclusive and ordered: a load writes rt, rt2; a store rs
+      const bool load = (i >> 22) & 1;
+      return writes(load ? reg_bit(rd) | reg_bit(rt2) : reg_bit((i >> 16) & 31), false);
+    }
+    return e;
+  }
+  if ((op0 & 0xe) == 0xa) {  // branches, exception generation, system
+    if ((i & 0xff000010) == 0x54000000 || (i & 0x7c000000) == 0x34000000) {  // b.cond; cbz, cbnz, tbz, tbnz
+      e.kind = Effect::kCondBranch;
+      e.offset = (i & 0x7e000000) == 0x36000000 ? branch_field(i, 5, 14) : branch_field(i, 5, 19);
+      return e;
+    }
+    if ((i & 0xffc00000) == 0xd5000000)  // hints, barriers, msr; mrs and sysl (L set) write rt
+      return writes((i >> 21) & 1 ? reg_bit(rd) : 0, false);
+    return e;  // b, bl, br, blr, ret, svc...
+  }
+  return e;  // SVE, SME, unallocated
+}
 
 // Follows one prologue instruction; false if `insn` is not one.
 bool step(uint32_t insn, PrologueState& s) {
@@ -81,6 +181,28 @@ bool step(uint32_t insn, PrologueState& s) {
   // sub sp, sp, #imm
   if ((insn & 0xff800000) == 0xd1000000 && kRn(insn) == kSp && kRt(insn) == kSp) {
     s.sp_below += static_cast<int64_t>(add_imm(insn));
+    return true;
+  }
+  // sub sp, sp, xm[, uxtx/sxtx #0-4], xm a constant set before
+  if ((insn & 0xffe003ff) == 0xcb2003ff && ((insn >> 13) & 3) == 3 && ((insn >> 10) & 7) <= 4) {
+    const unsigned rm = (insn >> 16) & 31;
+    if (rm > 28 || !((s.constant_known >> rm) & 1)) return false;
+    s.sp_below += static_cast<int64_t>(s.constant[rm] << ((insn >> 10) & 7));
+    return true;
+  }
+  // mov xd, #imm16 << 16*hw (movz), and movk into a constant: 64-bit and 32-bit forms
+  if ((insn & 0x7f800000) == 0x52800000 || (insn & 0x7f800000) == 0x72800000) {
+    const unsigned rd = kRt(insn);
+    if (rd > 28) return false;
+    const unsigned shift = ((insn >> 21) & 3) * 16;
+    const uint64_t imm = uint64_t{(insn >> 5) & 0xffff} << shift;
+    const bool keep = (insn & 0x7f800000) == 0x72800000;  // movk
+    const bool wide = insn >> 31;
+    if (!wide && shift > 16) return false;
+    if (keep && !((s.constant_known >> rd) & 1)) return true;  // a value not known stays unknown
+    uint64_t v = keep ? (s.constant[rd] & ~(uint64_t{0xffff} << shift)) | imm : imm;
+    s.constant[rd] = wide ? v : v & 0xffffffff;
+    s.constant_known |= 1u << rd;
     return true;
   }
   // mov x29, sp (add x29, sp, #0) and add x29, sp, #imm
@@ -161,12 +283,38 @@ bool prologue_row(Bytes code, uint64_t pc_offset, UnwindRow* row) {
   PrologueState s;
   const bool activation = pc_offset != kReturnAddressFrame;
   size_t at = 0;
+  bool ended = false;  // at the PC, or at an instruction that ends the prologue
+  bool past_prologue_step = false;  // the last instruction was not one of the prologue's own
   for (; at + 4 <= code.size(); at += 4) {
     if (activation && at >= pc_offset) break;
-    if (!step(load_insn(code, at), s)) break;
+    const uint32_t insn = load_insn(code, at);
+    past_prologue_step = false;
+    if (step(insn, s)) continue;
+    past_prologue_step = true;
+    // Compilers schedule other instructions into the prologue (`stp x29,
+    // x30, [sp, #-32]!; adrp x1, ...; mov x29, sp`): step over those that
+    // leave sp, x29, x30 and the flow alone. Shrink-wrapping puts a test and
+    // a branch to an early exit before the prologue (`cmp w0, #n; b.eq
+    // 1f; stp ...`): a frame at a return address has run the prologue, on
+    // the straight path past a forward branch; an activation has where the
+    // branch goes past its PC.
+    const Effect e = effect_of(insn);
+    if (e.kind == Effect::kNeutral) {
+      s.constant_known &= ~e.writes;
+      continue;
+    }
+    if (e.kind == Effect::kCondBranch && e.offset > 0 &&
+        (!activation || static_cast<int64_t>(at) + e.offset > static_cast<int64_t>(pc_offset)))
+      continue;
+    ended = true;
+    break;
   }
-  const bool ended = at + 4 <= code.size() || (activation && at >= pc_offset);
-  if (!ended) return false;  // the bytes ran out inside the prologue
+  if (activation && at >= pc_offset) ended = true;
+  // The bytes ran out after an instruction that is not the prologue's own:
+  // the prologue had ended there, as the analysis took it before it looked
+  // past such instructions. Inside the prologue, only a frame pointer set
+  // up (at a return address) still says where the frame is.
+  if (!ended && !past_prologue_step && (activation || !s.fp_set)) return false;
   if (!activation && !s.saved[kX30]) return false;
   // A frame record whose x29 is not set up yet is read through sp.
   *row = row_from(s);

@@ -57,10 +57,16 @@ UnwindRow frame_record_row(int64_t record_to_cfa);
 // instructions before it have run), or kReturnAddressFrame for a frame at a
 // return address (it has run its prologue). Follows the hint-space
 // instructions (paciasp/pacibsp, bti, nop), `stp x29, x30, [sp, #-n]!`,
-// `sub sp, sp, #n`, `stp x29, x30, [sp, #m]`, stores of other registers
-// into the frame (`stp`/`str` at sp offsets, which move nothing), and
-// `mov x29, sp` / `add x29, sp, #m`. The first other instruction ends the
-// prologue. True, with the row, where the instructions determine it:
+// `sub sp, sp, #n`, `sub sp, sp, xm` after `mov xm, #n` (and `movk`),
+// `stp x29, x30, [sp, #m]`, stores of other registers into the frame
+// (`stp`/`str` at sp offsets, which move nothing), and `mov x29, sp` /
+// `add x29, sp, #m`; steps over instructions compilers schedule among
+// those (loads, stores, arithmetic, moves, adrp, mrs) that write neither
+// sp, x29 nor x30, and, shrink-wrapping's test for an early exit, over a
+// forward conditional branch (for an activation only one whose target lies
+// past its PC). A call, any other branch, or an instruction that writes
+// sp, x29 or x30 otherwise ends the prologue. True, with the row, where the
+// instructions determine it:
 //  - an activation: up to its PC (before the frame record is stored, the
 //    return address is still in x30);
 //  - a return-address frame: the prologue stored the frame record.
