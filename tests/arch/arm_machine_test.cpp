@@ -276,6 +276,44 @@ TEST(ArmMachine, ThumbR7FrameFromThePrologue) {
   EXPECT_EQ(row.find(a::kLr), nullptr);
 }
 
+// gcc's shrink-wrapped Thumb-2 (fp_over_cfi.c's fp_inner): a test and a
+// branch to an early exit before the prologue,
+//   cmp.w r0, #1000; beq.n 1f; push {r3, r4, r7, lr}; mov r4, r0;
+//   ldr r0, [pc, #44]; add r7, sp, #0; add r0, pc; blx ...; ... 1: movs r0, #0; bx lr
+const std::vector<uint8_t> kThumbShrinkWrapped =
+    thumb({0xf5b0, 0x7f7a, 0xd015, 0xb598, 0x4604, 0x480b, 0xaf00, 0x4478, 0xf7ff, 0xef40});
+
+TEST(ArmMachine, ThumbShrinkWrappedPrologue) {
+  // r7 as the frame's caller left it: the return address does not say Thumb
+  // (bit 1 clear), the code does, past the compare and the branch.
+  RegisterFile regs = registers(0x7000, 0x7010, 0x30);
+  regs.set(a::kPc, 0x10630);
+  FunctionInput f(kThumbShrinkWrapped, regs);
+  UnwindRow row;
+  ASSERT_EQ(m().fallback_row(f.in, &row), FallbackKind::kFramePointer);
+  EXPECT_EQ(row.cfa.reg, a::kR7);
+  EXPECT_EQ(row.cfa.offset, 16);
+  expect_saved(row, 3, -16);
+  expect_saved(row, 4, -12);
+  expect_saved(row, a::kR7, -8);
+  expect_saved(row, a::kLr, -4);
+  // An activation after the push, the early exit (at 0x32) beyond it: the push has run.
+  ASSERT_EQ(m().fallback_row(f.activation_at(8), &row), FallbackKind::kPrologue);
+  EXPECT_EQ(row.cfa.reg, a::kSp);
+  EXPECT_EQ(row.cfa.offset, 16);
+  expect_saved(row, a::kLr, -4);
+  // An activation at the early exit itself: the branch may have gone there, past the push.
+  std::vector<uint8_t> exit_path = kThumbShrinkWrapped;
+  exit_path.resize(0x32, 0);  // zeros: movs r0, r0 (no stack change)
+  const std::vector<uint8_t> tail = thumb({0x2000, 0x4770});
+  exit_path.insert(exit_path.end(), tail.begin(), tail.end());
+  FunctionInput g(exit_path, regs);
+  ASSERT_EQ(m().fallback_row(g.activation_at(0x32), &row), FallbackKind::kPrologue);
+  EXPECT_EQ(row.cfa.reg, a::kSp);
+  EXPECT_EQ(row.cfa.offset, 0) << "at its bx lr, nothing on the stack";
+  EXPECT_EQ(row.find(a::kLr), nullptr);
+}
+
 TEST(ArmMachine, ArmR11FrameFromThePrologue) {
   const RegisterFile regs = registers(0x7000, 0x7100, 0x10);
   FallbackInput in;
@@ -383,8 +421,6 @@ TEST(ArmInstruction, ThumbInstructionsScheduledAmongThePushes) {
   EXPECT_EQ(op({0xb002}), PrologueOp::kOther);            // add sp, #8
   EXPECT_EQ(op({0xbd80}), PrologueOp::kOther);            // pop {r7, pc}
   EXPECT_EQ(op({0xbf18}), PrologueOp::kOther);            // it ne
-  EXPECT_EQ(op({0xd010}), PrologueOp::kOther);            // beq
-  EXPECT_EQ(op({0xb110}), PrologueOp::kOther);            // cbz r0
   EXPECT_EQ(op({0x4718}), PrologueOp::kOther);            // bx r3
   EXPECT_EQ(op({0xf000, 0xf800}), PrologueOp::kOther);    // bl
   EXPECT_EQ(op({0xf8df, 0xf004}), PrologueOp::kOther);    // ldr.w pc, [pc, #4]
@@ -398,6 +434,35 @@ TEST(ArmInstruction, ThumbInstructionsScheduledAmongThePushes) {
   EXPECT_EQ(op({0xee07, 0x2a90}), PrologueOp::kNeutral);  // vmov s15, r2
   EXPECT_EQ(op({0xeeb0, 0x1b00}), PrologueOp::kNeutral);  // vmov.f64 d1, #2.0
   EXPECT_EQ(op({0xee17, 0x7a90}), PrologueOp::kOther);    // vmov r7, s15
+  // Compares and tests write no register (their rd field is pc).
+  EXPECT_EQ(op({0xf5b0, 0x7f7a}), PrologueOp::kNeutral);  // cmp.w r0, #1000
+  EXPECT_EQ(op({0xea10, 0x0f01}), PrologueOp::kNeutral);  // tst.w r0, r1
+  EXPECT_EQ(op({0xf1b0, 0x0f00}), PrologueOp::kNeutral);  // cmp.w r0, #0
+}
+
+// Conditional branches, with their targets (offsets from the branch, as
+// objdump gives them), for shrink-wrapped prologues.
+TEST(ArmInstruction, ConditionalBranchesAndTheirTargets) {
+  using a::PrologueOp;
+  auto thumb_branch = [](std::vector<uint16_t> h) {
+    const a::PrologueInstruction in = decoded_thumb(h);
+    return in.op == PrologueOp::kConditionalBranch ? in.branch_offset : -1000;
+  };
+  EXPECT_EQ(thumb_branch({0xd010}), 0x24);          // beq.n +0x24
+  EXPECT_EQ(thumb_branch({0xb110}), 8);             // cbz r0, +8
+  EXPECT_EQ(thumb_branch({0xd1fe}), 0);             // bne.n to itself
+  EXPECT_EQ(thumb_branch({0xf000, 0x8012}), 0x28);  // beq.w +0x28
+  EXPECT_EQ(thumb_branch({0xf47f, 0xaffe}), 0);     // bne.w to itself
+  EXPECT_EQ(thumb_branch({0xdf00}), -1000);         // svc 0: no branch
+  EXPECT_EQ(thumb_branch({0xf000, 0xf800}), -1000); // bl
+  auto arm_branch = [](uint32_t w) {
+    const a::PrologueInstruction in = decoded_arm(w);
+    return in.op == PrologueOp::kConditionalBranch ? in.branch_offset : -1000;
+  };
+  EXPECT_EQ(arm_branch(0x0a000004), 0x18);  // beq +0x18
+  EXPECT_EQ(arm_branch(0x1afffffd), -4);    // bne -4
+  EXPECT_EQ(arm_branch(0xea000004), -1000); // b: not conditional
+  EXPECT_EQ(arm_branch(0x0b000004), -1000); // bleq: a call
 }
 
 TEST(ArmMachine, GlibcAbortsPrologueWithScheduledInstructions) {

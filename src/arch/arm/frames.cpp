@@ -96,10 +96,12 @@ UnwindRow arm_frame_pointer_row() {
 }
 
 std::optional<bool> starts_as_thumb(Bytes code) {
-  // A Thumb push, maybe after instructions scheduled before it.
+  // A Thumb push, maybe after instructions scheduled before it, or after
+  // shrink-wrapping's test and forward branch to an early exit.
   for (size_t at = 0; at < code.size();) {
     auto thumb = decode_thumb_prologue(code.subspan(at));
-    if (!thumb || (thumb->op != PrologueOp::kNeutral && thumb->op != PrologueOp::kPush)) break;
+    const bool forward = thumb && thumb->op == PrologueOp::kConditionalBranch && thumb->branch_offset > 0;
+    if (!thumb || (thumb->op != PrologueOp::kNeutral && thumb->op != PrologueOp::kPush && !forward)) break;
     if (thumb->op == PrologueOp::kPush) return true;
     at += thumb->size;
   }
@@ -135,6 +137,7 @@ bool prologue_row(Bytes code, uint64_t pc_offset, bool thumb, UnwindRow* row, bo
   unsigned vfp_saved = 0;
   size_t at = 0;
   PrologueEnd end = PrologueEnd::kCodeEnd;
+  bool past_branch = false;  // a conditional branch was stepped over
   while (true) {
     if (at >= pc_offset) {
       end = PrologueEnd::kAtPc;
@@ -146,6 +149,20 @@ bool prologue_row(Bytes code, uint64_t pc_offset, bool thumb, UnwindRow* row, bo
     if (in->op == PrologueOp::kOther) {
       end = PrologueEnd::kBody;
       break;
+    }
+    // Shrink-wrapping puts a test and a branch to an early exit before the
+    // prologue (`cmp.w r0, #1000; beq.n 1f; push {r3, r4, r7, lr}`): a frame
+    // at a return address has run the prologue, on the straight path past a
+    // forward branch; an activation has where the branch goes past its PC.
+    if (in->op == PrologueOp::kConditionalBranch) {
+      const int64_t target = static_cast<int64_t>(at) + in->branch_offset;
+      if (in->branch_offset <= 0 || (!return_address && target <= static_cast<int64_t>(pc_offset))) {
+        end = PrologueEnd::kBody;
+        break;
+      }
+      past_branch = true;
+      at += in->size;
+      continue;
     }
     switch (in->op) {
       case PrologueOp::kPush: {
@@ -197,12 +214,16 @@ bool prologue_row(Bytes code, uint64_t pc_offset, bool thumb, UnwindRow* row, bo
         fp_reg = in->frame_pointer;
         fp_delta = in->from_ip ? ip_delta + in->amount : static_cast<int64_t>(delta) - in->amount;
         break;
+      case PrologueOp::kConditionalBranch:
       case PrologueOp::kOther: break;
     }
     if (end == PrologueEnd::kBody) break;
     recognised = true;
     at += in->size;
   }
+  // Bytes that end past a branch stepped over: the branch ended the
+  // prologue, as it would have without looking past it.
+  if (end == PrologueEnd::kCodeEnd && past_branch) end = PrologueEnd::kBody;
   const bool lr_saved = saved & (1u << kLr);
   if (return_address) {
     // A function that called has saved lr; where the rest is unknown, say so.

@@ -41,8 +41,13 @@ bool arm_writes_ip(uint32_t w) {
   return false;
 }
 
-// What an ARM instruction that is not a prologue form does.
-PrologueOp arm_kind(uint32_t w) {
+// What an ARM instruction that is not a prologue form does
+// (`branch_offset`: a conditional branch's target, from the branch).
+PrologueOp arm_kind(uint32_t w, int32_t* branch_offset) {
+  if ((w & 0x0f000000u) == 0x0a000000u && (w >> 28) < 0xe) {  // b<c>
+    *branch_offset = 8 + (static_cast<int32_t>(w << 8) >> 6);
+    return PrologueOp::kConditionalBranch;
+  }
   if ((w >> 28) != 0xe) return PrologueOp::kOther;  // conditional, or the unconditional space
   const unsigned rn = (w >> 16) & 0xf, rd = (w >> 12) & 0xf;
   if ((w & 0x0c000000u) == 0) {
@@ -66,8 +71,17 @@ PrologueOp arm_kind(uint32_t w) {
   return PrologueOp::kOther;
 }
 
-// What a 16-bit Thumb instruction that is not a prologue form does.
-PrologueOp thumb16_kind(uint16_t h) {
+// What a 16-bit Thumb instruction that is not a prologue form does
+// (`branch_offset`: a conditional branch's target, from the branch).
+PrologueOp thumb16_kind(uint16_t h, int32_t* branch_offset) {
+  if ((h & 0xf000) == 0xd000 && ((h >> 8) & 0xf) < 0xe) {  // b<c> with imm8 (0xe: udf, 0xf: svc)
+    *branch_offset = 4 + 2 * static_cast<int8_t>(h & 0xff);
+    return PrologueOp::kConditionalBranch;
+  }
+  if ((h & 0xf500) == 0xb100) {  // cbz, cbnz: forward only, i:imm5 halfwords
+    *branch_offset = static_cast<int32_t>(4 + (((h >> 9) & 1) << 6 | ((h >> 3) & 0x1f) << 1));
+    return PrologueOp::kConditionalBranch;
+  }
   unsigned dest;
   if (h < 0x2000) dest = h & 7;                                   // shifts, add/sub reg or imm3
   else if (h < 0x4000) dest = (h >> 8) & 7;                       // mov/cmp/add/sub imm8
@@ -84,14 +98,23 @@ PrologueOp thumb16_kind(uint16_t h) {
 }
 
 // What a 32-bit Thumb instruction that is not a prologue form does.
-PrologueOp thumb32_kind(uint16_t h1, uint16_t h2) {
+PrologueOp thumb32_kind(uint16_t h1, uint16_t h2, int32_t* branch_offset) {
   const unsigned rn = h1 & 0xf, rt = h2 >> 12, rd = (h2 >> 8) & 0xf;
+  // tst, teq, cmn, cmp (.w): the flag-setting forms whose rd field is pc write no register.
+  const bool compare = (h1 & 0x0010) && rd == 15;
   if ((h1 & 0xf800) == 0xf000) {
+    if ((h2 & 0xd000) == 0x8000 && ((h1 >> 6) & 0xe) != 0xe) {  // b<c>.w: S:J2:J1:imm6:imm11 halfwords
+      const uint32_t s = (h1 >> 10) & 1, j1 = (h2 >> 13) & 1, j2 = (h2 >> 11) & 1;
+      const uint32_t imm = s << 20 | j2 << 19 | j1 << 18 | (h1 & 0x3fu) << 12 | (h2 & 0x7ffu) << 1;
+      *branch_offset = 4 + (static_cast<int32_t>(imm << 11) >> 11);
+      return PrologueOp::kConditionalBranch;
+    }
     if (h2 & 0x8000) return PrologueOp::kOther;  // branches and miscellaneous control
+    if (compare && !(h1 & 0x0200)) return PrologueOp::kNeutral;  // modified immediate
     return forbidden(rd) ? PrologueOp::kOther : PrologueOp::kNeutral;  // data processing (immediate)
   }
   if ((h1 & 0xfe00) == 0xea00)  // data processing (shifted register)
-    return forbidden(rd) ? PrologueOp::kOther : PrologueOp::kNeutral;
+    return forbidden(rd) && !compare ? PrologueOp::kOther : PrologueOp::kNeutral;
   if ((h1 & 0xfe00) == 0xf800) {  // single loads and stores
     const bool load = h1 & 0x0010;
     const bool writeback = !(h1 & 0x0080) && (h2 & 0x0900) == 0x0900;
@@ -187,7 +210,7 @@ std::optional<PrologueInstruction> decode_arm_prologue(Bytes code) {
   } else if ((w & 0xffbf0e00u) == 0xed2d0a00u) {  // vpush {...} (vstmdb sp!)
     if (!vfp_transfer((w >> 22) & 1, (w >> 12) & 0xf, w & 0x100, w & 0xff, &in)) in.op = PrologueOp::kOther;
   } else {
-    in.op = arm_kind(w);
+    in.op = arm_kind(w, &in.branch_offset);
     in.clobbers_ip = in.op == PrologueOp::kNeutral && arm_writes_ip(w);
   }
   return in;
@@ -217,7 +240,7 @@ std::optional<PrologueInstruction> decode_thumb_prologue(Bytes code) {
     } else if ((h & 0xffbf) == 0xed2d && (h2 & 0x0e00) == 0x0a00) {  // vpush {...}
       if (!vfp_transfer((h >> 6) & 1, h2 >> 12, h2 & 0x100, h2 & 0xff, &in)) in.op = PrologueOp::kOther;
     } else {
-      in.op = thumb32_kind(h, h2);
+      in.op = thumb32_kind(h, h2, &in.branch_offset);
     }
     return in;
   }
@@ -237,7 +260,7 @@ std::optional<PrologueInstruction> decode_thumb_prologue(Bytes code) {
     in.op = PrologueOp::kSetFramePointer;
     in.frame_pointer = 7;
   } else {
-    in.op = thumb16_kind(h);
+    in.op = thumb16_kind(h, &in.branch_offset);
   }
   return in;
 }

@@ -31,6 +31,9 @@ enum class PrologueOp : uint8_t {
   // sp, pc nor the frame pointer (r7 in Thumb, r11 in ARM code) and does not
   // branch; the analysis steps over it. `clobbers_ip` when it may write ip.
   kNeutral,
+  // A conditional branch (b<c>, cbz, cbnz) to `branch_offset` bytes from
+  // itself: shrink-wrapping's test for an early exit before the prologue.
+  kConditionalBranch,
   kOther,            // anything else: the prologue has ended
 };
 struct PrologueInstruction {
@@ -44,6 +47,7 @@ struct PrologueInstruction {
   uint16_t vfp_first = 0;    // kVfpPush: DWARF 256 + n for dn, 64 + n for sn
   uint8_t vfp_count = 0;
   uint8_t vfp_bytes = 0;     // 8 (D registers) or 4 (S registers)
+  int32_t branch_offset = 0; // kConditionalBranch: the target's offset from the branch
 };
 
 // Immediates: an ARM data-processing one (imm8 rotated right by twice the
@@ -63,8 +67,8 @@ bool vfp_transfer(unsigned d_bit, unsigned vd, bool doubles, unsigned imm8, Prol
 // #imm` (and `mov fp, sp`), `-mapcs-frame`'s `mov ip, sp` and `sub fp, ip,
 // #imm`; kNeutral for unconditional data processing, single loads and
 // stores, mrc and VFP data processing and vldr/vstr whose destination (and
-// written-back base) is not r11, sp or pc; kOther for any other; nullopt
-// when fewer than 4 bytes remain.
+// written-back base) is not r11, sp or pc; kConditionalBranch for b<c>;
+// kOther for any other; nullopt when fewer than 4 bytes remain.
 std::optional<PrologueInstruction> decode_arm_prologue(Bytes code);
 // The Thumb instruction at the start of `code`: `push {...}` (16-bit and
 // push.w), `vpush {...}`, `sub sp, #imm` (16-bit, `sub.w sp, sp, #imm`,
@@ -72,8 +76,10 @@ std::optional<PrologueInstruction> decode_arm_prologue(Bytes code);
 // forms whose destination it knows (16-bit data processing, loads and
 // stores, adr, nop; 32-bit data processing, single loads and stores,
 // multiplies, mrc, VFP arithmetic and moves, vldr/vstr) when that is not sp, pc or r7 and the base is
-// not written back into one of those; kOther for any other (with its size:
-// 2, or 4 for a 32-bit encoding); nullopt when the instruction is cut off.
+// not written back into one of those, and for the compares and tests
+// (cmp.w, tst.w...); kConditionalBranch for b<c> (16- and 32-bit), cbz
+// and cbnz; kOther for any other (with its size: 2, or 4 for a 32-bit
+// encoding); nullopt when the instruction is cut off.
 std::optional<PrologueInstruction> decode_thumb_prologue(Bytes code);
 
 // Whether the instruction at the start of `code` returns through lr
