@@ -85,11 +85,13 @@ def overflow_check(threads):
 
 
 class Fixture:
-    def __init__(self, name, sources, flags, truth, chain=None, args=(), cpu=None, threads_chains=None, libs=()):
+    def __init__(self, name, sources, flags, truth, chain=None, args=(), cpu=None, threads_chains=None, libs=(),
+                 source_flags=None):
         self.name = name
         self.libs = libs            # (file name, sources, flags) built beside the program and copied with it
         self.sources = sources
         self.flags = flags
+        self.source_flags = source_flags or {}  # source -> flags of its own, after `flags` (compiled apart)
         self.truth = truth          # "gdb" or "chain"
         self.chain = chain          # the crashing (first) thread's own functions, innermost first
         self.args = list(args)
@@ -113,6 +115,22 @@ def threads_check(threads):
         return "blocked depths %s, want %s" % (sorted(depths), want)
     return None
 
+
+def fp_over_cfi_check(threads):
+    """fp_over_cfi.c: frame-pointer code over a function with unwind information
+    (the aborting main thread) and over libc's pause (the other thread)."""
+    want = [["cfi_abort", "fp_inner", "fp_outer", "main"], ["fp_wait", "fp_work", "thread_main"]]
+    own = set(sum(want, []))
+    got = [[f["function"] for f in t["frames"] if f["function"] in own] for t in threads]
+    if sorted(got) != sorted(want):
+        return "chains %s, want %s" % (got, want)
+    return None
+
+
+# Frame-pointer code without unwind tables, calling a function built apart
+# with unwind tables that never mention the frame pointer.
+FP_ONLY = "-O2 -no-pie -fno-omit-frame-pointer -fno-asynchronous-unwind-tables -fno-unwind-tables"
+FP_OVER_CFI_CALLEE = {"fp_over_cfi_callee.c": "-fomit-frame-pointer -fasynchronous-unwind-tables -funwind-tables"}
 
 AARCH64_FIXTURES = [
     Fixture("recursion", ["recursion.c"], "-O2 -g -no-pie", "gdb", recursion_chain()),
@@ -143,6 +161,10 @@ AARCH64_FIXTURES = [
     Fixture("dlopen_pie", ["dlopen_main.c"], "-O2 -g -fPIE -pie -ldl", "chain", DLOPEN_CHAIN, libs=PLUGIN),
     Fixture("stack_overflow", ["stack_overflow.c"], "-O2 -g -no-pie", "gdb", threads_chains=overflow_check),
     Fixture("asm_cfi", ["asm_main.c", "asm_cfi.S"], "-O2 -g -no-pie", "gdb", ASM_CFI_CHAIN),
+    Fixture("fp_over_cfi", ["fp_over_cfi.c", "fp_over_cfi_callee.c"], FP_ONLY, "chain",
+            threads_chains=fp_over_cfi_check, source_flags=FP_OVER_CFI_CALLEE),
+    Fixture("fp_over_cfi_static", ["fp_over_cfi.c", "fp_over_cfi_callee.c"], FP_ONLY + " -static", "chain",
+            threads_chains=fp_over_cfi_check, source_flags=FP_OVER_CFI_CALLEE),
 ]
 
 
@@ -178,6 +200,13 @@ ARM_FIXTURES = [
     # gdb 13 reads a PC of 0 as the caller of the ARM-state vfp_frame (after its vpush).
     Fixture("prologues_arm", ["prologues.c"], "-O2 -no-pie -marm -mfpu=vfpv3-d16 " + ARM_NO_TABLES, "chain",
             PROLOGUES_CHAIN),
+    # Thumb-2 (r7) and ARM state (r11): the callee's unwind information is its .ARM.exidx entry.
+    Fixture("fp_over_cfi", ["fp_over_cfi.c", "fp_over_cfi_callee.c"], FP_ONLY, "chain",
+            threads_chains=fp_over_cfi_check, source_flags=FP_OVER_CFI_CALLEE),
+    Fixture("fp_over_cfi_arm", ["fp_over_cfi.c", "fp_over_cfi_callee.c"], FP_ONLY + " -marm", "chain",
+            threads_chains=fp_over_cfi_check, source_flags=FP_OVER_CFI_CALLEE),
+    Fixture("fp_over_cfi_static", ["fp_over_cfi.c", "fp_over_cfi_callee.c"], FP_ONLY + " -static", "chain",
+            threads_chains=fp_over_cfi_check, source_flags=FP_OVER_CFI_CALLEE),
 ]
 
 FIXTURES_OF = {"aarch64": AARCH64_FIXTURES, "arm": ARM_FIXTURES}
@@ -200,10 +229,20 @@ def allow_cores():
         pass
 
 
-def compile_to(machine, sources, flags, out):
+def compile_to(machine, sources, flags, out, source_flags=None):
     cxx = any(s.endswith(".cpp") for s in sources)
     cc = machine["cxx" if cxx else "cc"]
-    srcs = [os.path.join(FIXTURES, s) for s in sources]
+    srcs = []
+    for s in sources:
+        own = (source_flags or {}).get(s)
+        if own is None:
+            srcs.append(os.path.join(FIXTURES, s))
+            continue
+        obj = "%s.%s.o" % (out, os.path.splitext(s)[0])
+        r = run([cc, "-c", os.path.join(FIXTURES, s)] + flags.split() + own.split() + ["-o", obj])
+        if r.returncode != 0:
+            raise RuntimeError("%s failed: %s" % (cc, r.stderr.strip()))
+        srcs.append(obj)
     r = run([cc] + srcs + flags.split() + ["-o", out, "-pthread"])
     if r.returncode != 0:
         raise RuntimeError("%s failed: %s" % (cc, r.stderr.strip()))
@@ -211,7 +250,7 @@ def compile_to(machine, sources, flags, out):
 
 def build(machine, fx, work):
     exe = os.path.join(work, fx.name)
-    compile_to(machine, fx.sources, fx.flags, exe)
+    compile_to(machine, fx.sources, fx.flags, exe, fx.source_flags)
     for lib, sources, flags in fx.libs:
         compile_to(machine, sources, flags, os.path.join(work, lib))
     return exe
