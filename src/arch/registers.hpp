@@ -2,21 +2,43 @@
 // registers whose values are known. Architecture-neutral: each architecture
 // says which numbers are its SP, PC and frame pointer.
 //
-// Numbers below 64 (every machine's general registers) have a slot each;
-// up to kMaxHighRegisters others (ARM's VFP d8-d15 are 264-271, ppc64's
-// link register 65) are kept in a small list, so that a row that restores
-// them is not silently dropped. Fixed size: a register file never allocates.
+// Numbers below 64 (every machine's general registers; ppc64's and
+// s390x's floating-point ones) have a slot each. Up to kMaxHighRegisters
+// others are kept in a list: what the machines elfutils unwinds restore
+// above 63 (ppc64's cr 64, lr 65, ctr 66, cr0-cr7 68-75, xer 76, the
+// AltiVec registers 77-108, vrsave 109, up to 113; s390x's PSW 64-65;
+// AArch64's v0-v31, 64-95; ARM's VFP d0-d31, 256-287), 32 of them at once.
+// A register that finds no room is refused (set returns false), never
+// silently dropped: the step loop then stops, naming it.
+//
+// Not 128 slots: a file is on the stack of every walk (the step loop's, and
+// the in-process path's in a signal handler, whose stack use
+// tests/local/fast_backtrace_test.cpp holds to a budget); 128 slots would
+// add 520 bytes to each. This layout adds 160.
+//
+// Fixed size: a register file never allocates. A copy copies the slots up
+// to the highest known one and the list's entries in use.
 #pragma once
 
+#include <bit>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 
 namespace framewalk::arch {
 
 class RegisterFile {
  public:
-  static constexpr unsigned kMaxRegisters = 64;
-  static constexpr unsigned kMaxHighRegisters = 16;
+  static constexpr unsigned kMaxRegisters = 64;  // numbers below have a slot each
+  static constexpr unsigned kMaxHighRegisters = 32;
+
+  // Nothing known. The slots are left as they are: only known ones are read.
+  RegisterFile() {}
+  RegisterFile(const RegisterFile& o) { copy_from(o); }
+  RegisterFile& operator=(const RegisterFile& o) {
+    if (this != &o) copy_from(o);
+    return *this;
+  }
 
   bool known(unsigned reg) const {
     if (reg < kMaxRegisters) return (known_ >> reg) & 1;
@@ -41,7 +63,7 @@ class RegisterFile {
     }
     unsigned i = high_index(reg);
     if (i == high_count_) {
-      if (high_count_ == kMaxHighRegisters) return false;
+      if (high_count_ == kMaxHighRegisters || reg > 0xffff) return false;
       high_numbers_[high_count_++] = static_cast<uint16_t>(reg);
     }
     high_values_[i] = value;
@@ -78,12 +100,19 @@ class RegisterFile {
     while (i < high_count_ && high_numbers_[i] != reg) ++i;
     return i;
   }
+  void copy_from(const RegisterFile& o) {
+    known_ = o.known_;
+    std::memcpy(values_, o.values_, static_cast<size_t>(std::bit_width(o.known_)) * sizeof values_[0]);
+    high_count_ = o.high_count_;
+    std::memcpy(high_numbers_, o.high_numbers_, high_count_ * sizeof high_numbers_[0]);
+    std::memcpy(high_values_, o.high_values_, high_count_ * sizeof high_values_[0]);
+  }
 
-  uint64_t values_[kMaxRegisters] = {};
   uint64_t known_ = 0;
-  uint64_t high_values_[kMaxHighRegisters] = {};
-  uint16_t high_numbers_[kMaxHighRegisters] = {};
   uint8_t high_count_ = 0;
+  uint16_t high_numbers_[kMaxHighRegisters];
+  uint64_t high_values_[kMaxHighRegisters];
+  uint64_t values_[kMaxRegisters];
 };
 
 }  // namespace framewalk::arch

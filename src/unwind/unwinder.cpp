@@ -89,8 +89,17 @@ Unwinder::Unwinder(const ModuleMap& modules, Memory& memory, Memory& code, uint1
       pointer_auth_mask_(machine_ ? machine_->default_pointer_auth_mask() : 0) {}
 
 Result<arch::RegisterFile> Unwinder::apply_row(const UnwindRow& row, const arch::RegisterFile& callee) const {
+  arch::RegisterFile caller = callee;
+  FW_CHECK(apply_row_in_place(row, &caller));
+  return caller;
+}
+
+Result<void> Unwinder::apply_row_in_place(const UnwindRow& row, arch::RegisterFile* registers) const {
   if (!machine_) return Error{ErrorCode::kUnsupportedMachine, elf_machine_};
   const arch::Machine& m = *machine_;
+  // Every rule reads the callee's registers as they were: the caller's
+  // values are gathered first, and written over them once all are known.
+  const arch::RegisterFile& callee = *registers;
   RegisterInputs inputs(callee, memory_, m.endian());
   uint64_t cfa = 0;
   switch (row.cfa.kind) {
@@ -118,27 +127,21 @@ Result<arch::RegisterFile> Unwinder::apply_row(const UnwindRow& row, const arch:
   const RegisterRule* ra_rule = row.find(row.return_address_register);
   if (!ra_rule && !m.link_register())
     return Error{ErrorCode::kReturnAddressNoRule, row.return_address_register};
-  arch::RegisterFile caller = callee;
-  caller.set(m.stack_pointer(), cfa);
+  uint64_t values[UnwindRow::kMaxRules];  // rule i's value for the caller,
+  bool known[UnwindRow::kMaxRules];       // if known
   for (int i = 0; i < row.rule_count; ++i) {
     const RegisterRule& r = row.rules[i];
+    std::optional<uint64_t> value;
     switch (r.kind) {
-      case RuleKind::kUndefined: caller.forget(r.reg); break;
-      case RuleKind::kSameValue:
-        if (auto v = callee.get(r.reg)) caller.set(r.reg, *v); else caller.forget(r.reg);
-        break;
+      case RuleKind::kUndefined: break;
+      case RuleKind::kSameValue: value = callee.get(r.reg); break;
       case RuleKind::kOffset: {
-        FW_TRY(uint64_t v, memory_.read_word(m.address(cfa + static_cast<uint64_t>(r.value)),
-                                             m.register_size(r.reg), m.endian()));
-        caller.set(r.reg, v);
+        FW_TRY(value, memory_.read_word(m.address(cfa + static_cast<uint64_t>(r.value)),
+                                        m.register_size(r.reg), m.endian()));
         break;
       }
-      case RuleKind::kValOffset: caller.set(r.reg, m.address(cfa + static_cast<uint64_t>(r.value))); break;
-      case RuleKind::kRegister: {
-        auto v = callee.get(static_cast<unsigned>(r.value));
-        if (v) caller.set(r.reg, *v); else caller.forget(r.reg);
-        break;
-      }
+      case RuleKind::kValOffset: value = m.address(cfa + static_cast<uint64_t>(r.value)); break;
+      case RuleKind::kRegister: value = callee.get(static_cast<unsigned>(r.value)); break;
       case RuleKind::kExpression:
       case RuleKind::kValExpression: {
         dwarf::ExpressionOptions o;
@@ -148,10 +151,21 @@ Result<arch::RegisterFile> Unwinder::apply_row(const UnwindRow& row, const arch:
         if (r.kind == RuleKind::kExpression) {
           FW_TRY(v, memory_.read_word(m.address(v), m.address_size(), m.endian()));
         }
-        caller.set(r.reg, m.address(v));
+        value = m.address(v);
         break;
       }
     }
+    known[i] = value.has_value();
+    values[i] = value.value_or(0);
+  }
+  // The caller's registers. One the file has no room for stops the walk,
+  // named: dropped, the caller would seem to hold the callee's value in it.
+  arch::RegisterFile& caller = *registers;
+  if (!caller.set(m.stack_pointer(), cfa)) return Error{ErrorCode::kTooManyRegisters, m.stack_pointer()};
+  for (int i = 0; i < row.rule_count; ++i) {
+    const uint16_t reg = row.rules[i].reg;
+    if (!known[i]) caller.forget(reg);
+    else if (!caller.set(reg, values[i])) return Error{ErrorCode::kTooManyRegisters, reg};
   }
   // The caller resumes at the return address. One that was not recovered (a
   // same-value or register rule on a register nobody knows) is an error, not
@@ -160,10 +174,10 @@ Result<arch::RegisterFile> Unwinder::apply_row(const UnwindRow& row, const arch:
   if (!ra) {
     if (ra_rule && ra_rule->kind == RuleKind::kUndefined) caller.forget(m.program_counter());
     else return Error{ErrorCode::kReturnAddressUnknown, row.return_address_register};
-  } else {
-    caller.set(m.program_counter(), m.clean_return_address(*ra, pointer_auth_mask_));
+  } else if (!caller.set(m.program_counter(), m.clean_return_address(*ra, pointer_auth_mask_))) {
+    return Error{ErrorCode::kTooManyRegisters, m.program_counter()};
   }
-  return caller;
+  return ok();
 }
 
 static_assert(std::is_trivially_destructible_v<RowCache::Entry>, "RowCache writes entries over raw storage");
@@ -449,6 +463,7 @@ WalkResult Unwinder::walk(const arch::RegisterFile& registers, FunctionRef<bool(
   }
   const uint16_t pc_reg = machine_->program_counter();
   const uint16_t sp_reg = machine_->stack_pointer();
+  // The frame's registers; a step turns them into its caller's.
   arch::RegisterFile regs = registers;
   bool activation = !options.first_is_return_address;
   FrameSource source = FrameSource::kContext;
@@ -518,9 +533,9 @@ WalkResult Unwinder::walk(const arch::RegisterFile& registers, FunctionRef<bool(
       result.address = frame.pc;
       return result;
     }
-    auto caller = apply_row(step.row, regs);
-    if (!caller) {
-      const Error e = caller.error();
+    auto applied = apply_row_in_place(step.row, &regs);
+    if (!applied) {
+      const Error e = applied.error();
       if (e.code == ErrorCode::kMemoryUnreadable) {
         result.reason = StopReason::kBadMemory;
         result.address = e.offset;
@@ -528,10 +543,11 @@ WalkResult Unwinder::walk(const arch::RegisterFile& registers, FunctionRef<bool(
         result.reason = StopReason::kBadUnwindInfo;
         result.error = e.code;
         result.address = frame.pc;
+        if (e.code == ErrorCode::kTooManyRegisters) result.register_number = static_cast<uint32_t>(e.offset);
       }
       return result;
     }
-    auto next_pc = caller->get(pc_reg);
+    auto next_pc = regs.get(pc_reg);
     if (!next_pc || *next_pc == 0) {
       result.reason = StopReason::kOutermost;
       return result;
@@ -543,7 +559,7 @@ WalkResult Unwinder::walk(const arch::RegisterFile& registers, FunctionRef<bool(
       result.address = frame.pc;
       return result;
     }
-    const uint64_t next_sp = caller->value_or(sp_reg, 0);
+    const uint64_t next_sp = regs.value_or(sp_reg, 0);
     // The stack grows down: a caller's SP is above its callee's, except across
     // a signal frame (the handler may run on an alternate stack).
     if (!step.row.signal_frame && (next_sp < *sp || (next_sp == *sp && *next_pc == *pc))) {
@@ -554,7 +570,6 @@ WalkResult Unwinder::walk(const arch::RegisterFile& registers, FunctionRef<bool(
     activation = step.row.signal_frame;
     source = step.source;
     sframe_miss = step.sframe_miss;
-    regs = *caller;
   }
 }
 

@@ -88,6 +88,9 @@ struct WalkResult {
   // PC; for kUnsupportedMachine: the ELF e_machine.
   uint64_t address = 0;
   ErrorCode error = ErrorCode::kNotFound;  // for kBadUnwindInfo
+  // For kBadUnwindInfo with kTooManyRegisters: the register the register
+  // file had no room for.
+  std::optional<uint32_t> register_number;
   SframeMiss sframe_miss = SframeMiss::kNone;  // for kNoUnwindInfo with SourceOrder::kSframe
   size_t frames = 0;
 };
@@ -213,6 +216,9 @@ class Unwinder {
 
   // Applies one row: the caller's registers from the callee's (exposed for tests).
   Result<arch::RegisterFile> apply_row(const UnwindRow& row, const arch::RegisterFile& callee) const;
+  // The same in place: `registers`, the callee's, become the caller's (every
+  // rule reads the callee's values). After an error they are neither.
+  Result<void> apply_row_in_place(const UnwindRow& row, arch::RegisterFile* registers) const;
 
  private:
   struct Step {

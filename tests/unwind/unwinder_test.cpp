@@ -787,3 +787,118 @@ TEST(ModuleData, FromABareEhFrameAndASymbolList) {
 
 }  // namespace
 }  // namespace framewalk
+
+namespace framewalk {
+namespace {
+
+// Rows from the test itself: `row` for every frame (the step loop's
+// RowFinder, as the in-process path gives its rows).
+class OneRow final : public RowFinder {
+ public:
+  explicit OneRow(const UnwindRow& row) : row_(row) {}
+  bool find(const Frame&, UnwindRow* row) const override {
+    *row = row_;
+    return true;
+  }
+  FrameSource source() const override { return FrameSource::kEhFrame; }
+  bool in_code(uint64_t address) const override { return fake_modules().find(address) != nullptr; }
+
+ private:
+  UnwindRow row_;
+};
+
+// CFA = rsp + 16, the return address at CFA - 8 (x86-64).
+UnwindRow call_frame_row() {
+  UnwindRow row;
+  row.cfa = {CfaKind::kRegisterOffset, x::kRsp, 16, {}, 0};
+  row.return_address_register = x::kRip;
+  EXPECT_TRUE(row.set({x::kRip, RuleKind::kOffset, -8, {}, 0}).ok());
+  return row;
+}
+
+// A row that restores more registers than the register file has room for
+// (numbers of 128 and up beyond its list) stops the walk with
+// bad-unwind-info naming the first register that did not fit: dropping it
+// would leave the callee's value in the caller's register.
+TEST(Unwinder, RowWithMoreRegistersThanTheFileHoldsStops) {
+  FakeMemory mem;
+  mem.word(0x7008, 0x2000);
+  calls_before(mem, {0x2000});
+  for (unsigned already : {0u, 8u}) {  // high registers the thread's own file holds (ARM's d8-d15)
+    SCOPED_TRACE(already);
+    UnwindRow row = call_frame_row();
+    const unsigned room = arch::RegisterFile::kMaxHighRegisters - already;
+    for (unsigned i = 0; i <= room; ++i)
+      ASSERT_TRUE(row.set({static_cast<uint16_t>(300 + i), RuleKind::kValOffset, 8 * i, {}, 0}).ok());
+    arch::RegisterFile regs = regs_at(0x1000, 0x7000, 0x7100);
+    for (unsigned i = 0; i < already; ++i) ASSERT_TRUE(regs.set(264 + i, i));
+    const OneRow rows(row);
+    UnwindOptions o;
+    o.row_finder = &rows;
+    const Walk w = walk(mem, regs, o);
+    ASSERT_EQ(w.frames.size(), 1u);
+    EXPECT_EQ(w.result.reason, StopReason::kBadUnwindInfo);
+    EXPECT_EQ(w.result.error, ErrorCode::kTooManyRegisters);
+    EXPECT_EQ(w.result.address, 0x1000u);
+    EXPECT_EQ(w.result.register_number, 300u + room);
+    // apply_row says the same, with the register as the error's offset.
+    static const ModuleMap no_modules;
+    Unwinder unwinder(no_modules, mem, 62);
+    auto caller = unwinder.apply_row(row, regs);
+    ASSERT_FALSE(caller.ok());
+    EXPECT_EQ(caller.error().code, ErrorCode::kTooManyRegisters);
+    EXPECT_EQ(caller.error().offset, 300u + room);
+    // One register fewer fits, every one of them kept.
+    row.erase(static_cast<uint16_t>(300 + room));
+    caller = unwinder.apply_row(row, regs);
+    ASSERT_TRUE(caller.ok()) << to_string(caller.error().code);
+    for (unsigned i = 0; i < room; ++i) EXPECT_EQ(caller->get(300 + i), 0x7010u + 8 * i) << i;
+    for (unsigned i = 0; i < already; ++i) EXPECT_EQ(caller->get(264 + i), i);
+    EXPECT_EQ(caller->get(x::kRip), 0x2000u);
+  }
+  EXPECT_EQ(to_string(ErrorCode::kTooManyRegisters), std::string("more registers than the register file holds"));
+}
+
+// ppc64's numbering: cr 64, lr 65, ctr 66, cr2-cr4 70-72, xer 76, the
+// AltiVec registers v20-v31 97-108, vrsave 109, up to 113. A row restoring
+// what ppc64's rows restore keeps every one beside all of 0-63.
+TEST(Unwinder, Ppc64RegisterNumbersUpTo113AreKept) {
+  FakeMemory mem;
+  mem.word(0x7008, 0x2000);  // lr's slot
+  UnwindRow row;
+  row.cfa = {CfaKind::kRegisterOffset, x::kRsp, 16, {}, 0};
+  row.return_address_register = 65;
+  ASSERT_TRUE(row.set({65, RuleKind::kOffset, -8, {}, 0}).ok());
+  for (uint16_t cr = 70; cr <= 72; ++cr) ASSERT_TRUE(row.set({cr, RuleKind::kValOffset, cr, {}, 0}).ok());
+  for (uint16_t v = 97; v <= 109; ++v) ASSERT_TRUE(row.set({v, RuleKind::kValOffset, v, {}, 0}).ok());
+  ASSERT_TRUE(row.set({113, RuleKind::kRegister, 1, {}, 0}).ok());
+  arch::RegisterFile callee;
+  for (unsigned reg = 0; reg < 64; ++reg) callee.set(reg, 0x100000 + reg);
+  for (unsigned reg : {64u, 65u, 66u, 76u}) callee.set(reg, 0x100000 + reg);
+  callee.set(x::kRsp, 0x7000);
+  static const ModuleMap no_modules;
+  Unwinder unwinder(no_modules, mem, 62);
+  auto caller = unwinder.apply_row(row, callee);
+  ASSERT_TRUE(caller.ok()) << to_string(caller.error().code);
+  EXPECT_EQ(caller->get(65), 0x2000u);
+  EXPECT_EQ(caller->get(x::kRip), 0x2000u);  // the return address becomes the PC
+  for (unsigned cr = 70; cr <= 72; ++cr) EXPECT_EQ(caller->get(cr), 0x7010u + cr) << cr;
+  for (unsigned v = 97; v <= 109; ++v) EXPECT_EQ(caller->get(v), 0x7010u + v) << v;
+  EXPECT_EQ(caller->get(113), 0x100001u);
+  // Registers without a rule keep the callee's values.
+  for (unsigned reg : {0u, 3u, 31u, 32u, 63u, 64u, 66u, 76u}) EXPECT_EQ(caller->get(reg), 0x100000u + reg) << reg;
+  EXPECT_FALSE(caller->known(67));
+  EXPECT_EQ(caller->high_count(), 4u + 3u + 13u + 1u);
+  // Every rule reads the callee's values: r1 restored from r2, r2 from r1, swapped.
+  UnwindRow swap = row;
+  ASSERT_TRUE(swap.set({1, RuleKind::kRegister, 2, {}, 0}).ok());
+  ASSERT_TRUE(swap.set({2, RuleKind::kRegister, 1, {}, 0}).ok());
+  caller = unwinder.apply_row(swap, callee);
+  ASSERT_TRUE(caller.ok());
+  EXPECT_EQ(caller->get(1), 0x100002u);
+  EXPECT_EQ(caller->get(2), 0x100001u);
+  EXPECT_EQ(caller->get(113), 0x100001u);
+}
+
+}  // namespace
+}  // namespace framewalk
