@@ -70,7 +70,10 @@ std::string stop_text(const WalkResult& w) {
       if (w.sframe_miss != SframeMiss::kNone) s += std::string(" (") + to_string(w.sframe_miss) + ")";
       break;
     case StopReason::kCfaDidNotAdvance: s += " (sp " + hex(w.address) + ")"; break;
-    case StopReason::kBadUnwindInfo: s += " for " + hex(w.address) + ": " + to_string(w.error); break;
+    case StopReason::kBadUnwindInfo:
+      s += " for " + hex(w.address) + ": " + to_string(w.error);
+      if (w.register_number) s += " (register " + std::to_string(*w.register_number) + ")";
+      break;
     case StopReason::kUnsupportedMachine: s += " (e_machine " + std::to_string(w.address) + ")"; break;
     case StopReason::kCannotUnwind: s += " at " + hex(w.address) + " (EXIDX_CANTUNWIND)"; break;
     default: break;
