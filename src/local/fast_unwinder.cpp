@@ -158,99 +158,82 @@ struct HotState {
 __attribute__((noinline)) HotExit hot_walk(char* const cache, HotState& state) {
   // An unknown frame pointer is 0 here (one register fewer): a CFA based on
   // it is then at or below sp, which ends the walk, as an unknown one must.
-  uint64_t pc = state.pc, sp = state.sp, fp = state.fp_known ? state.fp : 0;
+  uint64_t sp = state.sp, fp = state.fp_known ? state.fp : 0;
   uint64_t fp2 = arch::kHostHasSecondFramePointer && state.fp2_known ? state.fp2 : 0;
   void** out = state.out;
   void** const end = state.end;
   const uint64_t hi = state.readable_hi;
-  HotExit exit = HotExit::kSlowStep;
   uint64_t rule = 0;
-  size_t current = RuleCache::of_slot_base(cache).find(pc, &rule);
+  size_t current = RuleCache::of_slot_base(cache).find(state.pc, &rule);
   // Every word read lies in [sp, hi): sp only grows, so one check covers the low end.
-  if (current != RuleCache::kNoSlot && sp >= state.readable_lo) {
-    // confirmed_sp is set where the loop ends, not on every step: the
-    // frame being stepped has a cached rule; the one stepped to, not yet.
-    for (;;) {
-      const uint64_t prediction = RuleCache::slot_at(cache, current).next.load(std::memory_order_relaxed);
-      const size_t predicted_slot = RuleCache::predicted_offset(prediction);
-      const uint64_t predicted_word = RuleCache::slot_at(cache, predicted_slot).word.load(std::memory_order_relaxed);
-      const uint64_t predicted_rule = RuleCache::rule_at(cache, prediction);
-      uint64_t cfa, next_pc;
-      if ((rule >> compact::kOffsetBits) == compact::kSimple) [[likely]] {
-        // CFA = sp + n, the return address just below, fp unchanged: inside
-        // the frame (compact_rule_from_row checked).
-        // The word is the offset plus kSimple's bits: one addition.
-        cfa = sp + (rule - (compact::kSimple << compact::kOffsetBits));
-        if (cfa > hi) {  // let the checked path read
-          state.confirmed_sp = sp;
-          break;
-        }
-        next_pc = load_word(cfa - kWord);
-      } else if ((rule & (compact::kFpBased | compact::kFp2Based | compact::kOutermost)) == 0) {
-        // CFA = sp + n, with fp saved: the slots lie inside the frame
-        // (compact_rule_from_row checked). A rule not yet visible (0) has
-        // no return-address slot.
-        const uint64_t ra_slot = compact::ra_slot(rule), fp_slot = compact::fp_slot(rule);
-        cfa = sp + compact::cfa_offset(rule);
-        if (cfa > hi || ra_slot == 0) {  // let the checked path read
-          state.confirmed_sp = sp;
-          break;
-        }
-        if constexpr (arch::kHostHasSecondFramePointer) {
-          // Checked with the other slots too (compact_rule_from_row).
-          if (const uint64_t fp2_slot = compact::fp2_slot(rule)) fp2 = load_word(cfa - kWord * fp2_slot);
-        }
-        if (fp_slot) fp = load_word(cfa - kWord * fp_slot);
-        next_pc = load_word(cfa - kWord * ra_slot);
-      } else if (rule == compact::frame_record_rule(kWord)) {
-        // The caller's fp and the return address are the record fp points at.
-        cfa = fp + 2 * kWord;
-        if (fp < sp) {  // the stack grows down: the caller's frame is above (fp unknown is 0)
-          state.confirmed_sp = sp;
-          exit = HotExit::kEnd;
-          break;
-        }
-        if (cfa > hi) {
-          state.confirmed_sp = sp;
-          break;
-        }
-        next_pc = load_word(fp + kWord);
-        fp = load_word(fp);
-      } else {
-        if (rule & compact::kOutermost) {
-          state.confirmed_sp = sp;
-          exit = HotExit::kEnd;
-          break;
-        }
-        // CFA = fp + n (or the second frame pointer + n).
-        uint64_t base = fp;
-        if constexpr (arch::kHostHasSecondFramePointer) {
-          if (rule & compact::kFp2Based) base = fp2;
-        }
-        cfa = base + compact::cfa_offset(rule);
-        if (cfa <= sp) {  // the stack grows down: the caller's frame is above
-          state.confirmed_sp = sp;
-          exit = HotExit::kEnd;
-          break;
-        }
-        const uint64_t ra_slot = compact::ra_slot(rule), fp_slot = compact::fp_slot(rule);
-        uint64_t deepest = ra_slot > fp_slot ? ra_slot : fp_slot;
-        uint64_t fp2_slot = 0;
-        if constexpr (arch::kHostHasSecondFramePointer) {
-          fp2_slot = compact::fp2_slot(rule);
-          if (fp2_slot > deepest) deepest = fp2_slot;
-        }
-        // The words read must lie between sp and cfa.
-        if (cfa > hi || cfa - sp < kWord * deepest) {  // let the checked path read
-          state.confirmed_sp = sp;
-          break;
-        }
-        if constexpr (arch::kHostHasSecondFramePointer) {
-          if (fp2_slot) fp2 = load_word(cfa - kWord * fp2_slot);
-        }
-        if (fp_slot) fp = load_word(cfa - kWord * fp_slot);
-        next_pc = load_word(cfa - kWord * ra_slot);
+  if (current == RuleCache::kNoSlot || sp < state.readable_lo) return HotExit::kSlowStep;
+  HotExit exit;
+  uint64_t pc;  // where the loop ends: the PC of the frame still to be stepped
+  // The PC of the frame being stepped is not kept in a register: it is the
+  // last one stored, or the first frame's.
+  auto unstepped_pc = [&] { return out != state.out ? reinterpret_cast<uintptr_t>(out[-1]) : state.pc; };
+  // confirmed_sp is set where the loop ends, not on every step: the frame
+  // being stepped has a cached rule; the one stepped to, not yet.
+  for (;;) {
+    const uint64_t prediction = RuleCache::slot_at(cache, current).next.load(std::memory_order_relaxed);
+    const size_t predicted_slot = RuleCache::predicted_offset(prediction);
+    const uint64_t predicted_word = RuleCache::slot_at(cache, predicted_slot).word.load(std::memory_order_relaxed);
+    const uint64_t predicted_rule = RuleCache::rule_at(cache, prediction);
+    uint64_t cfa, next_pc;
+    // kSimple's rules (CFA = sp + n, the return address just below, fp
+    // unchanged), tested and applied with one subtraction: the word less
+    // kSimple's bits is the CFA offset, and below 2^kOffsetBits only for them.
+    const uint64_t simple_offset = rule - (compact::kSimple << compact::kOffsetBits);
+    if (simple_offset < (uint64_t{1} << compact::kOffsetBits)) [[likely]] {
+      // The return address lies inside the frame (compact_rule_from_row checked).
+      cfa = sp + simple_offset;
+      if (cfa > hi) goto slow_before_step;  // let the checked path read
+      next_pc = load_word(cfa - kWord);
+    } else if (rule == compact::frame_record_rule(kWord)) {
+      // The caller's fp and the return address are the record fp points at.
+      if (fp < sp) goto end_before_step;  // the stack grows down: the caller's frame is above (fp unknown is 0)
+      cfa = fp + 2 * kWord;
+      if (cfa > hi) goto slow_before_step;
+      next_pc = load_word(fp + kWord);
+      fp = load_word(fp);
+    } else if ((rule & (compact::kFpBased | compact::kFp2Based | compact::kOutermost)) == 0) {
+      // CFA = sp + n, with fp saved: the slots lie inside the frame
+      // (compact_rule_from_row checked). A rule not yet visible (0) has
+      // no return-address slot.
+      const uint64_t ra_slot = compact::ra_slot(rule), fp_slot = compact::fp_slot(rule);
+      cfa = sp + compact::cfa_offset(rule);
+      if (cfa > hi || ra_slot == 0) goto slow_before_step;  // let the checked path read
+      if constexpr (arch::kHostHasSecondFramePointer) {
+        // Checked with the other slots too (compact_rule_from_row).
+        if (const uint64_t fp2_slot = compact::fp2_slot(rule)) fp2 = load_word(cfa - kWord * fp2_slot);
       }
+      if (fp_slot) fp = load_word(cfa - kWord * fp_slot);
+      next_pc = load_word(cfa - kWord * ra_slot);
+    } else {
+      if (rule & compact::kOutermost) goto end_before_step;
+      // CFA = fp + n (or the second frame pointer + n).
+      uint64_t base = fp;
+      if constexpr (arch::kHostHasSecondFramePointer) {
+        if (rule & compact::kFp2Based) base = fp2;
+      }
+      cfa = base + compact::cfa_offset(rule);
+      if (cfa <= sp) goto end_before_step;  // the stack grows down: the caller's frame is above
+      const uint64_t ra_slot = compact::ra_slot(rule), fp_slot = compact::fp_slot(rule);
+      uint64_t deepest = ra_slot > fp_slot ? ra_slot : fp_slot;
+      uint64_t fp2_slot = 0;
+      if constexpr (arch::kHostHasSecondFramePointer) {
+        fp2_slot = compact::fp2_slot(rule);
+        if (fp2_slot > deepest) deepest = fp2_slot;
+      }
+      // The words read must lie between sp and cfa.
+      if (cfa > hi || cfa - sp < kWord * deepest) goto slow_before_step;  // let the checked path read
+      if constexpr (arch::kHostHasSecondFramePointer) {
+        if (fp2_slot) fp2 = load_word(cfa - kWord * fp2_slot);
+      }
+      if (fp_slot) fp = load_word(cfa - kWord * fp_slot);
+      next_pc = load_word(cfa - kWord * ra_slot);
+    }
+    {
       const uint64_t stepped_from = sp;
       sp = cfa;
       pc = next_pc & arch::kHostCodeAddressMask;
@@ -267,11 +250,12 @@ __attribute__((noinline)) HotExit hot_walk(char* const cache, HotState& state) {
       }
       size_t next_slot = predicted_slot;
       uint64_t next_rule = predicted_rule;
-      if (!RuleCache::predicts(prediction, predicted_word, pc)) [[unlikely]] {
+      if (!RuleCache::predicts(prediction, predicted_slot, predicted_word, pc)) [[unlikely]] {
         uint64_t next_word = 0;
         next_slot = RuleCache::of_slot_base(cache).find(pc, &next_rule, &next_word);
         if (next_slot == RuleCache::kNoSlot) {  // a miss: the checked path finds the row
           state.confirmed_sp = stepped_from;
+          exit = HotExit::kSlowStep;
           break;
         }
         // Addressed afresh: otherwise the compiler keeps the slot's address
@@ -283,7 +267,18 @@ __attribute__((noinline)) HotExit hot_walk(char* const cache, HotState& state) {
       }
       current = next_slot;
       rule = next_rule;
+      continue;
     }
+  slow_before_step:
+    exit = HotExit::kSlowStep;
+    state.confirmed_sp = sp;
+    pc = unstepped_pc();
+    break;
+  end_before_step:
+    exit = HotExit::kEnd;
+    state.confirmed_sp = sp;
+    pc = unstepped_pc();
+    break;
   }
   state.pc = pc;
   state.sp = sp;

@@ -8,6 +8,8 @@ struct RuleCacheLayout {
   static_assert(offsetof(RuleCache, slots_) == RuleCache::kSlotsStart);
   static_assert(offsetof(RuleCache, rules_) - offsetof(RuleCache, slots_) == RuleCache::kRulesFromSlots);
   static_assert(sizeof(RuleCache) / RuleCache::kPage < 64, "one bit per page in State::written_pages");
+  static_assert(RuleCache::kRules * sizeof(uint64_t) <= (uint64_t{1} << (64 - RuleCache::kKeyBits)),
+                "a rule's byte offset in the table fits in a slot word's top bits");
 };
 
 static_assert(std::atomic<uint64_t>::is_always_lock_free, "the cache is read in signal handlers");
@@ -35,7 +37,7 @@ bool RuleCache::remember(uint64_t key, const CompactRule& rule, uint64_t generat
   if (key == 0 || key > kKeyMask) return false;
   const uint64_t index = intern(encode(rule));
   if (index == 0) return false;
-  const uint64_t word = key | index << kKeyBits;
+  const uint64_t word = key | rule_bits(index);
   char* const base = slot_base();
   const size_t home = home_set(key);
   const size_t first = page_written(home) ? home : first_page_set(key);
