@@ -486,12 +486,17 @@ __attribute__((always_inline)) inline int walk(const WalkStart& start, bool firs
       const uint64_t cfa = (rule.fp_based ? w.fp : rule.fp2_based ? w.fp2 : w.sp) + rule.cfa_offset;
       uint64_t next_pc = 0;
       if (cfa <= w.sp || !read_word(cfa - kWord * rule.ra_slot, &next_pc, range)) goto done;
+      // Read through locals: w's address is never taken, so that it stays in registers.
       if (rule.fp_slot) {
-        if (!read_word(cfa - kWord * rule.fp_slot, &w.fp, range)) goto done;
+        uint64_t fp = 0;
+        if (!read_word(cfa - kWord * rule.fp_slot, &fp, range)) goto done;
+        w.fp = fp;
         w.fp_known = true;
       }
       if (rule.fp2_slot) {
-        if (!read_word(cfa - kWord * rule.fp2_slot, &w.fp2, range)) goto done;
+        uint64_t fp2 = 0;
+        if (!read_word(cfa - kWord * rule.fp2_slot, &fp2, range)) goto done;
+        w.fp2 = fp2;
         w.fp2_known = true;
       }
       w.pc = next_pc & arch::kHostCodeAddressMask;
@@ -500,7 +505,12 @@ __attribute__((always_inline)) inline int walk(const WalkStart& start, bool firs
       if (!w.record(w.pc, buffer, size)) goto done;
       continue;
     }
-    if (!general_steps(start, w, range, rules, buffer, size, stats)) goto done;
+    {
+      WalkState slow = w;  // a copy, so that w's address is never taken
+      const bool resume = general_steps(start, slow, range, rules, buffer, size, stats);
+      w = slow;
+      if (!resume) goto done;
+    }
   }
 done:
   t_readable = range_to_keep(t_readable, start.sp, w.confirmed_sp & ~kLeftStartStack, range);
