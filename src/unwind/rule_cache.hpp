@@ -23,7 +23,9 @@
 //         offset of a slot (bits 32-47 are 0).
 // The rule table interns the distinct rules (a process has a few hundred),
 // each an encoded CompactRule written once and never changed, so that a slot
-// needs only 16 bits for its rule and the key keeps 48. A rule is written
+// needs only 16 bits for its rule and the key keeps 48. The commonest rules
+// have their place by their kind (hint()), so that the hot loop knows them
+// by the rule bits alone. A rule is written
 // before any slot names it; a reader that still sees it as 0 treats the
 // slot as a miss.
 //
@@ -100,6 +102,18 @@ class RuleCache {
   // The bits 48-63 of a slot's word for the rule at `index` of the table.
   static uint64_t rule_bits(uint64_t index) { return index * sizeof(uint64_t) << kKeyBits; }
 
+  // Where the rules most frames have are in the table, so that a hot loop
+  // tells them from a slot's word, or a prediction, without reading the
+  // table: a kSimple rule (CFA = sp + n, the return address just below, the
+  // frame pointers unchanged) whose offset n is under 8 KiB at index n / 4,
+  // the host's frame record rule (compact::frame_record_rule) at
+  // kFrameRecordIndex; every other after it. hint() of such a word is then n
+  // for a kSimple rule, kFrameRecordHint for the frame record, and more for
+  // any other.
+  static constexpr size_t kFrameRecordIndex = 2048;
+  static constexpr uint64_t kFrameRecordHint = kFrameRecordIndex * sizeof(uint64_t) / 2;
+  static uint64_t hint(uint64_t word) { return word >> (kKeyBits + 1); }
+
   // The offset of the slot holding `key`'s rule, or kNoSlot; `rule` gets
   // the encoded rule, `word` (if not null) the slot's word.
   size_t find(uint64_t key, uint64_t* rule, uint64_t* word = nullptr) {
@@ -158,6 +172,8 @@ class RuleCache {
   }
   // The rule table index of `encoded`, added if new; 0 when the table is full.
   uint64_t intern(uint64_t encoded);
+  // The index a rule has by its kind (see hint()), or 0.
+  static uint64_t fixed_index(uint64_t encoded);
 
   // Read on every lookup, written when a page is first used: its own line.
   struct State {
