@@ -188,7 +188,11 @@ __attribute__((noinline)) HotExit hot_walk(char* const cache, HotState& state) {
     const uint64_t predicted_word = RuleCache::slot_at(cache, predicted_slot).word.load(std::memory_order_relaxed);
     uint64_t cfa, next_pc;
     const uint64_t hint = RuleCache::hint(taken);
-    if (hint < RuleCache::kFrameRecordHint) [[likely]] {
+    // Rule bits 0 (index 0, never a rule's) are not a kSimple rule's
+    // either: a `next` never written is 0, and a return address above 2^48
+    // equal to its slot's whole word would pass the check; the table's 0
+    // then sends it to the checked path (below), as it always did.
+    if (hint - 1 < RuleCache::kFrameRecordHint - 1) [[likely]] {
       // A kSimple rule (its place in the table says so; it is not read):
       // CFA = sp + hint, the return address just below, fp unchanged;
       // inside the frame (compact_rule_from_row checked).
