@@ -23,11 +23,11 @@
 //         offset of a slot (bits 32-47 are 0).
 // The rule table interns the distinct rules (a process has a few hundred),
 // each an encoded CompactRule written once and never changed, so that a slot
-// needs only 16 bits for its rule and the key keeps 48. The commonest rules
-// have their place by their kind (hint()), so that the hot loop knows them
-// by the rule bits alone. A rule is written
+// needs only 16 bits for its rule and the key keeps 48. A rule is written
 // before any slot names it; a reader that still sees it as 0 treats the
-// slot as a miss.
+// slot as a miss. The commonest rules have their place by their kind
+// (hint()): the hot loop knows them by the rule bits alone, and does not
+// read them.
 //
 // While a home set's page has never been written, a rule goes to the first
 // page instead (the set of the key's low 6 bits there), which the cache's
