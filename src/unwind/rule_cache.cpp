@@ -8,25 +8,43 @@ struct RuleCacheLayout {
   static_assert(offsetof(RuleCache, slots_) == RuleCache::kSlotsStart);
   static_assert(offsetof(RuleCache, rules_) - offsetof(RuleCache, slots_) == RuleCache::kRulesFromSlots);
   static_assert(sizeof(RuleCache) / RuleCache::kPage < 64, "one bit per page in State::written_pages");
+  static_assert(RuleCache::kFrameRecordIndex < RuleCache::kRules);
+  static_assert(RuleCache::kRules * sizeof(uint64_t) <= (uint64_t{1} << (64 - RuleCache::kKeyBits)),
+                "a rule's byte offset in the table fits in a slot word's top bits");
 };
 
 static_assert(std::atomic<uint64_t>::is_always_lock_free, "the cache is read in signal handlers");
 
+uint64_t RuleCache::fixed_index(uint64_t encoded) {
+  if (encoded == compact::frame_record_rule(sizeof(uintptr_t))) return kFrameRecordIndex;
+  const uint64_t offset = encoded - (compact::kSimple << compact::kOffsetBits);
+  if (offset != 0 && offset % 4 == 0 && offset / 4 < kFrameRecordIndex) return offset / 4;
+  return 0;
+}
+
 uint64_t RuleCache::intern(uint64_t encoded) {
-  // Open addressing from a hash of the rule; a slot, once set, never changes.
-  constexpr unsigned kProbes = 32;
-  uint64_t index = (encoded * 0x9E3779B97F4A7C15ull) >> (64 - 12);
-  for (unsigned probe = 0; probe < kProbes; ++probe, index = (index + 1) % kRules) {
-    if (index == 0) continue;
-    uint64_t current = rules_[index].load(std::memory_order_relaxed);
-    if (current == encoded) return index;
-    if (current == 0) {
-      if (rules_[index].compare_exchange_strong(current, encoded, std::memory_order_relaxed)) {
-        counters_.rules_interned.fetch_add(1, std::memory_order_relaxed);
-        return index;
-      }
-      if (current == encoded) return index;  // another thread interned it first
+  auto take = [&](uint64_t index) {
+    uint64_t current = 0;
+    if (rules_[index].compare_exchange_strong(current, encoded, std::memory_order_relaxed)) {
+      counters_.rules_interned.fetch_add(1, std::memory_order_relaxed);
+      return true;
     }
+    return current == encoded;  // another thread interned it first
+  };
+  if (const uint64_t index = fixed_index(encoded)) {
+    // Its place holds it, or nothing yet: no other rule goes there.
+    if (rules_[index].load(std::memory_order_relaxed) == encoded) return index;
+    return take(index) ? index : 0;
+  }
+  // The others: open addressing from a hash of the rule, after the fixed
+  // places; a slot, once set, never changes.
+  constexpr uint64_t kFirst = kFrameRecordIndex + 1, kCount = kRules - kFirst;
+  constexpr unsigned kProbes = 32;
+  uint64_t index = kFirst + ((encoded * 0x9E3779B97F4A7C15ull) >> 32) % kCount;
+  for (unsigned probe = 0; probe < kProbes; ++probe, index = index + 1 == kRules ? kFirst : index + 1) {
+    const uint64_t current = rules_[index].load(std::memory_order_relaxed);
+    if (current == encoded) return index;
+    if (current == 0 && take(index)) return index;
   }
   return 0;
 }
@@ -35,7 +53,7 @@ bool RuleCache::remember(uint64_t key, const CompactRule& rule, uint64_t generat
   if (key == 0 || key > kKeyMask) return false;
   const uint64_t index = intern(encode(rule));
   if (index == 0) return false;
-  const uint64_t word = key | index << kKeyBits;
+  const uint64_t word = key | rule_bits(index);
   char* const base = slot_base();
   const size_t home = home_set(key);
   const size_t first = page_written(home) ? home : first_page_set(key);

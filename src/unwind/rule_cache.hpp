@@ -9,21 +9,25 @@
 // relaxed atomics, so a torn pair is harmless:
 //   word: bits 0-47 the key (a return address: user addresses of x86-64
 //         and AArch64 fit in 48 bits; a larger one is never cached, and is
-//         stepped by the full executor), bits 48-63 the index of its rule in
-//         the rule table. Zero is empty. One comparison tells whether a slot
-//         holds a key, wherever the slot is.
+//         stepped by the full executor), bits 48-63 its rule bits: where
+//         its rule is in the rule table, as a byte offset (8 times the
+//         index), which a hot loop adds to an address unscaled. Zero is
+//         empty. One comparison tells whether a slot holds a key, wherever
+//         the slot is.
 //   next: a prediction for the hot loop: bits 0-31 the byte offset of the
 //         slot of the caller seen the last time this frame was stepped,
-//         bits 48-63 the rule index that slot's word had then, so that the
+//         bits 48-63 the rule bits that slot's word had then, so that the
 //         hot loop loads the caller's word and rule at once, while the
 //         return address is still coming off the stack, and checks both
 //         with one comparison (predicts()). Only ever written with the
-//         offset of a slot.
+//         offset of a slot (bits 32-47 are 0).
 // The rule table interns the distinct rules (a process has a few hundred),
 // each an encoded CompactRule written once and never changed, so that a slot
 // needs only 16 bits for its rule and the key keeps 48. A rule is written
 // before any slot names it; a reader that still sees it as 0 treats the
-// slot as a miss.
+// slot as a miss. The commonest rules have their place by their kind
+// (hint()): the hot loop knows them by the rule bits alone, and does not
+// read them.
 //
 // While a home set's page has never been written, a rule goes to the first
 // page instead (the set of the key's low 6 bits there), which the cache's
@@ -76,15 +80,39 @@ class RuleCache {
   static bool predicts(uint64_t prediction, uint64_t word, uint64_t key) {
     return word == (key | (prediction & ~kKeyMask));
   }
+  // The same, for a hot loop that has the prediction's offset at hand: the
+  // prediction less its offset is its rule bits (bits 32-47 are 0), so two
+  // additions and a comparison, and no 64-bit mask to keep in a register.
+  // Exact for keys below 2^48, as a return address the cache may hold is.
+  static bool predicts(uint64_t prediction, size_t offset, uint64_t word, uint64_t key) {
+    return key + prediction == word + offset;
+  }
   // The encoded rule a slot's word names (0: not yet visible). The rule
   // table follows the slots: from slot_base() alone, so that a hot loop
   // keeps one base register.
   static constexpr size_t kRulesFromSlots = kSlots * kSlotBytes;
   static uint64_t rule_at(char* base, uint64_t word) {
-    return reinterpret_cast<std::atomic<uint64_t>*>(base + kRulesFromSlots)[word >> kKeyBits].load(
-        std::memory_order_relaxed);
+    return reinterpret_cast<std::atomic<uint64_t>*>(base + kRulesFromSlots + (word >> kKeyBits))
+        ->load(std::memory_order_relaxed);
   }
-  uint64_t rule_of(uint64_t word) const { return rules_[word >> kKeyBits].load(std::memory_order_relaxed); }
+  uint64_t rule_of(uint64_t word) const {
+    return reinterpret_cast<const std::atomic<uint64_t>*>(reinterpret_cast<const char*>(rules_) + (word >> kKeyBits))
+        ->load(std::memory_order_relaxed);
+  }
+  // The bits 48-63 of a slot's word for the rule at `index` of the table.
+  static uint64_t rule_bits(uint64_t index) { return index * sizeof(uint64_t) << kKeyBits; }
+
+  // Where the rules most frames have are in the table, so that a hot loop
+  // tells them from a slot's word, or a prediction, without reading the
+  // table: a kSimple rule (CFA = sp + n, the return address just below, the
+  // frame pointers unchanged) whose offset n is under 8 KiB at index n / 4,
+  // the host's frame record rule (compact::frame_record_rule) at
+  // kFrameRecordIndex; every other after it. hint() of such a word is then n
+  // for a kSimple rule, kFrameRecordHint for the frame record, and more for
+  // any other.
+  static constexpr size_t kFrameRecordIndex = 2048;
+  static constexpr uint64_t kFrameRecordHint = kFrameRecordIndex * sizeof(uint64_t) / 2;
+  static uint64_t hint(uint64_t word) { return word >> (kKeyBits + 1); }
 
   // The offset of the slot holding `key`'s rule, or kNoSlot; `rule` gets
   // the encoded rule, `word` (if not null) the slot's word.
@@ -144,6 +172,8 @@ class RuleCache {
   }
   // The rule table index of `encoded`, added if new; 0 when the table is full.
   uint64_t intern(uint64_t encoded);
+  // The index a rule has by its kind (see hint()), or 0.
+  static uint64_t fixed_index(uint64_t encoded);
 
   // Read on every lookup, written when a page is first used: its own line.
   struct State {
