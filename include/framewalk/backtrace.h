@@ -26,11 +26,7 @@
 #ifndef FRAMEWALK_BACKTRACE_H
 #define FRAMEWALK_BACKTRACE_H
 
-#if defined(FRAMEWALK_BUILDING_SHARED)
-#define FRAMEWALK_API __attribute__((visibility("default")))
-#else
-#define FRAMEWALK_API
-#endif
+#include "framewalk/api.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -40,11 +40,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#if defined(FRAMEWALK_BUILDING_SHARED)
-#define FRAMEWALK_API __attribute__((visibility("default")))
-#else
-#define FRAMEWALK_API
-#endif
+#include "framewalk/api.h"
 
 #ifdef __cplusplus
 extern "C" {
