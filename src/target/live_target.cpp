@@ -239,29 +239,6 @@ const ModuleMap& LiveTarget::modules() {
   return modules_;
 }
 
-void LiveTarget::refresh_modules() {
-  maps_ = read_proc_maps(pid_);
-  ModuleMap fresh = modules_from_maps(pid_, maps_, *cache_, live_memory_);
-  // Keep the modules that are unchanged (same file at the same place), so
-  // that their ids, and the rows cached for them, stay.
-  std::vector<uint64_t> gone;
-  for (const auto& old : modules_.modules()) {
-    bool kept = false;
-    for (const auto& m : fresh.modules())
-      kept |= m->start == old->start && m->end == old->end && m->data == old->data && m->name == old->name;
-    if (!kept) gone.push_back(old->id);
-  }
-  for (uint64_t id : gone) modules_.remove(id);
-  for (const auto& m : fresh.modules()) {
-    const Module* old = modules_.find(m->start);
-    if (old && old->start == m->start && old->end == m->end && old->data == m->data && old->name == m->name) continue;
-    Module copy = *m;
-    copy.id = 0;
-    modules_.add(std::move(copy));
-  }
-  modules_built_ = true;
-}
-
 void LiveTarget::detach() {
   if (detached_) return;
   detached_ = true;

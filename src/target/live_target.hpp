@@ -62,10 +62,6 @@ class LiveTarget final : public Target {
   std::optional<uint64_t> pointer_auth_mask() override { return pointer_auth_mask_; }
   uint64_t pause_ns() const override { return pause_ns_; }
 
-  // Re-reads /proc/PID/maps: modules mapped since are added, those unmapped
-  // removed (ids of the others kept). For a long-lived target between walks.
-  void refresh_modules();
-
  private:
   LiveTarget(pid_t pid, const LiveOptions& options, std::shared_ptr<ModuleCache> cache);
   void start();  // the freeze the policy does at the first next_thread
