@@ -115,11 +115,19 @@ int main(int argc, char** argv) {
 
   framewalk::tools::ReportCommandOptions report;
   std::string report_bias_text;
-  auto* report_cmd = app.add_subcommand("report", "Print the flat profile and call graph of a gmon.out (gprof's input)");
-  report_cmd->add_option("profile", report.profile, "the gmon.out file (default gmon.out)");
+  auto* report_cmd = app.add_subcommand(
+      "report",
+      "Print the flat profile and call graph of a gmon.out (gprof's input), or the samples of a perf.data unwound by "
+      "framewalk as perf script prints them");
+  report_cmd->add_option("profile", report.profile,
+                         "the gmon.out file (default gmon.out), or a perf.data file (`perf record`'s; told by its "
+                         "magic; - reads perf record -o - from stdin)");
   report_cmd->add_option("--exe", report.exe, "the profiled program, for its function names (default a.out)");
-  report_cmd->add_option("--format", report.format, "text (default: flat profile and call graph), json, folded or pprof")
-      ->check(CLI::IsMember({"text", "json", "folded", "pprof"}));
+  report_cmd->add_option("--format", report.format,
+                         "text (default: flat profile and call graph), json, folded or pprof; for a perf.data: script "
+                         "(default: each sample's frames as perf script prints them) or folded (stacks weighted by "
+                         "period)")
+      ->check(CLI::IsMember({"text", "json", "folded", "pprof", "script"}));
   report_cmd->add_option("--folded-value", report.folded_value,
                          "--format=folded: calls (default: one caller;callee line per arc, exact counts) or time "
                          "(call paths weighted by self time in microseconds)")
@@ -135,6 +143,14 @@ int main(int argc, char** argv) {
   auto* report_times_opt = report_cmd->add_option("--times", report_times_text,
                          "the exact per-function times libframewalk_mcount wrote for -finstrument-functions code "
                          "(default: PROFILE.times when it exists; \"\" for none)");
+  report_cmd->add_flag("--stats", report.stats,
+                       "perf.data: count samples, walks by stop reason and lost samples (on stderr)");
+  report_cmd->add_flag("-v,--verbose", report.verbose, "perf.data: each sample's stop reason after its frames");
+  report_cmd->add_flag("--link-addresses", report.link_addresses,
+                       "perf.data: print each frame's address as its module's link-time address (as perf 6.1's "
+                       "script does), not the run-time one");
+  report_cmd->add_option("--max-frames", report.max_frames, "perf.data: frames a sample's walk stops at (default 256)");
+  report_cmd->add_option("--sysroot", report.sysroot, "perf.data: read the recorded files under this directory");
   framewalk::tools::ProfileCommandOptions profile;
   auto* profile_cmd = framewalk::tools::add_profile_command(app, profile);
   framewalk::tools::Addr2lineCommandOptions addr2line;

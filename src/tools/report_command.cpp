@@ -23,6 +23,7 @@
 #include "symbol/inline_symbolizer.hpp"
 #include "unwind/symbolize.hpp"
 #include "tools/messages.hpp"
+#include "tools/perf_report_command.hpp"
 #if FRAMEWALK_PPROF
 #include "profile/pprof_report.hpp"
 #endif
@@ -79,6 +80,12 @@ bool has_dwarf(const symbol::InlineSymbolizer* dwarf) {
 }  // namespace
 
 int run_report_command(const ReportCommandOptions& options) {
+  if (options.profile == "-" || is_perf_data_file(options.profile)) return run_perf_report(options);
+  if (options.format == "script") {
+    std::fprintf(stderr, "framewalk report: --format=script is for perf.data files; %s is not one\n",
+                 options.profile.c_str());
+    return 2;
+  }
 #if !FRAMEWALK_PPROF
   if (options.format == "pprof") {
     std::fprintf(stderr, "framewalk report: this build has no pprof writer (configured with FRAMEWALK_PPROF=OFF)\n");

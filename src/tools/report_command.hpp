@@ -20,6 +20,13 @@ struct ReportCommandOptions {
   // The runtime's exact times (-finstrument-functions); unset: PROFILE.times
   // when it exists; empty: none.
   std::optional<std::string> times;
+  // A perf.data file (tools/perf_report_command.hpp): its samples as perf
+  // script prints them (format "script", or "folded").
+  bool stats = false;      // counts of samples, walks by stop reason, lost samples, on stderr
+  bool verbose = false;    // each sample's stop reason
+  bool link_addresses = false;  // frames' addresses as their modules' link-time ones
+  size_t max_frames = 256;
+  std::string sysroot;     // prefixed to the recorded paths
 };
 
 // Returns the exit status: 0 when the report was written, 1 when the profile

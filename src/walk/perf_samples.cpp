@@ -1,0 +1,293 @@
+#include "walk/perf_samples.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "arch/machine.hpp"
+#include "walk/stack_dump.hpp"
+
+namespace framewalk {
+
+const char* to_string(SampleFrameKind kind) {
+  switch (kind) {
+    case SampleFrameKind::kUser: return "user";
+    case SampleFrameKind::kKernel: return "kernel";
+    case SampleFrameKind::kCallchain: return "callchain";
+  }
+  return "?";
+}
+
+namespace {
+
+// Records held back until their round is complete: bytes in one arena.
+constexpr size_t kMaxQueued = size_t{64} << 20;
+
+class Driver {
+ public:
+  Driver(const PerfUnwindOptions& options, FunctionRef<bool(const UnwoundSample&)> on_sample)
+      : options_(options), on_sample_(on_sample), tracker_(options.cache, options.files) {}
+
+  bool on_info(const perf::FileInfo& info) {
+    info_ = &info;
+    machine_ = machine_of_perf_arch(info.arch);
+    if (machine_ == 0) machine_ = options_.machine ? options_.machine : arch::host_machine().elf_machine();
+    descriptor_ = arch::machine_for(machine_);
+    target_ = std::make_unique<SampleTarget>(machine_);
+    tracker_.set_build_ids(info.build_ids);
+    return true;
+  }
+
+  bool on_record(const perf::Record& r) {
+    if (stopped_) return false;
+    if (!options_.order_by_time) return process(r);
+    if (r.type == perf::kFinishedRound) {
+      flush(previous_round_max_);
+      previous_round_max_ = max_time_;
+      return !stopped_;
+    }
+    if (r.type == perf::kHeaderBuildId) {
+      tracker_.set_build_ids(info_->build_ids);  // pipe mode: they come as records
+      return true;
+    }
+    bool has_time;
+    uint64_t time;
+    if (r.type == perf::kSample) {
+      has_time = r.sample.sample_type & perf::sample::kTime;
+      time = r.sample.time;
+    } else {
+      has_time = r.sample_id.has_time();
+      time = r.sample_id.time;
+    }
+    if (!has_time) {
+      if (queue_.empty()) return process(r);
+      time = max_time_;  // in place, after what came before it
+    }
+    queue_.push_back(Queued{time, seq_++, arena_.size(), r.bytes.size(), r.index, r.file_offset});
+    arena_.insert(arena_.end(), r.bytes.begin(), r.bytes.end());
+    max_time_ = std::max(max_time_, time);
+    if (arena_.size() > kMaxQueued) flush_half();
+    return !stopped_;
+  }
+
+  void finish() {
+    if (!stopped_) flush(~uint64_t{0});
+  }
+
+  PerfUnwindStats stats;
+  ModuleTracker& tracker() { return tracker_; }
+  uint16_t machine() const { return machine_; }
+
+ private:
+  struct Queued {
+    uint64_t time, seq;
+    size_t offset, size;
+    uint64_t index, file_offset;
+  };
+
+  // Processes the queued records up to `limit` in time order; keeps the rest.
+  void flush(uint64_t limit) {
+    std::stable_sort(queue_.begin(), queue_.end(),
+                     [](const Queued& a, const Queued& b) { return a.time != b.time ? a.time < b.time : a.seq < b.seq; });
+    size_t n = 0;
+    while (n < queue_.size() && queue_[n].time <= limit) ++n;
+    run(n);
+  }
+  void flush_half() {
+    std::stable_sort(queue_.begin(), queue_.end(),
+                     [](const Queued& a, const Queued& b) { return a.time != b.time ? a.time < b.time : a.seq < b.seq; });
+    run(queue_.size() / 2);
+  }
+  // Processes the first `n` queued records, then moves the rest to the arena's front.
+  void run(size_t n) {
+    for (size_t i = 0; i < n && !stopped_; ++i) {
+      const Queued& q = queue_[i];
+      // Decoded once already: a record that reached the queue decodes again.
+      if (!perf::decode_record(Bytes(arena_.data() + q.offset, q.size), info_->attrs, &record_)) continue;
+      record_.index = q.index;
+      record_.file_offset = q.file_offset;
+      if (!process(record_)) stopped_ = true;
+    }
+    if (stopped_) return;
+    std::vector<uint8_t> rest;
+    std::vector<Queued> rest_queue;
+    for (size_t i = n; i < queue_.size(); ++i) {
+      Queued q = queue_[i];
+      rest.insert(rest.end(), arena_.begin() + static_cast<std::ptrdiff_t>(q.offset),
+                  arena_.begin() + static_cast<std::ptrdiff_t>(q.offset + q.size));
+      q.offset = rest.size() - q.size;
+      rest_queue.push_back(q);
+    }
+    arena_.swap(rest);
+    queue_.swap(rest_queue);
+  }
+
+  bool process(const perf::Record& r) {
+    switch (r.type) {
+      case perf::kMmap:
+      case perf::kMmap2: tracker_.on_mmap(r.mmap, r.misc); return true;
+      case perf::kComm: tracker_.on_comm(r.comm); return true;
+      case perf::kFork: tracker_.on_fork(r.task); return true;
+      case perf::kExit: tracker_.on_exit(r.task); return true;
+      case perf::kLost:
+      case perf::kLostSamples:
+        stats.lost_samples += r.lost.lost;
+        ++stats.lost_records;
+        return true;
+      case perf::kThrottle: ++stats.throttled; return true;
+      case perf::kSample: return sample(r);
+      default: return true;
+    }
+  }
+
+  void add_frame(uint64_t pc, bool activation, SampleFrameKind kind, const ModuleMap* modules) {
+    SampleFrame f;
+    f.kind = kind;
+    f.frame.pc = pc;
+    f.frame.activation = activation;
+    f.frame.lookup_pc = descriptor_ ? descriptor_->lookup_pc(pc, activation) : pc;
+    f.frame.symbol_pc = f.frame.lookup_pc;
+    f.frame.source = activation ? FrameSource::kContext : FrameSource::kFramePointer;
+    f.frame.module = modules ? modules->find(f.frame.lookup_pc) : nullptr;
+    frames_.push_back(f);
+  }
+
+  bool sample(const perf::Record& r) {
+    const perf::Sample& s = r.sample;
+    ++stats.samples;
+    frames_.clear();
+    ModuleTracker::Process& process = tracker_.process(s.pid);
+    UnwoundSample u;
+    u.sample = &s;
+    u.event_index = s.attr;
+    u.event = &info_->attrs.attrs()[s.attr];
+    u.pid = s.pid;
+    u.tid = s.tid;
+    u.cpu = s.cpu;
+    u.time = s.time;
+    u.period = s.period;
+    u.comm = &tracker_.thread_name(s.pid, s.tid);
+
+    // The callchain: kernel frames, and the user frames perf's own walk found.
+    size_t user_chain_start = 0, user_chain_end = 0;
+    if (s.sample_type & perf::sample::kCallchain) {
+      uint64_t context = 0;
+      bool first_kernel = true;
+      bool any_marker = false;
+      for (size_t i = 0; i < s.callchain_size; ++i) {
+        const uint64_t pc = s.callchain_at(i);
+        if (pc >= perf::context::kMax) {
+          context = pc;
+          any_marker = true;
+          if (context == perf::context::kUser) user_chain_start = user_chain_end = i + 1;
+          continue;
+        }
+        if (!any_marker) context = (s.misc & perf::misc::kCpuModeMask) == perf::misc::kKernel ? perf::context::kKernel
+                                                                                                : perf::context::kUser;
+        if (context == perf::context::kKernel && options_.kernel_frames) {
+          add_frame(pc, first_kernel, SampleFrameKind::kKernel, nullptr);
+          first_kernel = false;
+        } else if (context == perf::context::kUser) {
+          if (user_chain_end == 0) user_chain_start = i;
+          user_chain_end = i + 1;
+        }
+      }
+    }
+    const size_t kernel_frames = frames_.size();
+
+    bool walked = false;
+    if ((s.sample_type & perf::sample::kRegsUser) && s.regs_user_abi != 0 && target_) {
+      target_->set_sample(s, &process.modules);
+      UnwindOptions o;
+      o.max_frames = options_.max_frames;
+      o.sources = options_.sources;
+      o.row_cache = &row_cache_;
+      auto result = walk_thread(
+          *target_, static_cast<pid_t>(s.tid),
+          [&](const Frame& f) {
+            SampleFrame sf;
+            sf.frame = f;
+            sf.frame.registers = nullptr;
+            sf.kind = SampleFrameKind::kUser;
+            frames_.push_back(sf);
+            return true;
+          },
+          o);
+      if (result) {
+        walked = true;
+        u.walk = *result;
+        ++stats.walked;
+        ++stats.by_reason[static_cast<size_t>(result->reason)];
+      } else {
+        u.walk_error = result.error();
+      }
+    }
+    // A stack copy of no use (none, or nothing walked past the first
+    // frame) and a user callchain: frame pointers (--call-graph fp).
+    if (!walked || (frames_.size() - kernel_frames <= 1 && !(s.sample_type & perf::sample::kStackUser))) {
+      if (user_chain_end > user_chain_start) {
+        frames_.resize(kernel_frames);
+        walked = false;
+        for (size_t i = user_chain_start; i < user_chain_end; ++i)
+          add_frame(s.callchain_at(i), i == user_chain_start, SampleFrameKind::kCallchain, &process.modules);
+        ++stats.from_callchain;
+      } else if (!walked) {
+        if ((s.sample_type & perf::sample::kIp) && (s.misc & perf::misc::kCpuModeMask) != perf::misc::kKernel)
+          add_frame(s.ip, true, SampleFrameKind::kCallchain, &process.modules);
+        ++stats.ip_only;
+      }
+    }
+    u.walked = walked;
+    u.frames = frames_;
+    stats.frames += frames_.size();
+    return on_sample_(u);
+  }
+
+  const PerfUnwindOptions& options_;
+  FunctionRef<bool(const UnwoundSample&)> on_sample_;
+  ModuleTracker tracker_;
+  const perf::FileInfo* info_ = nullptr;
+  uint16_t machine_ = 0;
+  const arch::Machine* descriptor_ = nullptr;
+  std::unique_ptr<SampleTarget> target_;
+  RowCache row_cache_{1024};
+  std::vector<SampleFrame> frames_;
+  perf::Record record_;
+  std::vector<uint8_t> arena_;
+  std::vector<Queued> queue_;
+  uint64_t seq_ = 0, max_time_ = 0, previous_round_max_ = 0;
+  bool stopped_ = false;
+};
+
+}  // namespace
+
+PerfUnwindResult unwind_perf_samples(perf::ByteSource& source, const PerfUnwindOptions& options,
+                                     FunctionRef<bool(const UnwoundSample&)> on_sample) {
+  PerfUnwindResult result;
+  auto driver = std::make_unique<Driver>(options, on_sample);
+  perf::PerfDataReader reader(source);
+  bool started = false;
+  result.read = reader.read(
+      [&](const perf::FileInfo& i) {
+        started = true;
+        return driver->on_info(i);
+      },
+      [&](const perf::Record& r) { return driver->on_record(r); });
+  const perf::FileInfo* info = &reader.info();
+  if (started) {
+    // Before the error (if any) ends the stream: what was read is unwound.
+    driver->finish();
+    for (const perf::EventAttr& a : info->attrs.attrs()) result.event_names.push_back(a.name);
+    result.arch = info->arch;
+    result.hostname = info->hostname;
+    result.osrelease = info->osrelease;
+    result.cmdline = info->cmdline;
+    for (const std::string& p : info->feature_problems) result.warnings.push_back("feature " + p);
+  }
+  result.stats = driver->stats;
+  result.machine = driver->machine();
+  for (const std::string& w : driver->tracker().warnings()) result.warnings.push_back(w);
+  return result;
+}
+
+}  // namespace framewalk

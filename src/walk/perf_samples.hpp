@@ -1,0 +1,91 @@
+// Every sample of a perf.data unwound by framewalk's engine: the records in
+// time order (perf writes each ring buffer's records in turn, so a mapping
+// may come after a later sample of another CPU: they are reordered round by
+// round, FINISHED_ROUND to FINISHED_ROUND, as perf does), the mappings
+// tracked per process (ModuleTracker), and each sample's user stack walked
+// from its registers and stack copy (SampleTarget, walk_thread). A kernel
+// callchain (PERF_SAMPLE_CALLCHAIN) gives the kernel frames first, as
+// frames of their own kind; a sample without a stack copy (`perf record
+// --call-graph fp`) takes its user frames from the callchain.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "perf/perf_data.hpp"
+#include "target/sample_target.hpp"
+#include "unwind/unwinder.hpp"
+
+namespace framewalk {
+
+enum class SampleFrameKind : uint8_t {
+  kUser,       // unwound by framewalk from the registers and the stack copy
+  kKernel,     // the kernel's callchain (above PERF_CONTEXT_KERNEL)
+  kCallchain,  // a user frame of the kernel's callchain (frame pointers; --call-graph fp)
+};
+const char* to_string(SampleFrameKind kind);
+
+struct SampleFrame {
+  Frame frame;  // pc, activation, source, module (null: none); registers null
+  SampleFrameKind kind = SampleFrameKind::kUser;
+};
+
+// One unwound sample; valid during the callback only (its frames point at
+// the modules mapped at the sample's time).
+struct UnwoundSample {
+  const perf::Sample* sample = nullptr;
+  const perf::EventAttr* event = nullptr;
+  size_t event_index = 0;
+  uint32_t pid = 0, tid = 0, cpu = 0;
+  uint64_t time = 0, period = 0;
+  const std::string* comm = nullptr;  // the thread's name ("" when no COMM named it)
+  std::span<const SampleFrame> frames;
+  bool walked = false;  // the user stack was unwound from registers and stack copy
+  WalkResult walk;      // when walked
+  std::optional<Error> walk_error;  // why the user stack could not be walked (no registers)
+};
+
+inline constexpr size_t kStopReasonCount = static_cast<size_t>(StopReason::kCannotUnwind) + 1;
+
+struct PerfUnwindStats {
+  uint64_t samples = 0;
+  uint64_t walked = 0;          // user stacks unwound from registers and stack
+  uint64_t from_callchain = 0;  // user frames taken from the callchain
+  uint64_t ip_only = 0;         // neither: the sample's IP alone (or only kernel frames)
+  uint64_t lost_samples = 0;    // LOST and LOST_SAMPLES, added up
+  uint64_t lost_records = 0;    // how many such records
+  uint64_t throttled = 0;       // THROTTLE records
+  uint64_t by_reason[kStopReasonCount] = {};  // walks by why they stopped
+  uint64_t frames = 0;          // all frames handed out
+};
+
+struct PerfUnwindOptions {
+  size_t max_frames = 256;
+  SourceOrder sources = SourceOrder::kAuto;
+  bool kernel_frames = true;  // the callchain's kernel frames first
+  bool order_by_time = true;  // reorder by time, round by round (else file order)
+  ModuleTracker::Options files;  // sysroot, perf's build-id cache
+  std::shared_ptr<ModuleCache> cache;  // optional
+  // The machine when the file does not say (HEADER_ARCH); 0: the host's.
+  uint16_t machine = 0;
+};
+
+struct PerfUnwindResult {
+  perf::ReadSummary read;  // records read, and the error the file ended with
+  PerfUnwindStats stats;
+  std::vector<std::string> warnings;  // files missing or changed, features unreadable; once each
+  uint16_t machine = 0;
+  std::vector<std::string> event_names;
+  std::string arch, hostname, osrelease;
+  std::vector<std::string> cmdline;
+};
+
+// Reads `source` and unwinds each sample, calling `on_sample` (false stops).
+PerfUnwindResult unwind_perf_samples(perf::ByteSource& source, const PerfUnwindOptions& options,
+                                     FunctionRef<bool(const UnwoundSample&)> on_sample);
+
+}  // namespace framewalk
