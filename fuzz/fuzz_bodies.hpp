@@ -46,6 +46,9 @@ int fuzz_cu_index(const uint8_t* data, size_t size);
 // A user back-end of the C API that lies: threads listed twice or negative,
 // registers past the register file, memory reads that claim more than asked.
 int fuzz_backend(const uint8_t* data, size_t size);
+// The bytes as a perf.data file: read record by record, each record decoded
+// alone again, and every sample unwound (no file opened).
+int fuzz_perf_data(const uint8_t* data, size_t size);
 
 }  // namespace framewalk::fuzz
 

@@ -624,6 +624,129 @@ def backend_seeds():
     return seeds
 
 
+# ---- perf.data --------------------------------------------------------------
+
+def perf_record(rtype, misc, body):
+    return struct.pack("<IHH", rtype, misc, 8 + len(body)) + body
+
+
+def perf_name(s):
+    b = s.encode() + b"\0"
+    return b + bytes(-len(b) % 8)
+
+
+def perf_attr(sample_type, ids_note=0, regs=0, stack=0, config=0, size=128):
+    a = struct.pack("<IIQQQQQ", 1, size, config, 4000, sample_type, 0, (1 << 18) | (1 << 10))
+    a += struct.pack("<IIQQQQIi", 0, 0, 0, 0, 0, regs, stack, 0)
+    return (a + bytes(size))[:size]
+
+
+def perf_file(attrs, records, features=()):
+    """attrs: [(attr bytes, [ids])]; features: [(bit, bytes)] in bit order."""
+    attr_size = len(attrs[0][0]) + 16
+    ids_offset = 104 + attr_size * len(attrs)
+    ids_blob = b"".join(struct.pack("<Q", i) for _, ids in attrs for i in ids)
+    data = b"".join(records)
+    data_offset = ids_offset + len(ids_blob)
+    bits = [0, 0, 0, 0]
+    for bit, _ in features:
+        bits[bit // 64] |= 1 << (bit % 64)
+    out = struct.pack("<QQQQQQQQQ", 0x32454c4946524550, 104, attr_size, 104, attr_size * len(attrs),
+                      data_offset, len(data), 0, 0) + struct.pack("<4Q", *bits)
+    at = ids_offset
+    for a, ids in attrs:
+        out += a + struct.pack("<QQ", at, 8 * len(ids))
+        at += 8 * len(ids)
+    out += ids_blob + data
+    at = len(out) + 16 * len(features)
+    for _, b in features:
+        out += struct.pack("<QQ", at, len(b))
+        at += len(b)
+    return out + b"".join(b for _, b in features)
+
+
+def perf_string(s):
+    b = s.encode() + b"\0"
+    b += bytes(-len(b) % 8)
+    return struct.pack("<I", len(b)) + b
+
+
+def perf_data_seeds():
+    """fuzz_perf_data: perf.data files as perf record writes them (file and
+    pipe mode), with the records an unwinder reads: mappings, names, forks,
+    samples with user registers and a stack copy (x86-64's mask), a kernel
+    callchain, lost and throttle records, rounds, two events told apart by id."""
+    IP, TID, TIME, ADDR, CALLCHAIN, ID, CPU, PERIOD, REGS, STACK, IDENT = (
+        1, 2, 4, 8, 32, 64, 128, 256, 1 << 12, 1 << 13, 1 << 16)
+    trailer = lambda pid, time: struct.pack("<IIQQII", pid, pid, time, 7, 0, 0)
+    st = IP | TID | TIME | ADDR | ID | CPU | PERIOD | CALLCHAIN | REGS | STACK
+    regs_mask = 0xff0fff
+    n_regs = bin(regs_mask).count("1")
+
+    def sample(pid, time, ip, sp, stack_words, kernel=()):
+        chain = ([2**64 - 128] + list(kernel) + [2**64 - 512, ip]) if kernel else [2**64 - 512, ip]
+        body = struct.pack("<QIIQQQIIQ", ip, pid, pid, time, 0, 7, 0, 0, 4000)
+        body += struct.pack("<Q", len(chain)) + b"".join(struct.pack("<Q", c) for c in chain)
+        regs = [0] * n_regs
+        regs[7] = sp  # sp, bit 7
+        regs[8] = ip  # ip, bit 8
+        regs[6] = sp + 16  # bp
+        body += struct.pack("<Q", 2) + b"".join(struct.pack("<Q", r) for r in regs)
+        stack = b"".join(struct.pack("<Q", w) for w in stack_words)
+        body += struct.pack("<Q", len(stack)) + stack + struct.pack("<Q", len(stack))
+        return perf_record(9, 2 if not kernel else 1, body)
+
+    mmap2 = perf_record(10, 2, struct.pack("<IIQQQIIQQII", 5, 5, 0x400000, 0x1000, 0, 8, 1, 99, 0, 5, 2)
+                        + perf_name("/usr/bin/prog") + trailer(5, 10))
+    mmap2_id = perf_record(10, 2 | (1 << 14), struct.pack("<IIQQQBBH", 5, 5, 0x7f0000, 0x2000, 0x1000, 20, 0, 0)
+                           + bytes(range(20)) + struct.pack("<II", 5, 2) + perf_name("[vdso]") + trailer(5, 11))
+    comm = perf_record(3, 1 << 13, struct.pack("<II", 5, 5) + perf_name("prog") + trailer(5, 12))
+    fork = perf_record(7, 0, struct.pack("<IIIIQ", 6, 5, 6, 5, 13) + trailer(6, 13))
+    exit_ = perf_record(4, 0, struct.pack("<IIIIQ", 6, 5, 6, 5, 40) + trailer(6, 40))
+    lost = perf_record(2, 0, struct.pack("<QQ", 7, 3) + trailer(5, 20))
+    lost_samples = perf_record(13, 0, struct.pack("<Q", 2) + trailer(5, 21))
+    throttle = perf_record(5, 0, struct.pack("<QQQ", 22, 7, 7) + trailer(5, 22))
+    rnd = perf_record(68, 0, b"")
+    stack = [0x400100, 0x7ffe0100, 0x400200, 0, 0, 0]
+    s1 = sample(5, 30, 0x400010, 0x7ffe0000, stack)
+    s2 = sample(6, 31, 0x400020, 0x7ffe0000, stack, kernel=(0xffffffff81000010, 0xffffffff81000020))
+    s3 = sample(5, 25, 0x7f0010, 0x7ffe0000, stack[:2])
+    build_id = perf_record(67, 2 | (1 << 15), struct.pack("<i", 5) + bytes(range(20)) + bytes([20, 0, 0, 0])
+                           + perf_name("/usr/bin/prog"))
+    features = [(2, build_id), (3, perf_string("host")), (6, perf_string("x86_64")),
+                (11, struct.pack("<I", 2) + perf_string("perf") + perf_string("record"))]
+    attr = perf_attr(st, regs=regs_mask, stack=48)
+    seeds = [
+        perf_file([(attr, [7])], [mmap2, mmap2_id, comm, fork, s3, rnd, s1, lost, lost_samples, throttle, s2, rnd,
+                                  exit_], features),
+        perf_file([(attr, [7])], [comm, mmap2, s1, s1[:-8]]),  # a record cut short
+        perf_file([(perf_attr(IP | TID | TIME, size=64), [1])], [perf_record(9, 2, struct.pack("<QIIQ", 1, 2, 2, 3))]),
+    ]
+    # Two events, told apart by PERF_SAMPLE_IDENTIFIER.
+    st2 = IDENT | IP | TID | TIME
+    a1, a2 = perf_attr(st2), perf_attr(st2, config=1)
+    seeds.append(perf_file([(a1, [100, 101]), (a2, [200])],
+                           [perf_record(9, 2, struct.pack("<QQIIQ", 200, 0x10, 1, 1, 5)),
+                            perf_record(9, 2, struct.pack("<QQIIQ", 101, 0x20, 1, 1, 6)),
+                            perf_record(3, 0, struct.pack("<II", 1, 1) + perf_name("x") + struct.pack("<IIQQ", 1, 1, 7, 200))]))
+    # Pipe mode: attributes and features as records.
+    pipe = struct.pack("<QQ", 0x32454c4946524550, 16)
+    pipe += perf_record(64, 0, attr + struct.pack("<Q", 7))
+    pipe += perf_record(80, 0, struct.pack("<Q", 6) + perf_string("x86_64"))
+    pipe += mmap2 + comm + s1 + build_id
+    seeds.append(pipe)
+    # zstd-compressed records (perf record -z), when the zstd command is here.
+    plain = mmap2 + comm + s1 + s3
+    try:
+        z = subprocess.run(["zstd", "-q", "-c", "-3"], input=plain, stdout=subprocess.PIPE, check=True).stdout
+        half = len(z) // 2
+        seeds.append(perf_file([(attr, [7])], [perf_record(81, 0, z[:half]), perf_record(81, 0, z[half:]), rnd, s2],
+                               features))
+    except (OSError, subprocess.CalledProcessError):
+        pass
+    return seeds
+
+
 def write(target, blobs):
     """Replaces the seed-* files of the target; other files there (inputs a
     fuzzing run found, merged in by hand) stay."""
@@ -673,6 +796,7 @@ def main():
                           ("fuzz_expression", expression_seeds()), ("fuzz_gmon", gmon_seeds()),
                           ("fuzz_line", line_seeds()), ("fuzz_dwarf_info", dwarf_info_seeds()),
                           ("fuzz_cu_index", cu_index_seeds()), ("fuzz_backend", backend_seeds()),
+                          ("fuzz_perf_data", perf_data_seeds()),
                           ("fuzz_sframe_roundtrip", sframe_roundtrip_seeds()),
                           ("fuzz_sframe_generate", sframe_generate_seeds(linked_eh, object_eh, aarch64_eh))):
         if wanted and target not in wanted:

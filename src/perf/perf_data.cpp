@@ -659,7 +659,8 @@ class PerfDataReader::Impl {
 
  private:
   bool fail(Error e, std::string what, uint64_t record_offset) {
-    summary_.error = ReadError{e, index_, record_offset, std::move(what)};
+    // Inside a COMPRESSED record: that record's index (its offset is given).
+    summary_.error = ReadError{e, in_compressed_ ? compressed_index_ : index_, record_offset, std::move(what)};
     return false;
   }
 
@@ -746,8 +747,9 @@ class PerfDataReader::Impl {
     }
     data_offset_ = info_.data_offset;
     data_end_ = info_.data_offset + info_.data_size;
-    if (info_.data_size == 0) {
-      // A file whose writer did not finish: its records run to the end.
+    if (info_.data_size == 0 && count == 0) {
+      // A file whose writer did not finish (it writes the data size and the
+      // features last): its records run to the end.
       if (auto size = source_.size(); size && *size > info_.data_offset) data_end_ = *size;
     }
     return true;
@@ -807,7 +809,15 @@ class PerfDataReader::Impl {
   // ring-buffer flushes; a record may continue in the next COMPRESSED record.
   bool decompress(Bytes bytes, uint64_t offset) {
     ++summary_.compressed_records;
-    ++index_;
+    const uint64_t own_index = index_++;
+    compressed_index_ = own_index;
+    in_compressed_ = true;
+    const bool go_on = decompress_records(bytes, offset);
+    in_compressed_ = false;
+    return go_on;
+  }
+
+  bool decompress_records(Bytes bytes, uint64_t offset) {
 #if FRAMEWALK_PERF_ZSTD
     if (!zstd_) zstd_ = std::make_unique<ZstdStream>();
     constexpr size_t kOut = size_t{256} << 10;
@@ -836,10 +846,7 @@ class PerfDataReader::Impl {
         const uint32_t type = load32(pending_.data() + pos);
         if (type == kCompressed)
           return fail(Error{ErrorCode::kBadLength, offset}, "COMPRESSED: a compressed record inside", offset);
-        in_compressed_ = true;
-        const bool go_on = handle(Bytes(pending_.data() + pos, size), offset);
-        in_compressed_ = false;
-        if (!go_on) return false;
+        if (!handle(Bytes(pending_.data() + pos, size), offset)) return false;
         pos += size;
       }
       std::memmove(pending_.data(), pending_.data() + pos, pending_used_ - pos);
@@ -908,6 +915,7 @@ class PerfDataReader::Impl {
   FileInfo info_;
   bool info_sent_ = false;
   bool in_compressed_ = false;
+  uint64_t compressed_index_ = 0;
   uint64_t data_offset_ = 0, data_end_ = 0;
   uint64_t index_ = 0;
   Record record_;

@@ -67,6 +67,7 @@ TEST(FuzzReplay, Gmon) { EXPECT_GT(replay("fuzz_gmon", framewalk::fuzz::fuzz_gmo
 TEST(FuzzReplay, Line) { EXPECT_GT(replay("fuzz_line", framewalk::fuzz::fuzz_line), 0u); }
 TEST(FuzzReplay, DwarfInfo) { EXPECT_GT(replay("fuzz_dwarf_info", framewalk::fuzz::fuzz_dwarf_info), 0u); }
 TEST(FuzzReplay, CuIndex) { EXPECT_GT(replay("fuzz_cu_index", framewalk::fuzz::fuzz_cu_index), 0u); }
+TEST(FuzzReplay, PerfData) { EXPECT_GT(replay("fuzz_perf_data", framewalk::fuzz::fuzz_perf_data), 0u); }
 
 // Empty and one-byte inputs are the first thing a fuzzer tries.
 TEST(FuzzReplay, TinyInputs) {
