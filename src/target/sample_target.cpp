@@ -56,6 +56,9 @@ const std::string& ModuleTracker::thread_name(uint32_t pid, uint32_t tid) {
 void ModuleTracker::on_comm(const perf::Comm& comm) {
   thread_names_[comm.tid] = std::string(comm.comm);
   if (comm.pid == comm.tid) process(comm.pid).comm = std::string(comm.comm);
+  // An exec names the task before the new program's mappings come: the old
+  // program's are gone (a fork's copy of its parent's, above all).
+  if (comm.exec) process(comm.pid).modules.remove_range(0, ~uint64_t{0});
 }
 
 void ModuleTracker::on_fork(const perf::Task& task) {

@@ -46,7 +46,8 @@ class ModuleTracker {
   // MMAP2 with the build-id, comes first).
   void set_build_ids(const std::vector<perf::BuildIdEntry>& entries);
 
-  // Records, in time order. `misc` is the record header's.
+  // Records, in time order. `misc` is the record header's. A COMM of an
+  // exec empties the process's map (the new program's mappings follow).
   void on_mmap(const perf::Mmap& mmap, uint16_t misc);
   void on_comm(const perf::Comm& comm);
   void on_fork(const perf::Task& task);

@@ -136,8 +136,13 @@ Result<void> Unwinder::apply_row_in_place(const UnwindRow& row, arch::RegisterFi
       case RuleKind::kUndefined: break;
       case RuleKind::kSameValue: value = callee.get(r.reg); break;
       case RuleKind::kOffset: {
-        FW_TRY(value, memory_.read_word(m.address(cfa + static_cast<uint64_t>(r.value)),
-                                        m.register_size(r.reg), m.endian()));
+        auto word = memory_.read_word(m.address(cfa + static_cast<uint64_t>(r.value)), m.register_size(r.reg),
+                                      m.endian());
+        if (!word) {
+          if (unreadable_saved_registers_unknown_ && r.reg != row.return_address_register) break;
+          return word.error();
+        }
+        value = *word;
         break;
       }
       case RuleKind::kValOffset: value = m.address(cfa + static_cast<uint64_t>(r.value)); break;

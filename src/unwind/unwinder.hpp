@@ -212,6 +212,12 @@ class Unwinder {
   // (AArch64): stripped from every return address. The machine's default
   // unless the target knows better (a core's NT_ARM_PAC_MASK).
   void set_pointer_auth_mask(uint64_t mask) { pointer_auth_mask_ = mask; }
+  // A saved register (not the return address) whose slot cannot be read
+  // becomes unknown in the caller instead of ending the walk: a perf
+  // sample's stack copy starts at the stack pointer, and some rows keep a
+  // register below it (x86-64's red zone). Where a later row needs that
+  // register, the walk stops then. Off by default.
+  void set_unreadable_saved_registers_unknown(bool on) { unreadable_saved_registers_unknown_ = on; }
   uint64_t pointer_auth_mask() const { return pointer_auth_mask_; }
 
   // Applies one row: the caller's registers from the callee's (exposed for tests).
@@ -259,6 +265,7 @@ class Unwinder {
   const arch::Machine* machine_;
   uint16_t elf_machine_;  // for the error when machine_ is null
   uint64_t pointer_auth_mask_;
+  bool unreadable_saved_registers_unknown_ = false;
 };
 
 }  // namespace framewalk

@@ -202,17 +202,24 @@ class Driver {
       o.max_frames = options_.max_frames;
       o.sources = options_.sources;
       o.row_cache = &row_cache_;
-      auto result = walk_thread(
-          *target_, static_cast<pid_t>(s.tid),
-          [&](const Frame& f) {
+      // walk_thread's steps, with an Unwinder that takes a register saved
+      // below the stack copy as unknown (libdw's way, which perf uses).
+      Result<WalkResult> result = Error{ErrorCode::kNoRegisters, 0};
+      arch::RegisterFile regs;
+      if (auto got = target_->initial_registers(static_cast<pid_t>(s.tid), &regs); !got) {
+        result = got.error();
+      } else {
+        Unwinder unwinder(target_->modules(), target_->memory(), target_->machine());
+        unwinder.set_unreadable_saved_registers_unknown(true);
+        result = unwinder.walk(regs, [&](const Frame& f) {
             SampleFrame sf;
             sf.frame = f;
             sf.frame.registers = nullptr;
             sf.kind = SampleFrameKind::kUser;
             frames_.push_back(sf);
             return true;
-          },
-          o);
+          }, o);
+      }
       if (result) {
         walked = true;
         u.walk = *result;

@@ -76,6 +76,15 @@ TEST(ModuleTracker, MappingsOverTime) {
   // Named once, though mapped twice.
   ASSERT_EQ(tracker.warnings().size(), 1u);
   EXPECT_NE(tracker.warnings()[0].find("/nonexistent/libgone.so"), std::string::npos);
+  // An exec: the old program's mappings go.
+  perf::Comm exec;
+  exec.pid = exec.tid = 11;
+  exec.comm = "newprog";
+  exec.exec = true;
+  tracker.on_comm(exec);
+  EXPECT_EQ(child.modules.size(), 0u);
+  EXPECT_EQ(tracker.thread_name(11, 11), "newprog");
+  EXPECT_EQ(tracker.process(10).modules.size(), 1u);
   // Kernel mappings are not the process's.
   tracker.on_mmap(mapping(12, 0xffffffff81000000, 0x1000000, "[kernel.kallsyms]_text"), perf::misc::kKernel);
   EXPECT_EQ(tracker.process(12).modules.size(), 0u);

@@ -236,6 +236,34 @@ TEST(Unwinder, ApplyRowEveryRuleKind) {
   EXPECT_EQ(caller->get(x::kRbp), 0x1234u);
 }
 
+// A register saved where memory cannot be read (below a perf sample's stack
+// copy): the walk fails, unless the unwinder is told to take it as unknown
+// (the return address must still be read).
+TEST(Unwinder, UnreadableSavedRegisterUnknownWhenAsked) {
+  FakeMemory mem;
+  mem.word(0x7010, 0xaaaa);  // the return address at CFA-8; rbx's slot at CFA-40 is unreadable
+  UnwindRow row;
+  row.cfa = {CfaKind::kRegisterOffset, x::kRsp, 0x18};
+  row.return_address_register = x::kRip;
+  ASSERT_TRUE(row.set({x::kRip, RuleKind::kOffset, -8, {}, 0}).ok());
+  ASSERT_TRUE(row.set({x::kRbx, RuleKind::kOffset, -40, {}, 0}).ok());
+  arch::RegisterFile callee = regs_at(0x1000, 0x7000, 0x1234);
+  callee.set(x::kRbx, 0x77);
+  static const ModuleMap no_modules;
+  Unwinder unwinder(no_modules, mem, 62);
+  auto strict = unwinder.apply_row(row, callee);
+  ASSERT_FALSE(strict.ok());
+  EXPECT_EQ(strict.error().code, ErrorCode::kMemoryUnreadable);
+  unwinder.set_unreadable_saved_registers_unknown(true);
+  auto lenient = unwinder.apply_row(row, callee);
+  ASSERT_TRUE(lenient.ok()) << to_string(lenient.error().code);
+  EXPECT_EQ(lenient->get(x::kRip), 0xaaaau);
+  EXPECT_FALSE(lenient->known(x::kRbx));
+  // The return address unreadable: an error either way.
+  ASSERT_TRUE(row.set({x::kRip, RuleKind::kOffset, -48, {}, 0}).ok());
+  EXPECT_FALSE(unwinder.apply_row(row, callee).ok());
+}
+
 #if defined(__x86_64__)  // the host's own capture
 // framewalk_x86_64_capture stores zero for the caller-saved registers: they
 // are not known, so an expression reading one fails instead of reading 0.
