@@ -460,7 +460,7 @@ Result<size_t> FdSource::read_at(uint64_t offset, void* out, size_t size) {
 }
 
 Result<size_t> BufferSource::read_at(uint64_t offset, void* out, size_t size) {
-  if (offset >= bytes_.size()) return size_t{0};
+  if (size == 0 || offset >= bytes_.size()) return size_t{0};  // memcpy must not see an empty vector's null
   const size_t n = std::min<uint64_t>(size, bytes_.size() - offset);
   std::memcpy(out, bytes_.data() + offset, n);
   return n;
@@ -510,6 +510,7 @@ Result<std::vector<uint8_t>> read_exact(ByteSource& source, uint64_t offset, uin
     return Error{ErrorCode::kTruncated, offset};
   if (size > (uint64_t{1} << 32)) return Error{ErrorCode::kBadLength, offset};
   std::vector<uint8_t> out(static_cast<size_t>(size));
+  if (size == 0) return out;
   FW_TRY(size_t got, source.read_at(offset, out.data(), out.size()));
   if (got != size) return Error{ErrorCode::kTruncated, offset + got};
   return out;

@@ -2,6 +2,7 @@
 
 #include <sys/auxv.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -114,6 +115,9 @@ Result<std::shared_ptr<const ModuleData>> ModuleTracker::open(const perf::Mmap& 
       }
     }
     if (own_vdso_ && !wanted.empty() && matches(*own_vdso_)) return own_vdso_;
+    struct utsname u {};
+    if (own_vdso_ && wanted.empty() && !recorded_kernel_.empty() && uname(&u) == 0 && recorded_kernel_ == u.release)
+      return own_vdso_;
   } else {
     const std::string path = options_.sysroot + name;
     auto data = cache_->get(path, name, identity);

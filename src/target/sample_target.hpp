@@ -45,6 +45,10 @@ class ModuleTracker {
   // The build-ids HEADER_BUILD_ID gives, by path (a mapping's own build-id,
   // MMAP2 with the build-id, comes first).
   void set_build_ids(const std::vector<perf::BuildIdEntry>& entries);
+  // The kernel release the recording was made on (HEADER_OSRELEASE): a
+  // [vdso] without a recorded build-id is this machine's own when the
+  // release is this machine's.
+  void set_recorded_kernel(const std::string& osrelease) { recorded_kernel_ = osrelease; }
 
   // Records, in time order. `misc` is the record header's. A COMM of an
   // exec empties the process's map (the new program's mappings follow).
@@ -73,6 +77,7 @@ class ModuleTracker {
   std::unordered_map<uint32_t, std::string> thread_names_;
   std::set<std::string> warned_;
   std::vector<std::string> warnings_;
+  std::string recorded_kernel_;
   std::shared_ptr<const ModuleData> own_vdso_;
   bool own_vdso_tried_ = false;
 };

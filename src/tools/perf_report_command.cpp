@@ -1,7 +1,10 @@
 #include "tools/perf_report_command.hpp"
 
 #include <fcntl.h>
+#include <sys/utsname.h>
 #include <unistd.h>
+
+#include <algorithm>
 
 #include <cerrno>
 #include <cinttypes>
@@ -64,6 +67,47 @@ class SymbolNames {
   std::unordered_map<Key, std::string, Hash> names_;
 };
 
+// Kernel functions by address, from /proc/kallsyms, when the recording was
+// made on the running kernel (the same release) and the addresses are
+// shown (root, or kptr_restrict 0); else none, and kernel frames stay
+// [unknown] as perf leaves them without symbols.
+class KernelSymbols {
+ public:
+  void load_if(const std::string& recorded_release) {
+    if (loaded_) return;
+    loaded_ = true;
+    struct utsname u {};
+    if (recorded_release.empty() || uname(&u) != 0 || recorded_release != u.release) return;
+    std::FILE* f = std::fopen("/proc/kallsyms", "r");
+    if (!f) return;
+    char line[512];
+    while (std::fgets(line, sizeof line, f)) {
+      unsigned long long address = 0;
+      char type = 0;
+      char name[256];
+      if (std::sscanf(line, "%llx %c %255s", &address, &type, name) != 3 || address == 0) continue;
+      if (type != 't' && type != 'T' && type != 'w' && type != 'W') continue;
+      symbols_.push_back({address, name});
+    }
+    std::fclose(f);
+    std::sort(symbols_.begin(), symbols_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  }
+  // "name+0xoff", or "[unknown]".
+  std::string name(uint64_t pc) const {
+    auto it = std::upper_bound(symbols_.begin(), symbols_.end(), pc,
+                               [](uint64_t v, const auto& e) { return v < e.first; });
+    if (it == symbols_.begin()) return "[unknown]";
+    --it;
+    char off[32];
+    std::snprintf(off, sizeof off, "+0x%" PRIx64, pc - it->first);
+    return it->second + off;
+  }
+
+ private:
+  bool loaded_ = false;
+  std::vector<std::pair<uint64_t, std::string>> symbols_;
+};
+
 }  // namespace
 
 int run_perf_report(const ReportCommandOptions& options) {
@@ -95,6 +139,7 @@ int run_perf_report(const ReportCommandOptions& options) {
   if (const char* home = std::getenv("HOME")) o.files.buildid_dir = std::string(home) + "/.debug";
   o.files.sysroot = options.sysroot;
   SymbolNames names;
+  KernelSymbols kernel;
   const bool folded = options.format == "folded";
   std::map<std::string, uint64_t> stacks;  // folded: stack -> period
   std::string line;
@@ -104,7 +149,8 @@ int run_perf_report(const ReportCommandOptions& options) {
       for (size_t i = u.frames.size(); i-- > 0;) {
         const SampleFrame& f = u.frames[i];
         line += ';';
-        const std::string& n = names.name(f.frame);
+        if (f.kind == SampleFrameKind::kKernel) kernel.load_if(u.file->osrelease);
+        const std::string n = f.kind == SampleFrameKind::kKernel ? kernel.name(f.frame.pc) : names.name(f.frame);
         const size_t plus = n.rfind("+0x");
         line.append(n, 0, plus == std::string::npos ? n.size() : plus);
         if (f.kind == SampleFrameKind::kKernel) line += "_[k]";
@@ -128,7 +174,12 @@ int run_perf_report(const ReportCommandOptions& options) {
       uint64_t address = f.frame.pc;
       if (f.kind == SampleFrameKind::kUser && !f.frame.activation) address -= 1;
       if (options.link_addresses && f.frame.module) address -= f.frame.module->bias;
-      std::fprintf(out, "\t%16" PRIx64 " %s (%s)\n", address, names.name(f.frame).c_str(), module);
+      if (f.kind == SampleFrameKind::kKernel) {
+        kernel.load_if(u.file->osrelease);
+        std::fprintf(out, "\t%16" PRIx64 " %s (%s)\n", address, kernel.name(address).c_str(), module);
+      } else {
+        std::fprintf(out, "\t%16" PRIx64 " %s (%s)\n", address, names.name(f.frame).c_str(), module);
+      }
     }
     if (options.verbose) {
       if (u.walked) std::fprintf(out, "\t# %s\n", stop_text(u.walk).c_str());

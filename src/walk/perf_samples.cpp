@@ -20,8 +20,11 @@ const char* to_string(SampleFrameKind kind) {
 
 namespace {
 
-// Records held back until their round is complete: bytes in one arena.
-constexpr size_t kMaxQueued = size_t{64} << 20;
+// Records held back until their round is complete: bytes in one arena. A
+// file without rounds (or with huge ones) is sorted and half processed
+// whenever this much is held, as perf's ordered events do.
+constexpr size_t kMaxQueued = size_t{16} << 20;
+constexpr size_t kMaxQueuedRecords = size_t{1} << 17;
 
 class Driver {
  public:
@@ -35,6 +38,7 @@ class Driver {
     descriptor_ = arch::machine_for(machine_);
     target_ = std::make_unique<SampleTarget>(machine_);
     tracker_.set_build_ids(info.build_ids);
+    tracker_.set_recorded_kernel(info.osrelease);
     return true;
   }
 
@@ -66,7 +70,7 @@ class Driver {
     queue_.push_back(Queued{time, seq_++, arena_.size(), r.bytes.size(), r.index, r.file_offset});
     arena_.insert(arena_.end(), r.bytes.begin(), r.bytes.end());
     max_time_ = std::max(max_time_, time);
-    if (arena_.size() > kMaxQueued) flush_half();
+    if (arena_.size() > kMaxQueued || queue_.size() > kMaxQueuedRecords) flush_half();
     return !stopped_;
   }
 
@@ -109,8 +113,10 @@ class Driver {
       if (!process(record_)) stopped_ = true;
     }
     if (stopped_) return;
-    std::vector<uint8_t> rest;
-    std::vector<Queued> rest_queue;
+    std::vector<uint8_t>& rest = spare_arena_;
+    std::vector<Queued>& rest_queue = spare_queue_;
+    rest.clear();
+    rest_queue.clear();
     for (size_t i = n; i < queue_.size(); ++i) {
       Queued q = queue_[i];
       rest.insert(rest.end(), arena_.begin() + static_cast<std::ptrdiff_t>(q.offset),
@@ -159,6 +165,7 @@ class Driver {
     ModuleTracker::Process& process = tracker_.process(s.pid);
     UnwoundSample u;
     u.sample = &s;
+    u.file = info_;
     u.event_index = s.attr;
     u.event = &info_->attrs.attrs()[s.attr];
     u.pid = s.pid;
@@ -262,6 +269,8 @@ class Driver {
   perf::Record record_;
   std::vector<uint8_t> arena_;
   std::vector<Queued> queue_;
+  std::vector<uint8_t> spare_arena_;  // what run() keeps, reused
+  std::vector<Queued> spare_queue_;
   uint64_t seq_ = 0, max_time_ = 0, previous_round_max_ = 0;
   bool stopped_ = false;
 };

@@ -38,6 +38,7 @@ struct SampleFrame {
 // the modules mapped at the sample's time).
 struct UnwoundSample {
   const perf::Sample* sample = nullptr;
+  const perf::FileInfo* file = nullptr;  // the recording's header (its machine, kernel release, ...)
   const perf::EventAttr* event = nullptr;
   size_t event_index = 0;
   uint32_t pid = 0, tid = 0, cpu = 0;
