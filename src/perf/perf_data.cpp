@@ -486,7 +486,11 @@ class Window {
         keep = static_cast<size_t>(start_ + buffer_.size() - offset);
         std::memmove(buffer_.data(), buffer_.data() + (offset - start_), keep);
       }
-      const size_t want = std::max(size, kChunk);
+      // A chunk, but no more than the source holds (a small file, a test's bytes).
+      size_t chunk = kChunk;
+      if (auto total = source_.size(); total && *total > offset && *total - offset < chunk)
+        chunk = static_cast<size_t>(*total - offset);
+      const size_t want = std::max(size, chunk);
       buffer_.resize(want);
       const uint64_t read_from = offset + keep;
       FW_TRY(size_t got, source_.read_at(read_from, buffer_.data() + keep, want - keep));
@@ -786,6 +790,11 @@ class PerfDataReader::Impl {
       info_sent_ = true;
       if (!on_info_(info_)) return false;
     }
+    // Pipe mode: what comes before on_info is in the FileInfo it gets.
+    if (info_.pipe && !info_sent_) {
+      ++index_;
+      return true;
+    }
     if (type == kCompressed) return decompress(bytes, offset);
     if (auto decoded = decode_record(bytes, info_.attrs, &record_); !decoded) {
       // Inside a COMPRESSED record the offset is within the decompressed record.
@@ -874,6 +883,8 @@ class PerfDataReader::Impl {
         fail(Error{ErrorCode::kTruncated, offset + head->size()}, "record header (the file ends)", offset);
         return;
       }
+      // Read now: the next get() may move the window's buffer under `head`.
+      const uint32_t type = load32(head->data());
       uint16_t size;
       std::memcpy(&size, head->data() + 6, 2);
       if (size < kHeaderSize) {
@@ -882,7 +893,7 @@ class PerfDataReader::Impl {
       }
       if (size > data_end_ - offset) {
         fail(Error{ErrorCode::kBadLength, offset + 6},
-             record_type_name(load32(head->data())) + " of size " + std::to_string(size) + " past the data section's end", offset);
+             record_type_name(type) + " of size " + std::to_string(size) + " past the data section's end", offset);
         return;
       }
       auto bytes = window_.get(offset, size);
@@ -892,7 +903,7 @@ class PerfDataReader::Impl {
       }
       if (bytes->size() < size) {
         fail(Error{ErrorCode::kTruncated, offset + bytes->size()},
-             record_type_name(load32(head->data())) + " of size " + std::to_string(size) + " (the file ends)", offset);
+             record_type_name(type) + " of size " + std::to_string(size) + " (the file ends)", offset);
         return;
       }
       uint64_t next = offset + size;

@@ -345,7 +345,9 @@ class BufferSource final : public ByteSource {
 // Reads the header, attributes and features (file mode), then calls
 // `on_info` once (pipe mode: when the first record that is not an attribute
 // or a feature comes; attributes added later go into the same FileInfo),
-// then `on_record` for each record of the data section, the contents of
+// then `on_record` for each record of the data section (pipe mode: the
+// attribute, feature and build-id records before on_info are not
+// delivered, they are in its FileInfo; later ones are), the contents of
 // COMPRESSED records in their place, in file order. Either callback returns
 // false to stop. The header's own errors come back as the summary's error
 // with record 0 and `what` naming the part.

@@ -44,6 +44,7 @@ class Driver {
 
   bool on_record(const perf::Record& r) {
     if (stopped_) return false;
+    if (!info_) return true;  // the reader calls on_info first; nothing to unwind with otherwise
     if (!options_.order_by_time) return process(r);
     if (r.type == perf::kFinishedRound) {
       flush(previous_round_max_);
