@@ -735,6 +735,9 @@ def perf_data_seeds():
     pipe += perf_record(80, 0, struct.pack("<Q", 6) + perf_string("x86_64"))
     pipe += mmap2 + comm + s1 + build_id
     seeds.append(pipe)
+    # AUXTRACE: trace data after the record, outside its size.
+    aux = perf_record(71, 0, struct.pack("<QQQIIII", 16, 0, 0, 0, 5, 0, 0)) + bytes([0xee] * 16)
+    seeds.append(perf_file([(attr, [7])], [comm, aux, s1]))
     # zstd-compressed records (perf record -z), when the zstd command is here.
     plain = mmap2 + comm + s1 + s3
     try:

@@ -908,9 +908,33 @@ class PerfDataReader::Impl {
       }
       uint64_t next = offset + size;
       // AUXTRACE records carry `size` bytes of trace data after themselves.
-      if (load32(bytes->data()) == kAuxtrace && size >= kHeaderSize + 8) next += load64(bytes->data() + kHeaderSize);
+      uint64_t trace = 0;
+      if (type == kAuxtrace && size >= kHeaderSize + 8) {
+        trace = load64(bytes->data() + kHeaderSize);
+        if (trace > data_end_ - next) {
+          fail(Error{ErrorCode::kBadLength, offset + kHeaderSize}, "AUXTRACE: its trace data runs past the data section's end",
+               offset);
+          return;
+        }
+      }
       if (!handle(*bytes, offset)) return;
-      offset = next;
+      if (trace) {
+        // Read past (a pipe cannot seek), in chunks.
+        for (uint64_t at = next; at < next + trace;) {
+          const size_t n = static_cast<size_t>(std::min<uint64_t>(next + trace - at, Window::kChunk));
+          auto skipped = window_.get(at, n);
+          if (!skipped) {
+            fail(skipped.error(), "AUXTRACE: its trace data", offset);
+            return;
+          }
+          if (skipped->size() < n) {
+            fail(Error{ErrorCode::kTruncated, at + skipped->size()}, "AUXTRACE: its trace data (the file ends)", offset);
+            return;
+          }
+          at += n;
+        }
+      }
+      offset = next + trace;
     }
     if (pending_used_ != 0 && !summary_.error)
       fail(Error{ErrorCode::kTruncated, offset}, "COMPRESSED: the stream ends inside a record", offset);

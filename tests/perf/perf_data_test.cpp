@@ -390,6 +390,32 @@ TEST(PerfData, DamagedFiles) {
   }
 }
 
+// AUXTRACE: its trace data follows the record, outside its size: read past
+// (in a pipe too); a size that runs past the data section is an error, not
+// a jump backwards.
+TEST(PerfData, AuxtraceDataReadPast) {
+  Attr a;
+  a.sample_type = sample::kIp | sample::kTid;
+  a.ids = {1};
+  Rec aux(kAuxtrace);
+  aux.u64(16).u64(0).u64(0).u32(0).u32(1).u32(0).u32(0);
+  std::vector<uint8_t> with_data = aux.done();
+  with_data.insert(with_data.end(), 16, 0xee);
+  Rec s(kSample);
+  s.u64(0x42).u32(1).u32(1);
+  const Collected c = read_all(perf_file({a}, {with_data, s.done()}));
+  ASSERT_FALSE(c.summary.error) << describe(*c.summary.error);
+  ASSERT_EQ(c.records.size(), 2u);
+  EXPECT_EQ(c.records[1].sample.ip, 0x42u);
+
+  Rec huge(kAuxtrace);
+  huge.u64(~uint64_t{0} - 100).u64(0).u64(0).u32(0).u32(1).u32(0).u32(0);
+  const Collected bad = read_all(perf_file({a}, {huge.done(), s.done()}));
+  ASSERT_TRUE(bad.summary.error);
+  EXPECT_EQ(bad.summary.error->error.code, ErrorCode::kBadLength);
+  EXPECT_NE(describe(*bad.summary.error).find("AUXTRACE"), std::string::npos);
+}
+
 // decode_record alone, on the bytes of one record (a ring buffer's).
 TEST(PerfData, DecodeOneRecord) {
   AttrSet attrs;
