@@ -419,6 +419,42 @@ __attribute__((noinline)) int prepare_then_walk() {
   return 6;
 }
 
+// ---- why a walk ended -------------------------------------------------------------
+TEST(FastBacktrace, StatusTellsWhyTheWalkEnded) {
+  void* frames[512];
+  framewalk_backtrace_info info{-1, 1};
+  // This thread's whole stack: it ends where its code says so (_start's or
+  // clone's return address is undefined; ARM's tables mark them outermost).
+  const int n = framewalk_backtrace_status(frames, 512, &info);
+  EXPECT_GT(n, 2);
+  EXPECT_EQ(info.end, FRAMEWALK_BT_OUTERMOST) << framewalk_backtrace_end_name(info.end) << " at 0x" << std::hex
+                                              << info.address;
+  // The same walk as framewalk_backtrace's (all but the first entry: the call sites differ).
+  void* plain[512];
+  const int m = framewalk_backtrace(plain, 512);
+  ASSERT_EQ(m, n);
+  for (int i = 1; i < n; ++i) EXPECT_EQ(plain[i], frames[i]) << i;
+  // A buffer smaller than the stack: full, and the entries are the same.
+  info = {-1, 1};
+  void* two[2];
+  EXPECT_EQ(framewalk_backtrace_status(two, 2, &info), 2);
+  EXPECT_EQ(info.end, FRAMEWALK_BT_FULL);
+  EXPECT_EQ(info.address, 0u);
+  EXPECT_EQ(framewalk_backtrace_status(two, 0, &info), 0);
+  EXPECT_EQ(info.end, FRAMEWALK_BT_FULL);
+  // A new thread's stack ends at the thread's start, outermost too.
+  std::thread([] {
+    void* pcs[512];
+    framewalk_backtrace_info thread_info{-1, 1};
+    EXPECT_GT(framewalk_backtrace_status(pcs, 512, &thread_info), 1);
+    EXPECT_EQ(thread_info.end, FRAMEWALK_BT_OUTERMOST) << framewalk_backtrace_end_name(thread_info.end);
+  }).join();
+  // NULL info is allowed.
+  EXPECT_EQ(framewalk_backtrace_status(frames, 512, nullptr), n);
+  EXPECT_STREQ(framewalk_backtrace_end_name(FRAMEWALK_BT_BAD_MEMORY), "bad-memory");
+  EXPECT_STREQ(framewalk_backtrace_end_name(99), "unknown");
+}
+
 TEST(FastBacktrace, PrepareCachesTheCallingStack) {
   framewalk_backtrace_flush_cache();
   EXPECT_GT(recurse_then(5, [](void*) { return prepare_then_walk(); }, nullptr), 5);
@@ -469,6 +505,11 @@ TEST(FastBacktrace, UnreadableStackEndsTheWalk) {
   const int n = framewalk_backtrace_ucontext(&uc, frames, 16);
   EXPECT_EQ(n, 1);
   EXPECT_EQ(errno, 4242);
+  // The status names the word that could not be read: the return address at sp.
+  framewalk_backtrace_info info{-1, 0};
+  EXPECT_EQ(framewalk_backtrace_ucontext_status(&uc, frames, 16, &info), 1);
+  EXPECT_EQ(info.end, FRAMEWALK_BT_BAD_MEMORY) << framewalk_backtrace_end_name(info.end);
+  EXPECT_EQ(info.address, reinterpret_cast<uintptr_t>(mem + page));
   // And a stack that runs into the protected page after a few good frames.
   auto* words = reinterpret_cast<uint64_t*>(mem + page - 16);
   words[0] = reinterpret_cast<uint64_t>(&recurse_then);  // a return address... into an entry point
