@@ -15,6 +15,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstddef>
@@ -27,6 +28,7 @@
 #include <vector>
 
 #include "framewalk/backtrace.h"
+#include "base/own_memory.hpp"
 #include "elf/elf_file.hpp"
 #include "local/fast_unwinder.hpp"
 #include "unwind/compact_rule.hpp"
@@ -244,6 +246,51 @@ TEST(FastBacktrace, ALibraryReplacedAtTheSameAddress) {
   for (int i = 0; i < c.fast_n; ++i) EXPECT_EQ(c.fast[i], c.slow[i]) << "frame " << i;
   dlclose(second);
   framewalk::LocalUnwinder::instance().refresh();
+}
+
+// The one listing of the calling process's modules (LocalUnwinder and the C
+// API's calling-thread target): modules that stay keep their ids, a library
+// loaded is added, and unloaded, removed.
+TEST(OwnModules, UpdatesKeepIdsAndFollowDlopenAndDlclose) {
+  framewalk::ModuleCache cache;
+  class Self final : public framewalk::Memory {
+   public:
+    size_t read(uint64_t address, void* out, size_t size) override {
+      return framewalk::read_own_memory(address, out, size);
+    }
+  } memory;
+  framewalk::ModuleMap map;
+  EXPECT_TRUE(framewalk::update_own_modules(map, cache, memory));
+  ASSERT_GT(map.size(), 2u);
+  std::vector<uint64_t> ids;
+  for (const auto& m : map.modules()) ids.push_back(m->id);
+  const uint64_t generation = map.generation();
+  EXPECT_FALSE(framewalk::update_own_modules(map, cache, memory));  // nothing changed
+  EXPECT_EQ(map.generation(), generation);
+  std::vector<uint64_t> again;
+  for (const auto& m : map.modules()) again.push_back(m->id);
+  EXPECT_EQ(again, ids);
+  // The program itself is there, and the vDSO read from memory.
+  const framewalk::Module* self = map.find(reinterpret_cast<uintptr_t>(&framewalk_backtrace));
+  ASSERT_NE(self, nullptr);
+  EXPECT_NE(self->data, nullptr) << self->problem;
+
+  const std::string path = std::string(FRAMEWALK_BINARY_DIR) + "/tests/libfw_reload_a.so";
+  void* library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(library, nullptr) << dlerror();
+  const auto code = reinterpret_cast<uintptr_t>(dlsym(library, "fw_reload_call"));
+  EXPECT_TRUE(framewalk::update_own_modules(map, cache, memory));
+  const framewalk::Module* loaded = map.find(code);
+  ASSERT_NE(loaded, nullptr);
+  EXPECT_NE(loaded->name.find("libfw_reload_a.so"), std::string::npos) << loaded->name;
+  EXPECT_EQ(std::count(ids.begin(), ids.end(), loaded->id), 0);
+  EXPECT_EQ(map.size(), ids.size() + 1);
+  ASSERT_EQ(dlclose(library), 0);
+  EXPECT_TRUE(framewalk::update_own_modules(map, cache, memory));
+  EXPECT_EQ(map.find(code), nullptr);
+  std::vector<uint64_t> after;
+  for (const auto& m : map.modules()) after.push_back(m->id);
+  EXPECT_EQ(after, ids);
 }
 
 #if defined(__x86_64__)  // x86-64 registers, and the x86-64 linker's .plt
