@@ -388,6 +388,14 @@ fw_status fw_context_add_debug_directory(fw_context* context, const char* direct
 
 void fw_set_debuginfod(int enabled) { elf::enable_debuginfod(enabled != 0); }
 
+fw_status fw_context_set_debuginfod(fw_context* context, int enabled) {
+  if (!context) return fail(FW_ERR_ARGUMENT, "fw_context_set_debuginfod: no context");
+  return guarded([&] {
+    context->state->cache->set_debuginfod(enabled != 0);
+    return FW_OK;
+  });
+}
+
 fw_status fw_target_attach_thread(fw_context* context, int pid, int tid, fw_freeze freeze, fw_target** out) {
   if (!context || !out) return fail(FW_ERR_ARGUMENT, "fw_target_attach: no context or no place for the target");
   if (freeze < FW_FREEZE_PROCESS || freeze > FW_FREEZE_COPY)
@@ -399,7 +407,7 @@ fw_status fw_target_attach_thread(fw_context* context, int pid, int tid, fw_free
                 : freeze == FW_FREEZE_COPY ? FreezePolicy::kCopy
                                            : FreezePolicy::kProcess;
     lo.only_thread = tid;
-    lo.load_before_stop = elf::debuginfod_enabled() && std::getenv("DEBUGINFOD_URLS");
+    lo.load_before_stop = context->state->cache->debuginfod() && std::getenv("DEBUGINFOD_URLS");
     auto t = LiveTarget::open(pid, lo, context->state->cache);
     if (!t) return fail(status_of(t.error().code), std::to_string(pid) + ": " + thread_error_text(t.error()));
     return new_target(context, std::move(*t), std::to_string(pid), out);
