@@ -442,7 +442,7 @@ __attribute__((noinline)) bool general_steps(const WalkStart& start, WalkState& 
   options.max_frames = static_cast<size_t>(w.to_skip) + static_cast<size_t>(size - w.stored) + 1;
   bool resume = false, full = false, first_reported = true;
   uint64_t callee_sp = w.sp;
-  const WalkResult result = unwinder.walk(regs, [&](const Frame& frame) {
+  const WalkResult result = unwinder.walk_in_place(regs, [&](const Frame& frame) {
     if (first_reported) {  // the frame this step starts from, already stored
       first_reported = false;
       return true;
