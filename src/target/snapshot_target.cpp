@@ -37,6 +37,50 @@ std::string trim(std::string s) {
   return s;
 }
 
+// Blocks of memory as TID.stack and code hold them: each its address and
+// size (8 bytes each, little-endian), then its bytes.
+template <typename Fail>
+Result<std::vector<SnapshotData::Block>> parse_blocks(const std::string& text, const std::string& file, Fail& fail) {
+  std::vector<SnapshotData::Block> out;
+  size_t at = 0;
+  auto get64 = [&](size_t offset) {
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; --i) v = v << 8 | static_cast<uint8_t>(text[offset + static_cast<size_t>(i)]);
+    return v;
+  };
+  while (at < text.size()) {
+    if (text.size() - at < 16)
+      return fail(file, "a block's address and size cut short at offset " + std::to_string(at), ErrorCode::kTruncated,
+                  at);
+    SnapshotData::Block b;
+    b.address = get64(at);
+    const uint64_t size = get64(at + 8);
+    if (size > text.size() - at - 16)
+      return fail(file, "the block at offset " + std::to_string(at) + " says " + std::to_string(size) +
+                            " bytes, more than the file holds", ErrorCode::kTruncated, at);
+    if (size > ~uint64_t{0} - b.address)
+      return fail(file, "the block at offset " + std::to_string(at) + " runs past the end of the address space",
+                  ErrorCode::kBadLength, at);
+    b.bytes.assign(text.begin() + static_cast<long>(at + 16), text.begin() + static_cast<long>(at + 16 + size));
+    at += 16 + size;
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
+std::string block_bytes(const std::vector<SnapshotData::Block>& blocks) {
+  std::string bytes;
+  auto put64 = [&](uint64_t v) {
+    for (int i = 0; i < 8; ++i) bytes += static_cast<char>(v >> (8 * i));
+  };
+  for (const SnapshotData::Block& b : blocks) {
+    put64(b.address);
+    put64(b.bytes.size());
+    bytes.append(b.bytes.begin(), b.bytes.end());
+  }
+  return bytes;
+}
+
 }  // namespace
 
 Result<SnapshotData> read_snapshot(const std::string& directory, std::string* problem) {
@@ -95,31 +139,16 @@ Result<SnapshotData> read_snapshot(const std::string& directory, std::string* pr
     }
     const std::string stack = std::to_string(tid) + ".stack";
     if (read_file(directory + "/" + stack, &text)) {
-      size_t at = 0;
-      auto get64 = [&](size_t offset) {
-        uint64_t v = 0;
-        for (int i = 7; i >= 0; --i) v = v << 8 | static_cast<uint8_t>(text[offset + static_cast<size_t>(i)]);
-        return v;
-      };
-      while (at < text.size()) {
-        if (text.size() - at < 16)
-          return fail(stack, "a block's address and size cut short at offset " + std::to_string(at),
-                      ErrorCode::kTruncated, at);
-        SnapshotData::Block b;
-        b.address = get64(at);
-        const uint64_t size = get64(at + 8);
-        if (size > text.size() - at - 16)
-          return fail(stack, "the block at offset " + std::to_string(at) + " says " + std::to_string(size) +
-                                 " bytes, more than the file holds", ErrorCode::kTruncated, at);
-        if (size > ~uint64_t{0} - b.address)
-          return fail(stack, "the block at offset " + std::to_string(at) + " runs past the end of the address space",
-                      ErrorCode::kBadLength, at);
-        b.bytes.assign(text.begin() + static_cast<long>(at + 16), text.begin() + static_cast<long>(at + 16 + size));
-        at += 16 + size;
-        t.stack.push_back(std::move(b));
-      }
+      auto blocks = parse_blocks(text, stack, fail);
+      if (!blocks) return blocks.error();
+      t.stack = std::move(*blocks);
     }
     data.threads.push_back(std::move(t));
+  }
+  if (read_file(directory + "/code", &text)) {
+    auto blocks = parse_blocks(text, "code", fail);
+    if (!blocks) return blocks.error();
+    data.code = std::move(*blocks);
   }
   return data;
 }
@@ -156,17 +185,10 @@ Result<void> write_snapshot(const SnapshotData& data, const std::string& directo
       regs += std::to_string(r) + " " + hex_digits(*t.registers.get(r)) + "\n";
     }
     good &= write(std::to_string(t.tid) + ".regs", regs);
-    std::string bytes;
-    auto put64 = [&](uint64_t v) {
-      for (int i = 0; i < 8; ++i) bytes += static_cast<char>(v >> (8 * i));
-    };
-    for (const SnapshotData::Block& b : t.stack) {
-      put64(b.address);
-      put64(b.bytes.size());
-      bytes.append(b.bytes.begin(), b.bytes.end());
-    }
+    const std::string bytes = block_bytes(t.stack);
     if (!bytes.empty()) good &= write(std::to_string(t.tid) + ".stack", bytes);
   }
+  if (!data.code.empty()) good &= write("code", block_bytes(data.code));
   if (!good) return Error{ErrorCode::kIoError, static_cast<uint64_t>(errno)};
   return ok();
 }
@@ -208,6 +230,9 @@ std::vector<uint8_t> read_block(Memory& memory, uint64_t address, size_t size) {
   bytes.resize(got);
   return bytes;
 }
+
+// The most of a module without a file (the vDSO: two pages) a snapshot keeps.
+constexpr uint64_t kMaxCodeBlock = 1u << 20;
 
 // As deep as a stack overflow's walk goes (8 MiB of stack, 48-byte frames).
 constexpr size_t kSnapshotWalkFrames = 1u << 18;
@@ -282,6 +307,13 @@ SnapshotData snapshot_of(Target& target, size_t max_stack) {
       }
     }
     data.maps.push_back(std::move(e));
+    // Code without a file (the vDSO): its bytes, for the replay to read.
+    if (m->name == "[vdso]" && m->end > m->start) {
+      SnapshotData::Block b;
+      b.address = m->start;
+      b.bytes = read_block(target.memory(), m->start, std::min<uint64_t>(m->end - m->start, kMaxCodeBlock));
+      if (!b.bytes.empty()) data.code.push_back(std::move(b));
+    }
   }
   return data;
 }
@@ -291,16 +323,19 @@ SnapshotTarget::SnapshotTarget(SnapshotData data, std::shared_ptr<ModuleCache> c
       sysroot_(std::move(sysroot)), memory_(data_) {}
 
 size_t SnapshotTarget::BlockMemory::read(uint64_t address, void* out, size_t size) {
-  for (const SnapshotData::Thread& t : data_.threads) {
-    for (const SnapshotData::Block& b : t.stack) {
+  auto from = [&](const std::vector<SnapshotData::Block>& blocks) -> size_t {
+    for (const SnapshotData::Block& b : blocks) {
       if (address < b.address || address - b.address >= b.bytes.size()) continue;
       const size_t off = static_cast<size_t>(address - b.address);
       const size_t n = std::min(size, b.bytes.size() - off);
       std::memcpy(out, b.bytes.data() + off, n);
       return n;
     }
-  }
-  return 0;
+    return 0;
+  };
+  for (const SnapshotData::Thread& t : data_.threads)
+    if (const size_t n = from(t.stack)) return n;
+  return from(data_.code);
 }
 
 const ModuleMap& SnapshotTarget::modules() {

@@ -8,6 +8,9 @@
 //   TID.regs    one register a line: its DWARF number and its value in hex
 //   TID.stack   blocks of the thread's memory, each its address and its size
 //               (8 bytes each, little-endian), then its bytes
+//   code        optional, blocks as in TID.stack: the code of modules that
+//               have no file (the vDSO, where the kernel's signal return
+//               code lives on AArch64 and ARM)
 // Threads in the order of their ids. Optional: `pid` (the process's id) and
 // `name` (its name).
 #pragma once
@@ -36,6 +39,7 @@ struct SnapshotData {
     std::vector<Block> stack;
   };
   std::vector<Thread> threads;
+  std::vector<Block> code;  // modules without a file: the vDSO
 };
 
 // Reads a snapshot directory. On failure, `problem` says which file and
@@ -49,8 +53,8 @@ Result<void> write_snapshot(const SnapshotData& data, const std::string& directo
 // pointer, every other page of memory its walk reads (the stack below a
 // signal frame on an alternate stack), and one mapping per module, naming
 // the file as it was opened here (under a sysroot, or the executable given
-// for a core), so that the snapshot is walked without them. The vDSO's code is not saved
-// (frames in it are not unwound from the snapshot). Reads the target's
+// for a core), so that the snapshot is walked without them; the vDSO's code
+// is saved (up to 1 MiB), as it has no file. Reads the target's
 // threads as a dump does; does not detach (a live target frozen as a whole
 // stays frozen for a walk of the same moment).
 SnapshotData snapshot_of(Target& target, size_t max_stack = 512u << 10);

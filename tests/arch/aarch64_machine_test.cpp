@@ -304,6 +304,22 @@ TEST(Aarch64Machine, FallbackAtRetAndFrameRecordGuess) {
   in.activation = true;
   regs.set(a::kX29, 0x7040);
   EXPECT_FALSE(a::machine().fallback_row(in, &row).has_value());
+  // A caller without unwind information whose x29 is 0 is the end of the
+  // chain of frame records (a static program's _start): the return address
+  // undefined, so the walk ends as outermost.
+  in.activation = false;
+  regs.set(a::kX29, 0);
+  ASSERT_EQ(a::machine().fallback_row(in, &row), arch::FallbackKind::kFramePointer);
+  const RegisterRule* ra = row.find(a::kX30);
+  ASSERT_NE(ra, nullptr);
+  EXPECT_EQ(ra->kind, RuleKind::kUndefined);
+  // Not for an activation: its x29 may not be set up yet.
+  in.activation = true;
+  EXPECT_FALSE(a::machine().fallback_row(in, &row).has_value());
+  // Nor when x29 is not known.
+  in.activation = false;
+  regs.forget(a::kX29);
+  EXPECT_FALSE(a::machine().fallback_row(in, &row).has_value());
 }
 
 // The step loop on a link-register machine: a leaf activation without a

@@ -279,6 +279,16 @@ UnwindRow frame_record_row(int64_t record_to_cfa) {
   return row;
 }
 
+UnwindRow chain_end_row() {
+  UnwindRow row;
+  row.cfa.kind = CfaKind::kRegisterOffset;
+  row.cfa.reg = kSp;
+  row.cfa.offset = 0;
+  row.return_address_register = kX30;
+  (void)row.set(RegisterRule{kX30, RuleKind::kUndefined, 0, {}, 0});
+  return row;
+}
+
 bool prologue_row(Bytes code, uint64_t pc_offset, UnwindRow* row) {
   PrologueState s;
   const bool activation = pc_offset != kReturnAddressFrame;

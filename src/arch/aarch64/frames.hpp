@@ -51,6 +51,10 @@ UnwindRow entry_row();
 // A frame record at x29 = the caller's x29 and x30; the caller's sp is the
 // CFA, `record_to_cfa` bytes above the record.
 UnwindRow frame_record_row(int64_t record_to_cfa);
+// The end of the chain of frame records (AAPCS64: the outermost frame's
+// x29 is 0; glibc's _start and a new thread's first frame set it so): the
+// return address undefined, so that the walk ends as at an outermost row.
+UnwindRow chain_end_row();
 
 // Prologue analysis for a function without unwind information. `code` holds
 // its first instructions; `pc_offset` is an activation's PC offset (only the

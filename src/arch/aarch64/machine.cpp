@@ -67,6 +67,12 @@ class Aarch64Machine final : public Machine {
     // lower than that, which its own unwind rows correct only if they are
     // frame-based).
     if (in.activation) return std::nullopt;
+    // A caller without unwind information whose x29 is 0: the end of the
+    // chain of frame records (a static program's _start has no CFI).
+    if (auto fp = in.registers->get(kX29); fp && *fp == 0) {
+      *row = chain_end_row();
+      return FallbackKind::kFramePointer;
+    }
     if (!frame_pointer_in_stack(*in.registers, kX29, kSp) || (*in.registers->get(kX29) & 7)) return std::nullopt;
     *row = frame_record_row(16);
     return FallbackKind::kFramePointer;

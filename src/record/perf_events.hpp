@@ -1,0 +1,116 @@
+// Sampling a process with perf_event_open: an event on each of its threads
+// and CPUs, inherited by the threads and processes they create, whose
+// records (samples with user registers, a copy of the user stack and the
+// kernel's callchain; mmap, comm, fork, exit, context switches, lost
+// counts) are gathered into one ring buffer per CPU and read in batches.
+// The records have perf.data's layout: perf/ decodes both alike.
+//
+// A Sampler is used from one thread. It changes nothing in the process it
+// samples; closing it (or the sampler's own exit) stops the events.
+#pragma once
+
+#include <linux/perf_event.h>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/function_ref.hpp"
+#include "base/result.hpp"
+
+namespace framewalk::record {
+
+struct SamplingOptions {
+  // Samples per second of each thread's CPU time (the cpu-clock software
+  // event: this machine has no PMU; the kernel's own rate cap applies).
+  uint64_t frequency = 1000;
+  // Context-switch records, for time off the CPU.
+  bool off_cpu = false;
+  // Bytes of user stack copied into each sample (a multiple of 8, at most
+  // 65,528): the deeper a walk must go from the copy alone, the more.
+  uint32_t stack_bytes = 16384;
+  // The user registers each sample carries, as the kernel's perf register
+  // mask of the machine (arch::Machine::perf_register_mask).
+  uint64_t user_registers = 0;
+  // The kernel's callchain (kernel frames, then the user frame-pointer
+  // chain); kernel frames only where perf_event_paranoid lets us.
+  bool callchain = true;
+  // Pages of each CPU's ring buffer (a power of two).
+  uint32_t ring_pages = 256;
+  // Start counting when the process calls exec (a command started stopped
+  // for it: see start_command).
+  bool enable_on_exec = false;
+};
+
+// What could not be opened, with errno (Error::offset): kNoSuchProcess,
+// kNotPermitted (perf_event_paranoid or capabilities), kIoError.
+std::string sampling_error_text(const Error& error);
+
+class Sampler {
+ public:
+  // Every thread of `pid` now (listed from /proc/PID/task until no new one
+  // appears), and what they create from then on.
+  static Result<std::unique_ptr<Sampler>> open(pid_t pid, const SamplingOptions& options);
+  ~Sampler();
+  Sampler(const Sampler&) = delete;
+  Sampler& operator=(const Sampler&) = delete;
+
+  // Waits up to `timeout_ms` for records, then hands every record there is
+  // to `on_record` (header and body contiguous, valid during the call).
+  // False once every event has hung up (the processes sampled are gone)
+  // and no record is left.
+  bool read(int timeout_ms, FunctionRef<void(const uint8_t* record, size_t size)> on_record);
+
+  // The attributes every event was opened with (to decode the samples).
+  const perf_event_attr& attr() const { return attr_; }
+  // Whether kernel frames are sampled (perf_event_paranoid allowed it).
+  bool kernel_frames() const { return !attr_.exclude_kernel; }
+  size_t event_count() const { return events_.size(); }
+  // Bytes the ring buffers take.
+  size_t ring_bytes() const;
+
+ private:
+  Sampler() = default;
+  struct Ring {
+    int fd = -1;
+    void* base = nullptr;
+    size_t size = 0;  // the data area's
+    bool hung_up = false;
+  };
+  bool drain(Ring& ring, FunctionRef<void(const uint8_t*, size_t)> on_record);
+
+  perf_event_attr attr_{};
+  std::vector<int> events_;  // every event's fd; the rings' own among them
+  std::vector<Ring> rings_;  // one per CPU
+  std::vector<uint8_t> scratch_;  // a record that wraps around its ring's end
+  size_t page_ = 4096;
+};
+
+// A command started for sampling: forked and held before exec until
+// release() (so that events opened on it with enable_on_exec count from the
+// exec on). Errors: kIoError (errno).
+class Command {
+ public:
+  static Result<std::unique_ptr<Command>> start(const std::vector<std::string>& argv);
+  ~Command();
+  pid_t pid() const { return pid_; }
+  // Lets the command exec: 0, or the errno of an exec that failed.
+  int release();
+  // Waits for it to end (its wait status), or polls (-1: running).
+  // Destroyed before release(), it is killed; after, left to run.
+  int wait();
+  int poll();
+  bool exited() const { return exited_; }
+
+ private:
+  Command() = default;
+  pid_t pid_ = -1;
+  int go_ = -1;      // the pipe end whose closing lets the child exec
+  int failed_ = -1;  // where the child writes exec's errno (closed by a successful exec)
+  bool exited_ = false;
+  int status_ = 0;
+};
+
+}  // namespace framewalk::record
