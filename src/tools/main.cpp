@@ -151,6 +151,11 @@ int main(int argc, char** argv) {
                        "script does), not the run-time one");
   report_cmd->add_option("--max-frames", report.max_frames, "perf.data: frames a sample's walk stops at (default 256)");
   report_cmd->add_option("--sysroot", report.sysroot, "perf.data: read the recorded files under this directory");
+  std::string report_kallsyms;
+  auto* report_kallsyms_opt = report_cmd->add_option(
+      "--kallsyms", report_kallsyms,
+      "perf.data: name kernel frames from this copy of the recording machine's /proc/kallsyms (none: do not name them; "
+      "default: /proc/kallsyms when the recording's kernel release is the running one)");
   framewalk::tools::ProfileCommandOptions profile;
   auto* profile_cmd = framewalk::tools::add_profile_command(app, profile);
   framewalk::tools::Addr2lineCommandOptions addr2line;
@@ -217,6 +222,7 @@ int main(int argc, char** argv) {
       report.load_bias = v;
     }
     if (report_times_opt->count()) report.times = report_times_text;
+    if (report_kallsyms_opt->count()) report.kallsyms = report_kallsyms == "none" ? std::string() : report_kallsyms;
     if (report.inlines && report.format != "folded") {
       std::fprintf(stderr, "framewalk report: --inlines is for --format=folded (pprof output has inline frames always)\n");
       return 2;

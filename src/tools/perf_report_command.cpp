@@ -73,15 +73,25 @@ class SymbolNames {
 // [unknown] as perf leaves them without symbols.
 class KernelSymbols {
  public:
+  explicit KernelSymbols(const std::optional<std::string>& file) : file_(file) {}
   void load_if(const std::string& recorded_release) {
     if (loaded_) return;
     loaded_ = true;
-    struct utsname u {};
-    if (recorded_release.empty() || uname(&u) != 0 || recorded_release != u.release) return;
+    std::string path = "/proc/kallsyms";
+    if (file_) {
+      path = *file_;
+      if (path.empty()) return;
+    } else {
+      struct utsname u {};
+      if (recorded_release.empty() || uname(&u) != 0 || recorded_release != u.release) return;
+    }
     // Read whole (5 MB on a distribution kernel), then parsed by hand:
     // fgets and sscanf over 120,000 lines cost more than the reading.
-    const int fd = ::open("/proc/kallsyms", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return;
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      problem_ = path + ": " + std::strerror(errno) + ": kernel frames are not named";
+      return;
+    }
     std::string text;
     std::vector<char> chunk(1 << 20);
     for (ssize_t n; (n = ::read(fd, chunk.data(), chunk.size())) > 0;) text.append(chunk.data(), static_cast<size_t>(n));
@@ -119,7 +129,11 @@ class KernelSymbols {
     return it->second + off;
   }
 
+  const std::string& problem() const { return problem_; }
+
  private:
+  std::optional<std::string> file_;
+  std::string problem_;
   bool loaded_ = false;
   std::vector<std::pair<uint64_t, std::string>> symbols_;
 };
@@ -155,7 +169,7 @@ int run_perf_report(const ReportCommandOptions& options) {
   if (const char* home = std::getenv("HOME")) o.files.buildid_dir = std::string(home) + "/.debug";
   o.files.sysroot = options.sysroot;
   SymbolNames names;
-  KernelSymbols kernel;
+  KernelSymbols kernel(options.kallsyms);
   const bool folded = options.format == "folded";
   std::map<std::string, uint64_t> stacks;  // folded: stack -> period
   std::string line;
@@ -210,6 +224,7 @@ int run_perf_report(const ReportCommandOptions& options) {
   if (out != stdout) std::fclose(out);
   if (fd != 0) ::close(fd);
   for (const std::string& w : result.warnings) report(options.profile, w);
+  if (!kernel.problem().empty()) report(options.profile, kernel.problem());
   if (options.stats) {
     const PerfUnwindStats& s = result.stats;
     std::string reasons;

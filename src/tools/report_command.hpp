@@ -27,6 +27,10 @@ struct ReportCommandOptions {
   bool link_addresses = false;  // frames' addresses as their modules' link-time ones
   size_t max_frames = 256;
   std::string sysroot;     // prefixed to the recorded paths
+  // Kernel frames' names: this file (a copy of the recording machine's
+  // /proc/kallsyms); "" none (--kallsyms none); unset: /proc/kallsyms when the recording's
+  // kernel release is the running one.
+  std::optional<std::string> kallsyms;
 };
 
 // Returns the exit status: 0 when the report was written, 1 when the profile
