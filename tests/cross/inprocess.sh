@@ -16,7 +16,7 @@
 # Left out, each for its reason:
 #  - tests that run the framewalk command (the cross build has none: it
 #    would be a program of the other machine) or host tools (objdump, as):
-#    ArchiveCli, BadInput, ReportCli, Addr2lineCli, ExidxCli*, GenerateCli, CheckGas, SframeObjdumpTest,
+#    ArchiveCli, BadInput, ReportCli, PerfReportCli, Addr2lineCli, ExidxCli*, GenerateCli, CheckGas, SframeObjdumpTest,
 #    SframeVectors.Command*, CoreFile.StackCommand*,
 #    Build.CommandLineToolIsBuilt, LocalBacktrace.NeverAllocates* (its
 #    library gets SFrame from the command);
@@ -36,7 +36,7 @@ build=${2:-$src/build-$machine}
 . "$src/tests/cross/cross_build.sh"
 cross_configure "$machine"
 ninja -C "$build" framewalk_tests backtrace_per_frame
-left_out='ArchiveCli.*:BadInput.*:ReportCli.*:Addr2lineCli.*:ExidxCli.*:ExidxCliArm.*:GenerateCli.*:CheckGas.*:SframeObjdumpTest.*'
+left_out='ArchiveCli.*:BadInput.*:ReportCli.*:PerfReportCli.*:Addr2lineCli.*:ExidxCli.*:ExidxCliArm.*:GenerateCli.*:CheckGas.*:SframeObjdumpTest.*'
 left_out+=':SframeVectors.Command*:CoreFile.StackCommand*:Build.CommandLineToolIsBuilt'
 left_out+=':LocalBacktrace.NeverAllocates*:*Ptrace*:FastBacktrace.StacksAreProbedWhereSeccomp*'
 [ "$machine" = arm ] && left_out+=':GenerateElf.*'
