@@ -323,8 +323,8 @@ class ChunkReader {
   Result<uint64_t> count(size_t min_size) {
     const uint64_t at = in_.absolute_offset();
     FW_TRY(const uint64_t n, in_.uleb128());
-    if (n > in_.remaining() / min_size) return Error{ErrorCode::kBadLength, at};
     count_value_ = n;
+    if (n > in_.remaining() / min_size) return Error{ErrorCode::kBadLength, at};
     return n;
   }
   Err count_error(const Error& e) {

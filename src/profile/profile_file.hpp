@@ -110,7 +110,8 @@ class ProfileFileWriter {
 
   ProfileWriterOptions options_;
   bool header_ = false, info_written_ = false;
-  size_t strings_ = 0, modules_ = 0, frames_ = 0, named_ = 0, nodes_ = 0, threads_ = 0, samples_ = 0;
+  // What was written; string 0, the empty one, is in every profile.
+  size_t strings_ = 1, modules_ = 0, frames_ = 0, named_ = 0, nodes_ = 0, threads_ = 0, samples_ = 0;
   uint64_t last_time_ = 0;
   uint32_t last_tid_ = 0;
   uint16_t last_cpu_ = 0;

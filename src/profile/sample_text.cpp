@@ -169,7 +169,8 @@ void write_sample_text(const SampleProfile& p, const SampleReportOptions& o, dum
   out.str("lost samples: ").udec(p.lost_samples());
   if (!p.stop_reasons().empty()) {
     out.str("; walks stopped:");
-    for (const StopReasonCount& r : p.stop_reasons()) out.ch(' ').str(p.string(r.reason)).ch(' ').udec(r.count).ch(',');
+    for (size_t i = 0; i < p.stop_reasons().size(); ++i)
+      out.str(i ? ", " : " ").str(p.string(p.stop_reasons()[i].reason)).ch(' ').udec(p.stop_reasons()[i].count);
   }
   out.ch('\n');
   const FunctionIndex index(p);
