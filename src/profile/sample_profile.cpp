@@ -22,8 +22,9 @@ inline uint64_t frame_hash(uint32_t module, uint64_t address) { return mix(addre
 SampleProfile::SampleProfile() {
   strings_.emplace_back();
   string_index_.emplace(std::string_view(strings_.back()), 0);
-  node_slots_.assign(1024, 0);
-  frame_slots_.assign(1024, 0);
+  node_slots_.assign(1024, NodeSlot{0, 0, 0});
+  frame_slots_.assign(1024, FrameSlot{0, 0, 0});
+  stack_slots_.assign(1024, StackSlot{0, 0});
 }
 
 StringId SampleProfile::intern(std::string_view s) {
@@ -44,24 +45,25 @@ uint32_t SampleProfile::add_module(std::string_view path, std::string_view build
   return static_cast<uint32_t>(modules_.size() - 1);
 }
 
+void SampleProfile::insert_frame_slot(uint32_t id) {
+  const size_t mask = frame_slots_.size() - 1;
+  const SampleFrame& f = frames_[id];
+  size_t i = frame_hash(f.module, f.address) & mask;
+  while (frame_slots_[i].id) i = (i + 1) & mask;
+  frame_slots_[i] = FrameSlot{f.address, f.module, id + 1};
+}
+
 void SampleProfile::grow_frame_index() {
-  std::vector<uint32_t> slots(frame_slots_.size() * 2, 0);
-  const size_t mask = slots.size() - 1;
-  for (uint32_t id = 0; id < frames_.size(); ++id) {
-    size_t i = frame_hash(frames_[id].module, frames_[id].address) & mask;
-    while (slots[i]) i = (i + 1) & mask;
-    slots[i] = id + 1;
-  }
-  frame_slots_ = std::move(slots);
+  frame_slots_.assign(frame_slots_.size() * 2, FrameSlot{0, 0, 0});
+  for (uint32_t id = 0; id < frames_.size(); ++id) insert_frame_slot(id);
 }
 
 uint32_t SampleProfile::intern_frame(uint32_t module, uint64_t address) {
   const size_t mask = frame_slots_.size() - 1;
-  size_t i = frame_hash(module, address) & mask;
-  while (const uint32_t slot = frame_slots_[i]) {
-    const SampleFrame& f = frames_[slot - 1];
-    if (f.address == address && f.module == module) return slot - 1;
-    i = (i + 1) & mask;
+  for (size_t i = frame_hash(module, address) & mask;; i = (i + 1) & mask) {
+    const FrameSlot& slot = frame_slots_[i];
+    if (!slot.id) break;
+    if (slot.address == address && slot.module == module) return slot.id - 1;
   }
   return append_frame(module, address);
 }
@@ -69,13 +71,10 @@ uint32_t SampleProfile::intern_frame(uint32_t module, uint64_t address) {
 uint32_t SampleProfile::append_frame(uint32_t module, uint64_t address) {
   const auto id = static_cast<uint32_t>(frames_.size());
   frames_.push_back(SampleFrame{module, address, 0, 0});
-  if ((frames_.size()) * 2 > frame_slots_.size()) {
+  if (frames_.size() * 2 > frame_slots_.size()) {
     grow_frame_index();
   } else {
-    const size_t mask = frame_slots_.size() - 1;
-    size_t i = frame_hash(module, address) & mask;
-    while (frame_slots_[i]) i = (i + 1) & mask;
-    frame_slots_[i] = id + 1;
+    insert_frame_slot(id);
   }
   return id;
 }
@@ -93,32 +92,28 @@ void SampleProfile::set_frame_lines(uint32_t frame, std::span<const SourceLine> 
   named_log_.push_back(frame);
 }
 
+void SampleProfile::insert_node_slot(uint32_t id) {
+  const size_t mask = node_slots_.size() - 1;
+  const StackNode& n = nodes_[id];
+  size_t i = node_hash(n.parent, n.frame) & mask;
+  while (node_slots_[i].id) i = (i + 1) & mask;
+  node_slots_[i] = NodeSlot{n.parent, n.frame, id + 1};
+}
+
 void SampleProfile::grow_node_index() {
-  std::vector<uint32_t> slots(node_slots_.size() * 2, 0);
-  const size_t mask = slots.size() - 1;
-  for (uint32_t id = 0; id < nodes_.size(); ++id) {
-    size_t i = node_hash(nodes_[id].parent, nodes_[id].frame) & mask;
-    while (slots[i]) i = (i + 1) & mask;
-    slots[i] = id + 1;
-  }
-  node_slots_ = std::move(slots);
+  node_slots_.assign(node_slots_.size() * 2, NodeSlot{0, 0, 0});
+  for (uint32_t id = 0; id < nodes_.size(); ++id) insert_node_slot(id);
 }
 
 uint32_t SampleProfile::child_node(uint32_t parent, uint32_t frame) {
   const size_t mask = node_slots_.size() - 1;
-  size_t i = node_hash(parent, frame) & mask;
-  while (const uint32_t slot = node_slots_[i]) {
-    const StackNode& n = nodes_[slot - 1];
-    if (n.parent == parent && n.frame == frame) return slot - 1;
-    i = (i + 1) & mask;
+  for (size_t i = node_hash(parent, frame) & mask;; i = (i + 1) & mask) {
+    const NodeSlot& slot = node_slots_[i];
+    if (!slot.id) break;
+    if (slot.parent == parent && slot.frame == frame) return slot.id - 1;
   }
   const auto id = static_cast<uint32_t>(nodes_.size());
-  nodes_.push_back(StackNode{parent, frame});
-  if (nodes_.size() * 2 > node_slots_.size()) {
-    grow_node_index();
-  } else {
-    node_slots_[i] = id + 1;
-  }
+  append_node(StackNode{parent, frame});
   return id;
 }
 
@@ -127,17 +122,59 @@ void SampleProfile::append_node(StackNode n) {
   nodes_.push_back(n);
   if (nodes_.size() * 2 > node_slots_.size()) {
     grow_node_index();
-    return;
+  } else {
+    insert_node_slot(id);
   }
-  const size_t mask = node_slots_.size() - 1;
-  size_t i = node_hash(n.parent, n.frame) & mask;
-  while (node_slots_[i]) i = (i + 1) & mask;
-  node_slots_[i] = id + 1;
 }
 
 uint32_t SampleProfile::push_stack(std::span<const uint32_t> frames) {
-  uint32_t node = kNoNode;
-  for (size_t i = frames.size(); i-- > 0;) node = child_node(node, frames[i]);
+  if (frames.empty()) return kNoNode;
+  uint64_t h = frames.size();
+  for (uint32_t f : frames) h = (h ^ f) * 0x9e3779b97f4a7c15ULL;
+  h = mix(h);
+  size_t mask = stack_slots_.size() - 1;
+  size_t i = h & mask;
+  for (;; i = (i + 1) & mask) {
+    const StackSlot& slot = stack_slots_[i];
+    if (!slot.leaf) break;
+    if (slot.hash != h) continue;
+    uint32_t node = slot.leaf - 1;
+    size_t k = 0;
+    for (; k < frames.size() && node != kNoNode && nodes_[node].frame == frames[k]; ++k) node = nodes_[node].parent;
+    if (k == frames.size() && node == kNoNode) return slot.leaf - 1;
+  }
+  const uint32_t leaf = build_stack(frames);
+  if (++stacks_ * 2 > stack_slots_.size()) {
+    std::vector<StackSlot> old(stack_slots_.size() * 2, StackSlot{0, 0});
+    old.swap(stack_slots_);
+    mask = stack_slots_.size() - 1;
+    for (const StackSlot& s : old) {
+      if (!s.leaf) continue;
+      size_t j = s.hash & mask;
+      while (stack_slots_[j].leaf) j = (j + 1) & mask;
+      stack_slots_[j] = s;
+    }
+    i = h & mask;
+    while (stack_slots_[i].leaf) i = (i + 1) & mask;
+  }
+  stack_slots_[i] = StackSlot{h, leaf + 1};
+  return leaf;
+}
+
+uint32_t SampleProfile::build_stack(std::span<const uint32_t> frames) {
+  // The callers shared with the previous stack first, without a lookup.
+  const size_t depth = frames.size();
+  size_t same = 0;
+  while (same < depth && same < last_frames_.size() && last_frames_[same] == frames[depth - 1 - same]) ++same;
+  last_frames_.resize(depth);
+  last_nodes_.resize(depth);
+  uint32_t node = same ? last_nodes_[same - 1] : kNoNode;
+  for (size_t k = same; k < depth; ++k) {
+    const uint32_t frame = frames[depth - 1 - k];
+    node = child_node(node, frame);
+    last_frames_[k] = frame;
+    last_nodes_[k] = node;
+  }
   return node;
 }
 
@@ -173,14 +210,14 @@ void SampleProfile::reserve(size_t samples, size_t nodes, size_t frames) {
   size_t slots = node_slots_.size();
   while (slots < nodes * 2) slots *= 2;
   if (slots != node_slots_.size()) {
-    node_slots_.assign(slots / 2, 0);
+    node_slots_.resize(slots / 2);
     grow_node_index();
   }
 }
 
 size_t SampleProfile::memory_bytes() const {
   return samples_.capacity() * sizeof(Sample) + nodes_.capacity() * sizeof(StackNode) +
-         node_slots_.capacity() * 4 + frames_.capacity() * sizeof(SampleFrame) + frame_slots_.capacity() * 4 +
+         node_slots_.capacity() * sizeof(NodeSlot) + frames_.capacity() * sizeof(SampleFrame) + frame_slots_.capacity() * sizeof(FrameSlot) + stack_slots_.capacity() * sizeof(StackSlot) +
          lines_.capacity() * sizeof(SourceLine) + strings_.size() * sizeof(std::string);
 }
 

@@ -162,18 +162,43 @@ class SampleProfile {
   void add_module(const SampleModule& m) { modules_.push_back(m); }
 
  private:
-  // Open addressing over node ids, keyed by (parent, frame) read from nodes_.
   void grow_node_index();
+  void insert_node_slot(uint32_t id);
   void grow_frame_index();
+  void insert_frame_slot(uint32_t id);
 
   std::deque<std::string> strings_;
   std::unordered_map<std::string_view, StringId> string_index_;
   std::vector<SampleModule> modules_;
   std::vector<SampleFrame> frames_;
   std::vector<SourceLine> lines_;
-  std::vector<uint32_t> frame_slots_;  // frame id + 1; 0 empty
+  // Open addressing, the key in the slot (one cache miss a probe).
+  struct FrameSlot {
+    uint64_t address;
+    uint32_t module;
+    uint32_t id;  // frame id + 1; 0: empty
+  };
+  struct NodeSlot {
+    uint32_t parent;
+    uint32_t frame;
+    uint32_t id;  // node id + 1; 0: empty
+  };
+  std::vector<FrameSlot> frame_slots_;
   std::vector<StackNode> nodes_;
-  std::vector<uint32_t> node_slots_;  // node id + 1; 0 empty
+  std::vector<NodeSlot> node_slots_;
+  // Whole stacks seen before, by a hash of their frames: a stack seen
+  // before costs one probe and a walk up its (mostly adjacent) nodes to
+  // check it, instead of a probe a frame.
+  struct StackSlot {
+    uint64_t hash;
+    uint32_t leaf;  // node id + 1; 0: empty
+  };
+  std::vector<StackSlot> stack_slots_;
+  size_t stacks_ = 0;
+  // The last stack pushed, outermost first, and its nodes: a new stack
+  // sharing its callers with the previous one skips their lookups.
+  std::vector<uint32_t> last_frames_, last_nodes_;
+  uint32_t build_stack(std::span<const uint32_t> frames);
   std::vector<SampleThread> threads_;
   std::unordered_map<uint32_t, uint32_t> thread_index_;  // tid -> index
   std::vector<Sample> samples_;
