@@ -94,7 +94,7 @@ std::string describe(const ProfileFileError& e) {
     default:
       break;
   }
-  if (e.chunk) s += std::string(" in a chunk of ") + chunk_name(e.chunk);
+  if (e.chunk && e.code != ProfileFileErrc::kBadChunkType) s += std::string(" in the ") + chunk_name(e.chunk) + " chunk";
   return s + " at offset " + hex(e.offset);
 }
 
@@ -228,10 +228,10 @@ void ProfileFileWriter::flush(const SampleProfile& p, std::string* out) {
     threads_ = threads.size();
     chunk(ChunkType::kThreads, b, out);
   }
-  // Samples in chunks of at most 64k, each decoded on its own.
+  // Samples in chunks of at most samples_per_chunk, each decoded on its own.
   while (p.samples().size() > samples_) {
     b.clear();
-    const size_t n = std::min<size_t>(p.samples().size() - samples_, 65536);
+    const size_t n = std::min<size_t>(p.samples().size() - samples_, std::max<size_t>(options_.samples_per_chunk, 1));
     put_uleb(&b, n);
     uint64_t time = 0;
     uint32_t tid = 0;

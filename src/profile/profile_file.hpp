@@ -70,7 +70,7 @@ struct ProfileFileError {
   uint64_t value = 0;
   uint8_t chunk = 0;  // the chunk's type, when known
 };
-// "bad checksum in chunk 'samples' at offset 0x1234", and so on.
+// "bad checksum in the samples chunk at offset 0x1234", and so on.
 std::string describe(const ProfileFileError& e);
 
 struct ProfileFileRead {
@@ -93,6 +93,7 @@ ProfileFileResult read_profile_file(Bytes data);
 struct ProfileWriterOptions {
   bool compress = false;  // zstd (needs FRAMEWALK_COMPRESSION)
   int compression_level = 3;
+  size_t samples_per_chunk = 65536;  // at most (a recording cut short loses at most one chunk's)
 };
 
 // Writes a SampleProfile incrementally: `flush` appends to `out` chunks for

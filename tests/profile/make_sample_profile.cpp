@@ -1,7 +1,8 @@
 // Makes .fwprof recordings without the recorder, for tests, demos and
 // measurements:
 //
-//   make_sample_profile fixture OUT.fwprof [--cut BYTES]   the fixture of sample_fixture.hpp
+//   make_sample_profile fixture OUT.fwprof [--cut BYTES]   the fixture of sample_fixture.hpp, its
+//                                                          samples in chunks of 101 (10 ms of it)
 //   make_sample_profile synthetic OUT.fwprof [--zstd]      10k distinct stacks of depth 20-40,
 //                                                          100k samples, 4 threads: prints bytes a sample
 //   make_sample_profile bench                              the builder API: 1M samples of depth 30
@@ -100,7 +101,9 @@ void add_samples(SampleProfile& p, const Shape& shape, size_t samples, size_t de
 
 int main(int argc, char** argv) {
   if (argc >= 3 && std::strcmp(argv[1], "fixture") == 0) {
-    std::string bytes = write_profile_file(fixture::make_profile());
+    ProfileWriterOptions options;
+    options.samples_per_chunk = 101;  // 100 on-CPU samples and one off-CPU sample a chunk
+    std::string bytes = write_profile_file(fixture::make_profile(), options);
     if (argc == 5 && std::strcmp(argv[3], "--cut") == 0) bytes.resize(std::min(bytes.size(), std::stoul(argv[4])));
     if (!write_file(argv[2], bytes)) {
       std::perror(argv[2]);
