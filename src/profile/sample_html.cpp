@@ -8,8 +8,9 @@
 // The data is one JSON object in a <script type="application/json">: the
 // functions, the threads, and per kind of sample a call tree (parent and
 // function of each node) with the weight of each (node, thread). The page's
-// state can be given in its fragment: #kind=off-cpu&thread=TID&search=TEXT
-// (what the headless-browser test uses).
+// state can be given in its fragment: #kind=off-cpu&thread=TID&search=TEXT,
+// and click=NAME or hover=NAME act on a function's first frame (what the
+// headless-browser test, tests/profile/sample_html.sh, uses).
 #include <map>
 
 #include "base/text.hpp"
@@ -166,6 +167,14 @@ if (hash.get('kind')) kindSel.value = hash.get('kind');
 if (hash.get('thread')) { const i = D.threads.findIndex(t => String(t[0]) === hash.get('thread')); if (i >= 0) threadSel.value = String(i); }
 if (hash.get('search')) search.value = hash.get('search');
 compute(); render();
+// Test hooks (the headless-browser test): a click or a hover on the first
+// frame of a function, through the same handlers as the mouse's.
+const target = n => [...graph.children].find(e => e.dataset.name === n && !e.classList.contains('ancestor'));
+if (hash.get('click') && target(hash.get('click'))) target(hash.get('click')).dispatchEvent(new MouseEvent('click', {bubbles: true}));
+if (hash.get('hover') && target(hash.get('hover'))) {
+  const r = target(hash.get('hover')).getBoundingClientRect();
+  target(hash.get('hover')).dispatchEvent(new MouseEvent('mousemove', {bubbles: true, clientX: r.left + 1, clientY: r.top + 1}));
+}
 )JS";
 
 }  // namespace
