@@ -4,6 +4,7 @@
 // and callees of one function.
 #include <algorithm>
 #include <cstdio>
+#include <unordered_set>
 
 #include "base/text.hpp"
 #include "profile/sample_reports.hpp"
@@ -29,9 +30,11 @@ std::string percent(uint64_t part, uint64_t whole) {
 
 std::vector<uint32_t> sample_tids(const SampleProfile& p) {
   std::vector<uint32_t> out;
-  for (const SampleThread& t : p.threads()) out.push_back(t.tid);
+  std::unordered_set<uint32_t> seen;
+  for (const SampleThread& t : p.threads())
+    if (seen.insert(t.tid).second) out.push_back(t.tid);
   for (const Sample& s : p.samples())
-    if (!p.thread(s.tid) && std::find(out.begin(), out.end(), s.tid) == out.end()) out.push_back(s.tid);
+    if (seen.insert(s.tid).second) out.push_back(s.tid);
   return out;
 }
 
@@ -203,31 +206,17 @@ namespace {
 
 void json_string(dump::TextWriter& out, std::string_view s) { out.ch('"').str(json_escape(s)).ch('"'); }
 
-void json_tree(const CallTree& tree, uint32_t node, dump::TextWriter& out) {
-  // Iterative: a stack 300 frames deep must not recurse 300 C++ frames per level of JSON.
-  struct Item {
-    uint32_t node;
-    std::vector<uint32_t> kids;
-    size_t next;
-  };
-  std::vector<Item> stack;
-  const auto open = [&](uint32_t n) {
-    const CallNode& c = tree.nodes()[n];
-    out.str("{\"function\":").udec(c.function).str(",\"inlined\":").str(c.inlined ? "true" : "false")
-        .str(",\"self\":").udec(c.self).str(",\"total\":").udec(c.total).str(",\"children\":[");
-    stack.push_back({n, tree.children(n), 0});
-  };
-  open(node);
-  while (!stack.empty()) {
-    Item& top = stack.back();
-    if (top.next < top.kids.size()) {
-      if (top.next) out.ch(',');
-      open(top.kids[top.next++]);
-      continue;
-    }
-    out.str("]}");
-    stack.pop_back();
+// The call tree as a flat list (a parent before its children): a profile
+// 300 frames deep must not nest JSON 300 levels deep.
+void json_tree(const CallTree& tree, dump::TextWriter& out) {
+  out.ch('[');
+  for (uint32_t i = 1; i < tree.nodes().size(); ++i) {
+    const CallNode& c = tree.nodes()[i];
+    out.str(i > 1 ? ",{\"node\":" : "{\"node\":").udec(i).str(",\"parent\":").udec(c.parent).str(",\"function\":")
+        .udec(c.function).str(",\"inlined\":").str(c.inlined ? "true" : "false").str(",\"self\":").udec(c.self)
+        .str(",\"total\":").udec(c.total).ch('}');
   }
+  out.ch(']');
 }
 
 }  // namespace
@@ -298,7 +287,7 @@ void write_sample_json(const SampleProfile& p, const SampleReportOptions& o, dum
     out.ch(']');
     if (o.tree) {
       out.str(",\"tree\":");
-      json_tree(tree, 0, out);
+      json_tree(tree, out);
     }
     if (!o.function.empty()) {
       out.str(",\"function\":");

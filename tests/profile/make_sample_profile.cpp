@@ -5,6 +5,7 @@
 //                                                          samples in chunks of 101 (10 ms of it)
 //   make_sample_profile synthetic OUT.fwprof [--zstd]      10k distinct stacks of depth 20-40,
 //                                                          100k samples, 4 threads: prints bytes a sample
+//   make_sample_profile seeds DIR                          the seeds of fuzz/corpus/fuzz_profile_file
 //   make_sample_profile bench                              the builder API: 1M samples of depth 30
 #include <chrono>
 #include <cstdio>
@@ -109,6 +110,28 @@ int main(int argc, char** argv) {
       std::perror(argv[2]);
       return 1;
     }
+    return 0;
+  }
+  if (argc == 3 && std::strcmp(argv[1], "seeds") == 0) {  // fuzz/corpus/fuzz_profile_file
+    const SampleProfile p = fixture::make_profile();
+    ProfileWriterOptions chunked;
+    chunked.samples_per_chunk = 101;
+    ProfileWriterOptions packed;
+    packed.compress = true;
+    SampleProfile small;
+    const uint32_t m = small.add_module("/bin/x", "ab", 0x1000, 0x2000, 0, 0x1000);
+    const uint32_t f = small.intern_frame(m, 0x10), g = small.intern_frame(kNoModule, 0x20);
+    const SourceLine lines[2] = {{small.intern("inl"), small.intern("x.c"), 3, 1}, {small.intern("main"), 0, 9, 0}};
+    small.set_frame_lines(f, lines);
+    small.add_thread(1, 2, "t");
+    small.add_sample(small.push_stack(std::vector<uint32_t>{g, f}), 5, 2, 1, 10);
+    small.add_sample(kNoNode, 9, 3, 0, 20, SampleKind::kOffCpu);
+    small.add_stop_reason("outermost");
+    const std::string dir = argv[2];
+    for (const auto& [name, bytes] :
+         {std::make_pair("fixture", write_profile_file(p)), std::make_pair("fixture-chunked", write_profile_file(p, chunked)),
+          std::make_pair("fixture-zstd", write_profile_file(p, packed)), std::make_pair("small", write_profile_file(small))})
+      if (!write_file((dir + "/" + name + ".fwprof").c_str(), bytes)) return 1;
     return 0;
   }
   if (argc >= 3 && std::strcmp(argv[1], "synthetic") == 0) {
