@@ -34,6 +34,31 @@ extern "C" {
 
 FRAMEWALK_API int framewalk_backtrace(void **buffer, int size);
 FRAMEWALK_API int framewalk_backtrace_ucontext(const void *ucontext, void **buffer, int size);
+
+/* Why a walk ended, from the _status variants (a walk that ends early is
+ * never silent there). `address` is what the reason names, 0 otherwise. */
+enum framewalk_backtrace_end {
+  FRAMEWALK_BT_OUTERMOST = 0,           /* the stack's declared end: a zero or undefined return
+                                           address, or a function marked outermost (address: its PC) */
+  FRAMEWALK_BT_FULL = 1,                /* the buffer is full; the stack may go on */
+  FRAMEWALK_BT_NO_UNWIND_INFO = 2,      /* no rule for the PC at `address`, and no safe fallback */
+  FRAMEWALK_BT_BAD_MEMORY = 3,          /* the word at `address` a rule needs is unreadable */
+  FRAMEWALK_BT_CFA_DID_NOT_ADVANCE = 4, /* the caller's stack pointer (`address`) is not above the
+                                           callee's: a loop or a corrupt stack */
+  FRAMEWALK_BT_BAD_UNWIND_INFO = 5      /* the rule for the PC at `address` cannot be evaluated */
+};
+struct framewalk_backtrace_info {
+  int end; /* enum framewalk_backtrace_end */
+  unsigned long long address;
+};
+/* framewalk_backtrace and framewalk_backtrace_ucontext, telling in *info
+ * (which may be NULL) why the walk ended. As fast and as safe. */
+FRAMEWALK_API int framewalk_backtrace_status(void **buffer, int size, struct framewalk_backtrace_info *info);
+FRAMEWALK_API int framewalk_backtrace_ucontext_status(const void *ucontext, void **buffer, int size,
+                                                      struct framewalk_backtrace_info *info);
+/* "outermost", "full", "no-unwind-info", "bad-memory", "cfa-did-not-advance",
+ * "bad-unwind-info" (the names framewalk stack prints); "unknown" otherwise. */
+FRAMEWALK_API const char *framewalk_backtrace_end_name(int end);
 FRAMEWALK_API void framewalk_backtrace_flush_cache(void);
 FRAMEWALK_API void framewalk_backtrace_prepare(void);
 /* Bytes of memory the process-wide rule cache occupies, shared by all

@@ -25,7 +25,7 @@
  * at a time (a live target by the thread that attached it: Linux ties ptrace
  * to the tracing thread). Different contexts may be used in different threads
  * at once. fw_last_error and fw_release_held_threads may be called anywhere;
- * fw_set_debuginfod is process-wide.
+ * fw_set_debuginfod sets a default for contexts made later, nothing else.
  *
  * Lifetime: a target keeps its context alive; free them in any order. A
  * frame and every string it gives are valid only during the callback that
@@ -82,8 +82,12 @@ FRAMEWALK_API fw_status fw_context_set_sysroot(fw_context *context, const char *
  * DIR/.build-id/xx/yyyy.debug, and by .gnu_debuglink) before /usr/lib/debug,
  * for the files the context opens from now on. */
 FRAMEWALK_API fw_status fw_context_add_debug_directory(fw_context *context, const char *directory);
-/* Missing debug files fetched from the servers DEBUGINFOD_URLS names (off by
- * default). Process-wide. */
+/* Missing debug files fetched from the servers DEBUGINFOD_URLS names, for the
+ * files the context opens from now on (default: fw_set_debuginfod's setting
+ * when the context was made). */
+FRAMEWALK_API fw_status fw_context_set_debuginfod(fw_context *context, int enabled);
+/* The default of fw_context_set_debuginfod for contexts made from now on
+ * (off until set). */
 FRAMEWALK_API void fw_set_debuginfod(int enabled);
 
 /* ---- targets ---------------------------------------------------------- */

@@ -4,17 +4,19 @@
 //
 // Numbers below 64 (every machine's general registers; ppc64's and
 // s390x's floating-point ones) have a slot each. Up to kMaxHighRegisters
-// others are kept in a list: what the machines elfutils unwinds restore
-// above 63 (ppc64's cr 64, lr 65, ctr 66, cr0-cr7 68-75, xer 76, the
-// AltiVec registers 77-108, vrsave 109, up to 113; s390x's PSW 64-65;
-// AArch64's v0-v31, 64-95; ARM's VFP d0-d31, 256-287), 32 of them at once.
-// A register that finds no room is refused (set returns false), never
-// silently dropped: the step loop then stops, naming it.
+// others are kept in a list, enough for every register above 63 of the
+// machines elfutils unwinds at once: ppc64's 64-113 (cr 64, lr 65, ctr 66,
+// cr0-cr7 68-75, xer 76, the AltiVec registers 77-108, vrsave 109, up to
+// 113: all 114 of its DWARF registers together), s390x's PSW 64-65,
+// AArch64's v0-v31 (64-95), ARM's VFP d0-d31 (256-287). A register that
+// finds no room is refused (set returns false), never silently dropped:
+// the step loop then stops, naming it.
 //
 // Not 128 slots: a file is on the stack of every walk (the step loop's, and
 // the in-process path's in a signal handler, whose stack use
 // tests/local/fast_backtrace_test.cpp holds to a budget); 128 slots would
-// add 520 bytes to each. This layout adds 160.
+// add 520 bytes to each. This layout adds 568 bytes for 56 registers of
+// any number.
 //
 // Fixed size: a register file never allocates. A copy copies the slots up
 // to the highest known one and the list's entries in use.
@@ -30,7 +32,7 @@ namespace framewalk::arch {
 class RegisterFile {
  public:
   static constexpr unsigned kMaxRegisters = 64;  // numbers below have a slot each
-  static constexpr unsigned kMaxHighRegisters = 32;
+  static constexpr unsigned kMaxHighRegisters = 56;
 
   // Nothing known. The slots are left as they are: only known ones are read.
   RegisterFile() {}

@@ -3,7 +3,6 @@
 // message, no exceptions across the boundary.
 #include "framewalk/framewalk.h"
 
-#include <link.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -21,6 +20,7 @@
 #include "elf/debuginfod.hpp"
 #include "target/core_target.hpp"
 #include "target/live_target.hpp"
+#include "target/local_target.hpp"
 #include "target/snapshot_target.hpp"
 #include "unwind/symbolize.hpp"
 #include "walk/stack_dump.hpp"
@@ -128,29 +128,6 @@ class BackendTarget final : public Target {
 
 // ---- the calling thread ---------------------------------------------------
 
-int collect_module(dl_phdr_info* info, size_t, void* data) {
-  auto* out = static_cast<std::vector<MapEntry>*>(data);
-  std::string path = info->dlpi_name ? info->dlpi_name : "";
-  const bool vdso = path.find("linux-vdso") != std::string::npos || path.find("linux-gate") != std::string::npos;
-  if (path.empty()) {
-    char exe[4096];
-    const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) path.assign(exe, static_cast<size_t>(n));
-  }
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const auto& p = info->dlpi_phdr[i];
-    if (p.p_type != PT_LOAD || !(p.p_flags & PF_X)) continue;
-    MapEntry e;
-    e.start = (info->dlpi_addr + p.p_vaddr) & ~uint64_t{0xfff};
-    e.end = info->dlpi_addr + p.p_vaddr + p.p_memsz;
-    e.offset = p.p_offset & ~uint64_t{0xfff};
-    e.perms = "r-xp";
-    e.path = vdso ? "[vdso]" : path;
-    out->push_back(std::move(e));
-  }
-  return 0;
-}
-
 class SelfTarget final : public Target {
  public:
   explicit SelfTarget(std::shared_ptr<ModuleCache> cache) : cache_(std::move(cache)) {}
@@ -170,11 +147,9 @@ class SelfTarget final : public Target {
   std::string thread_name(pid_t tid) const override { return framewalk::thread_name(getpid(), tid); }
   Memory& memory() override { return memory_; }
   const ModuleMap& modules() override {
-    // Re-read at each walk: libraries come and go (dlopen, dlclose).
-    std::vector<MapEntry> maps;
-    dl_iterate_phdr(collect_module, &maps);
-    std::stable_sort(maps.begin(), maps.end(), [](const MapEntry& a, const MapEntry& b) { return a.start < b.start; });
-    modules_ = modules_from_maps(0, maps, *cache_, memory_);
+    // Brought up to date at each walk: libraries come and go (dlopen,
+    // dlclose); those that stay keep their ids and cached rows.
+    update_own_modules(modules_, *cache_, memory_);
     return modules_;
   }
   const arch::RegisterFile* captured_ = nullptr;
@@ -413,6 +388,14 @@ fw_status fw_context_add_debug_directory(fw_context* context, const char* direct
 
 void fw_set_debuginfod(int enabled) { elf::enable_debuginfod(enabled != 0); }
 
+fw_status fw_context_set_debuginfod(fw_context* context, int enabled) {
+  if (!context) return fail(FW_ERR_ARGUMENT, "fw_context_set_debuginfod: no context");
+  return guarded([&] {
+    context->state->cache->set_debuginfod(enabled != 0);
+    return FW_OK;
+  });
+}
+
 fw_status fw_target_attach_thread(fw_context* context, int pid, int tid, fw_freeze freeze, fw_target** out) {
   if (!context || !out) return fail(FW_ERR_ARGUMENT, "fw_target_attach: no context or no place for the target");
   if (freeze < FW_FREEZE_PROCESS || freeze > FW_FREEZE_COPY)
@@ -424,7 +407,7 @@ fw_status fw_target_attach_thread(fw_context* context, int pid, int tid, fw_free
                 : freeze == FW_FREEZE_COPY ? FreezePolicy::kCopy
                                            : FreezePolicy::kProcess;
     lo.only_thread = tid;
-    lo.load_before_stop = elf::debuginfod_enabled() && std::getenv("DEBUGINFOD_URLS");
+    lo.load_before_stop = context->state->cache->debuginfod() && std::getenv("DEBUGINFOD_URLS");
     auto t = LiveTarget::open(pid, lo, context->state->cache);
     if (!t) return fail(status_of(t.error().code), std::to_string(pid) + ": " + thread_error_text(t.error()));
     return new_target(context, std::move(*t), std::to_string(pid), out);

@@ -62,7 +62,7 @@ std::optional<std::string> find_debug_file(const ElfFile& file, const std::strin
     }
   }
   // Last, a debuginfod server (when enabled and DEBUGINFOD_URLS names one).
-  if (auto id = file.build_id(); id && !id->empty())
+  if (auto id = file.build_id(); search.debuginfod && id && !id->empty())
     if (auto fetched = debuginfod_find_debuginfo(*id)) return fetched;
   return std::nullopt;
 }
@@ -81,7 +81,7 @@ std::optional<std::string> find_supplementary_file(const ElfFile& debug_file, co
   }
   for (const std::string& c : candidates)
     if (exists(c) && build_id_is(c, id)) return c;
-  if (!id.empty())
+  if (search.debuginfod && !id.empty())
     if (auto fetched = debuginfod_find_debuginfo(id)) return fetched;
   return std::nullopt;
 }

@@ -7,12 +7,16 @@
 #include <string>
 #include <vector>
 
+#include "elf/debuginfod.hpp"
 #include "elf/elf_file.hpp"
 
 namespace framewalk::elf {
 
 struct DebugFileSearch {
   std::vector<std::string> debug_roots = {"/usr/lib/debug"};
+  // Ask the servers DEBUGINFOD_URLS names, last. Each search's own (a C API
+  // context's), defaulting to the process's setting when it is made.
+  bool debuginfod = debuginfod_enabled();
 };
 
 // The path of the separate debug file for `file` (opened from `path`), if one exists.

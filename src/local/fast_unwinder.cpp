@@ -102,12 +102,6 @@ bool validate(uint64_t address, size_t n, ReadableRange& r) {
   return true;
 }
 
-inline bool read_word(uint64_t address, uint64_t* out, ReadableRange& r) {
-  if (!(address >= r.lo && address + kWord <= r.hi) && !validate(address, kWord, r)) return false;
-  *out = load_word(address);
-  return true;
-}
-
 class CheckedMemory final : public Memory {
  public:
   explicit CheckedMemory(ReadableRange& r) : r_(r) {}
@@ -128,7 +122,10 @@ class CheckedMemory final : public Memory {
 // no guard runs in a signal handler.
 const ModuleMap g_no_modules;
 
-enum class HotExit { kEnd, kSlowStep };
+// How the hot loop ended: at the stack's declared end, with the buffer
+// full, or with a frame for the checked path (everything else, including
+// every end that needs the step loop's checks to be told).
+enum class HotExit { kOutermost, kFull, kSlowStep };
 
 // What the hot loop reads and advances: the frame still to be stepped, where
 // its caller's PC goes, and the stack range known readable.
@@ -201,7 +198,9 @@ __attribute__((noinline)) HotExit hot_walk(char* const cache, HotState& state) {
       next_pc = load_word(cfa - kWord);
     } else if (RuleCache::rule_at(cache, taken) == compact::frame_record_rule(kWord)) {
       // A frame record: the caller's fp and the return address are the record fp points at.
-      if (fp < sp) goto end_before_step;  // the stack grows down: the caller's frame is above (fp unknown is 0)
+      // The stack grows down: the caller's frame is above. Otherwise (fp
+      // unknown is 0) the step loop tells why the walk ends.
+      if (fp < sp) goto slow_before_step;
       cfa = fp + 2 * kWord;
       if (cfa > hi) goto slow_before_step;
       next_pc = load_word(fp + kWord);
@@ -222,14 +221,14 @@ __attribute__((noinline)) HotExit hot_walk(char* const cache, HotState& state) {
         if (fp_slot) fp = load_word(cfa - kWord * fp_slot);
         next_pc = load_word(cfa - kWord * ra_slot);
       } else {
-        if (rule & compact::kOutermost) goto end_before_step;
+        if (rule & compact::kOutermost) goto outermost_before_step;
         // CFA = fp + n (or the second frame pointer + n).
         uint64_t base = fp;
         if constexpr (arch::kHostHasSecondFramePointer) {
           if (rule & compact::kFp2Based) base = fp2;
         }
         cfa = base + compact::cfa_offset(rule);
-        if (cfa <= sp) goto end_before_step;  // the stack grows down: the caller's frame is above
+        if (cfa <= sp) goto slow_before_step;  // not above: the step loop's checks end the walk
         const uint64_t ra_slot = compact::ra_slot(rule), fp_slot = compact::fp_slot(rule);
         uint64_t deepest = ra_slot > fp_slot ? ra_slot : fp_slot;
         uint64_t fp2_slot = 0;
@@ -250,15 +249,15 @@ __attribute__((noinline)) HotExit hot_walk(char* const cache, HotState& state) {
       const uint64_t stepped_from = sp;
       sp = cfa;
       pc = next_pc & arch::kHostCodeAddressMask;
-      if (pc == 0) {
+      if (pc == 0) {  // a zero return address: the stack's end
         state.confirmed_sp = stepped_from;
-        exit = HotExit::kEnd;
+        exit = HotExit::kOutermost;
         break;
       }
       *out++ = reinterpret_cast<void*>(static_cast<uintptr_t>(pc));
       if (out == end) {
         state.confirmed_sp = stepped_from;
-        exit = HotExit::kEnd;
+        exit = HotExit::kFull;
         break;
       }
       size_t next_slot = predicted_slot;
@@ -287,8 +286,8 @@ __attribute__((noinline)) HotExit hot_walk(char* const cache, HotState& state) {
     state.confirmed_sp = sp;
     pc = unstepped_pc();
     break;
-  end_before_step:
-    exit = HotExit::kEnd;
+  outermost_before_step:
+    exit = HotExit::kOutermost;
     state.confirmed_sp = sp;
     pc = unstepped_pc();
     break;
@@ -368,6 +367,9 @@ struct WalkState {
   // The highest sp of a frame whose PC had a rule, on the stack the walk
   // started on (kLeftStartStack once it left it).
   uint64_t confirmed_sp;
+  // Why the walk ended, once it has.
+  int end;
+  uint64_t end_address;
 
   void confirm(uint64_t frame_sp) {
     if (frame_sp > confirmed_sp) confirmed_sp = frame_sp;
@@ -383,6 +385,29 @@ struct WalkState {
     return stored < size;
   }
 };
+
+// The step loop's stop reasons as <framewalk/backtrace.h> tells them.
+int public_end(StopReason reason) {
+  switch (reason) {
+    case StopReason::kOutermost:
+    case StopReason::kCannotUnwind:
+      return FRAMEWALK_BT_OUTERMOST;
+    case StopReason::kMaxFrames:
+    case StopReason::kCallback:
+      return FRAMEWALK_BT_FULL;
+    case StopReason::kBadMemory:
+      return FRAMEWALK_BT_BAD_MEMORY;
+    case StopReason::kCfaDidNotAdvance:
+      return FRAMEWALK_BT_CFA_DID_NOT_ADVANCE;
+    case StopReason::kBadUnwindInfo:
+      return FRAMEWALK_BT_BAD_UNWIND_INFO;
+    case StopReason::kNoUnwindInfo:
+    case StopReason::kNoRegisters:
+    case StopReason::kUnsupportedMachine:
+      break;
+  }
+  return FRAMEWALK_BT_NO_UNWIND_INFO;
+}
 
 // Everything the cache does not hold (a miss, an exact PC, a row the cache
 // cannot hold, a signal frame, code without unwind information) goes
@@ -417,7 +442,7 @@ __attribute__((noinline)) bool general_steps(const WalkStart& start, WalkState& 
   options.max_frames = static_cast<size_t>(w.to_skip) + static_cast<size_t>(size - w.stored) + 1;
   bool resume = false, full = false, first_reported = true;
   uint64_t callee_sp = w.sp;
-  unwinder.walk(regs, [&](const Frame& frame) {
+  const WalkResult result = unwinder.walk_in_place(regs, [&](const Frame& frame) {
     if (first_reported) {  // the frame this step starts from, already stored
       first_reported = false;
       return true;
@@ -448,7 +473,15 @@ __attribute__((noinline)) bool general_steps(const WalkStart& start, WalkState& 
     }
     return true;
   }, options);
-  return resume && !full;
+  if (resume && !full) return true;
+  if (full) {
+    w.end = FRAMEWALK_BT_FULL;
+    w.end_address = 0;
+  } else {
+    w.end = public_end(result.reason);
+    w.end_address = result.address;
+  }
+  return false;
 }
 
 // Inlined into its callers, so that framewalk_backtrace nests no call
@@ -456,8 +489,12 @@ __attribute__((noinline)) bool general_steps(const WalkStart& start, WalkState& 
 // entry above the caller's, which the caller's own returns reach once its
 // stack is deeper than the predictor holds.
 __attribute__((always_inline)) inline int walk(const WalkStart& start, bool first_is_return_address, int skip,
-                                               void** buffer, int size, FastWalkStats* stats) {
-  if (size <= 0) return 0;
+                                               void** buffer, int size, FastWalkStats* stats,
+                                               framewalk_backtrace_info* info) {
+  if (size <= 0) {
+    if (info) *info = {FRAMEWALK_BT_FULL, 0};
+    return 0;
+  }
   RuleCache& rules = own_rule_cache();
   ReadableRange range = t_readable;
   if (!inside(range, start.sp)) {
@@ -467,8 +504,11 @@ __attribute__((always_inline)) inline int walk(const WalkStart& start, bool firs
     validate(start.sp, 8, range);
   }
   WalkState w{start.pc, start.sp, start.fp, start.fp_known, start.fp2, start.fp2_known, !first_is_return_address,
-              true,     0,        skip,     0};
-  if (!w.record(w.pc, buffer, size)) goto done;
+              true,     0,        skip,     0,        FRAMEWALK_BT_FULL, 0};
+  if (!w.record(w.pc, buffer, size)) {
+    if (w.pc == 0) w.end = FRAMEWALK_BT_NO_UNWIND_INFO;  // no PC to start from
+    goto done;
+  }
   for (;;) {
     if (!w.activation && w.to_skip == 0) {
       HotState hot{w.pc,  w.sp,  w.fp, w.fp_known, w.fp2, w.fp2_known, buffer + w.stored, buffer + size,
@@ -485,39 +525,17 @@ __attribute__((always_inline)) inline int walk(const WalkStart& start, bool firs
       w.fp2 = hot.fp2;
       w.fp2_known = hot.fp2_known;
       w.stored += steps;
-      if (exit == HotExit::kEnd) goto done;
-    }
-
-    // A rule the cache holds whose words lie outside the known range: the
-    // same step with checked reads.
-    uint64_t encoded = 0;
-    if (!w.activation && rules.find(w.pc, &encoded) != RuleCache::kNoSlot) {
-      const CompactRule rule = decode(encoded);
-      if (stats) ++stats->cache_hits;
-      w.confirm(w.sp);
-      if (rule.outermost || (rule.fp_based && !w.fp_known) || (rule.fp2_based && !w.fp2_known)) goto done;
-      const uint64_t cfa = (rule.fp_based ? w.fp : rule.fp2_based ? w.fp2 : w.sp) + rule.cfa_offset;
-      uint64_t next_pc = 0;
-      if (cfa <= w.sp || !read_word(cfa - kWord * rule.ra_slot, &next_pc, range)) goto done;
-      // Read through locals: w's address is never taken, so that it stays in registers.
-      if (rule.fp_slot) {
-        uint64_t fp = 0;
-        if (!read_word(cfa - kWord * rule.fp_slot, &fp, range)) goto done;
-        w.fp = fp;
-        w.fp_known = true;
+      if (exit == HotExit::kFull) goto done;  // w.end is already FRAMEWALK_BT_FULL
+      if (exit == HotExit::kOutermost) {
+        w.end = FRAMEWALK_BT_OUTERMOST;
+        w.end_address = w.pc;
+        goto done;
       }
-      if (rule.fp2_slot) {
-        uint64_t fp2 = 0;
-        if (!read_word(cfa - kWord * rule.fp2_slot, &fp2, range)) goto done;
-        w.fp2 = fp2;
-        w.fp2_known = true;
-      }
-      w.pc = next_pc & arch::kHostCodeAddressMask;
-      w.sp = cfa;
-      w.first_frame = false;
-      if (!w.record(w.pc, buffer, size)) goto done;
-      continue;
     }
+    // Everything else, a cached rule whose words lie outside the known
+    // range included, is the step loop's: the one place that applies rows
+    // (a cached rule's too, as row_from_compact_rule makes it) with their
+    // checks, and tells why a walk ends.
     {
       WalkState slow = w;  // a copy, so that w's address is never taken
       const bool resume = general_steps(start, slow, range, rules, buffer, size, stats);
@@ -527,13 +545,14 @@ __attribute__((always_inline)) inline int walk(const WalkStart& start, bool firs
   }
 done:
   t_readable = range_to_keep(t_readable, start.sp, w.confirmed_sp & ~kLeftStartStack, range);
+  if (info) *info = {w.end, w.end_address};
   return w.stored;
 }
 
 }  // namespace
 
 int fast_walk(const arch::RegisterFile& regs, bool first_is_return_address, int skip, void** buffer, int size,
-              FastWalkStats* stats) {
+              FastWalkStats* stats, framewalk_backtrace_info* info) {
   const arch::Machine& host = arch::host_machine();
   uint64_t fp2 = 0;
   bool fp2_known = false;
@@ -549,32 +568,47 @@ int fast_walk(const arch::RegisterFile& regs, bool first_is_return_address, int 
                         fp2_known,
                         &regs,
                         nullptr};
-  return walk(start, first_is_return_address, skip, buffer, size, stats);
+  return walk(start, first_is_return_address, skip, buffer, size, stats, info);
 }
 
 }  // namespace framewalk::local
 
 // Defined here rather than with the rest of the C API (backtrace_api.cpp), so
-// that the walk is inlined into it.
+// that the walk is inlined into them. Each captures its own registers (a
+// shared helper would be one more frame to step out of).
+#define FRAMEWALK_CAPTURED_START(words)                                                                   \
+  const framewalk::local::WalkStart start {                                                              \
+    words[host.program_counter()], words[host.stack_pointer()], words[host.frame_pointer()], true,       \
+        framewalk::arch::kHostHasSecondFramePointer ? words[host.second_frame_pointer()] : 0,             \
+        framewalk::arch::kHostHasSecondFramePointer, nullptr, words                                       \
+  }
+
 extern "C" __attribute__((noinline)) int framewalk_backtrace(void** buffer, int size) {
   uint64_t words[framewalk::arch::kCaptureWords];
   framewalk::arch::framewalk_capture(words);
   const framewalk::arch::Machine& host = framewalk::arch::host_machine();
-  uint64_t fp2 = 0;
-  if constexpr (framewalk::arch::kHostHasSecondFramePointer) fp2 = words[host.second_frame_pointer()];
-  const framewalk::local::WalkStart start{words[host.program_counter()],
-                                          words[host.stack_pointer()],
-                                          words[host.frame_pointer()],
-                                          true,
-                                          fp2,
-                                          framewalk::arch::kHostHasSecondFramePointer,
-                                          nullptr,
-                                          words};
+  FRAMEWALK_CAPTURED_START(words);
   // The captured PC is inside this function: walk one frame out before storing.
-  const int n = framewalk::local::walk(start, /*first_is_return_address=*/true, /*skip=*/1, buffer, size, nullptr);
+  const int n =
+      framewalk::local::walk(start, /*first_is_return_address=*/true, /*skip=*/1, buffer, size, nullptr, nullptr);
   asm volatile("" ::: "memory");  // keep this a real frame (no tail call)
   return n;
 }
+
+extern "C" __attribute__((noinline)) int framewalk_backtrace_status(void** buffer, int size,
+                                                                    framewalk_backtrace_info* info) {
+  uint64_t words[framewalk::arch::kCaptureWords];
+  framewalk::arch::framewalk_capture(words);
+  const framewalk::arch::Machine& host = framewalk::arch::host_machine();
+  FRAMEWALK_CAPTURED_START(words);
+  framewalk_backtrace_info ignored;
+  const int n = framewalk::local::walk(start, /*first_is_return_address=*/true, /*skip=*/1, buffer, size, nullptr,
+                                       info ? info : &ignored);
+  asm volatile("" ::: "memory");
+  return n;
+}
+
+#undef FRAMEWALK_CAPTURED_START
 
 namespace framewalk::local {
 

@@ -16,6 +16,7 @@
 #include <cstdint>
 
 #include "arch/registers.hpp"
+#include "framewalk/backtrace.h"
 
 namespace framewalk::local {
 
@@ -28,12 +29,13 @@ struct FastWalkStats {
 // Walks from `regs` (which must know the PC and the SP; the frame pointer if
 // the code uses it).
 // `first_is_return_address`: the first PC is a return address, looked up inside the call before it.
-// `skip`: frames walked but not stored. Returns the number stored.
+// `skip`: frames walked but not stored. Returns the number stored; `info`,
+// if given, tells why the walk ended.
 int fast_walk(const arch::RegisterFile& regs, bool first_is_return_address, int skip, void** buffer, int size,
-              FastWalkStats* stats = nullptr);
+              FastWalkStats* stats = nullptr, framewalk_backtrace_info* info = nullptr);
 
-// framewalk_backtrace (<framewalk/backtrace.h>) is defined in
-// fast_unwinder.cpp too: it starts from the registers framewalk_capture
+// framewalk_backtrace and framewalk_backtrace_status (<framewalk/backtrace.h>)
+// are defined in fast_unwinder.cpp too: it starts from the registers framewalk_capture
 // stores, and builds no register file unless the first frame needs the step
 // loop.
 

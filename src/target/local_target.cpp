@@ -5,6 +5,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <mutex>
@@ -47,11 +48,60 @@ int collect(dl_phdr_info* info, size_t, void* data) {
     const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n > 0) m.path.assign(exe, static_cast<size_t>(n));
   }
+  if (m.vdso) m.path = "[vdso]";
   out->push_back(std::move(m));
   return 0;
 }
 
+Module open_own_module(const PhdrModule& p, ModuleCache& cache, Memory& memory) {
+  Module m;
+  m.start = p.start;
+  m.end = p.end;
+  m.bias = p.bias;
+  m.name = p.path;
+  Result<std::shared_ptr<const ModuleData>> data = Error{ErrorCode::kNotFound, 0};
+  if (p.vdso) {
+    std::vector<uint8_t> bytes(p.end - p.start);
+    bytes.resize(memory.read(p.start, bytes.data(), bytes.size()));
+    data = cache.from_bytes(std::move(bytes), "[vdso]", "[vdso]");
+    if (data) {
+      // The vDSO image starts at its first PT_LOAD; its bias is its start.
+      if (auto b = load_bias(**data, p.start, 0)) m.bias = *b;
+    }
+  } else {
+    data = cache.get(p.path, p.path, p.path);
+  }
+  if (data) m.data = *data;
+  else m.problem = to_string(data.error().code);
+  return m;
+}
+
 }  // namespace
+
+bool update_own_modules(ModuleMap& map, ModuleCache& cache, Memory& memory) {
+  std::vector<PhdrModule> found;
+  dl_iterate_phdr(collect, &found);
+  std::sort(found.begin(), found.end(), [](const PhdrModule& a, const PhdrModule& b) { return a.start < b.start; });
+  auto same = [](const Module& m, const PhdrModule& p) {
+    return m.start == p.start && m.end == p.end && m.bias == p.bias && m.name == p.path;
+  };
+  // Gone (or replaced): every module the linker no longer lists as it was.
+  std::vector<uint64_t> gone;
+  for (const auto& m : map.modules()) {
+    const auto it = std::lower_bound(found.begin(), found.end(), m->start,
+                                     [](const PhdrModule& p, uint64_t start) { return p.start < start; });
+    if (it == found.end() || !same(*m, *it)) gone.push_back(m->id);
+  }
+  for (const uint64_t id : gone) map.remove(id);
+  size_t added = 0;
+  for (const PhdrModule& p : found) {
+    const Module* m = map.find(p.start);
+    if (m && same(*m, p)) continue;
+    map.add(open_own_module(p, cache, memory));
+    ++added;
+  }
+  return added != 0 || !gone.empty();
+}
 
 struct LocalUnwinder::State {
   SelfMemory memory;
@@ -96,46 +146,24 @@ LocalUnwinder::~LocalUnwinder() { delete current_.load(); }
 void LocalUnwinder::refresh() {
   std::lock_guard<std::mutex> one_at_a_time(refresh_mutex_);
   auto state = std::make_unique<State>();
-  std::vector<PhdrModule> found;
-  dl_iterate_phdr(collect, &found);
-  ModuleMap map;
-  for (const PhdrModule& p : found) {
-    Module m;
-    m.start = p.start;
-    m.end = p.end;
-    m.bias = p.bias;
-    m.name = p.vdso ? "[vdso]" : p.path;
-    Result<std::shared_ptr<const ModuleData>> data = Error{ErrorCode::kNotFound, 0};
-    if (p.vdso) {
-      std::vector<uint8_t> bytes(p.end - p.start);
-      bytes.resize(state->memory.read(p.start, bytes.data(), bytes.size()));
-      data = cache_.from_bytes(std::move(bytes), "[vdso]", "[vdso]");
-      if (data) {
-        // The vDSO image starts at its first PT_LOAD; its bias is its start.
-        if (auto b = load_bias(**data, p.start, 0)) m.bias = *b;
+  // Modules still loaded keep their ids and loaded tables.
+  if (State* previous = current_.load()) state->modules = previous->modules;
+  update_own_modules(state->modules, cache_, state->memory);
+  for (const auto& m : state->modules.modules()) {
+    if (!m->data) continue;
+    // Load everything now, so that unwinding later neither allocates nor
+    // locks (idempotent for modules loaded by an earlier refresh).
+    if (const ElfCfi* cfi = m->data->cfi()) {
+      for (const auto& src : cfi->sources()) {
+        if (!src->section) continue;
+        (void)src->get_index();
+        src->section->for_each([](const dwarf::CfiSection::Entry&) { return true; }, nullptr);
+        src->section->freeze();
       }
-    } else {
-      data = cache_.get(p.path, p.path, p.path);
     }
-    if (data) {
-      m.data = *data;
-      // Load everything now, so that unwinding later neither allocates nor locks.
-      if (const ElfCfi* cfi = m.data->cfi()) {
-        for (const auto& src : cfi->sources()) {
-          if (!src->section) continue;
-          (void)src->get_index();
-          src->section->for_each([](const dwarf::CfiSection::Entry&) { return true; }, nullptr);
-          src->section->freeze();
-        }
-      }
-      (void)m.data->symbols();
-      (void)m.data->sframe();  // the step loop reads it where CFI has no row
-    } else {
-      m.problem = to_string(data.error().code);
-    }
-    map.add(std::move(m));
+    (void)m->data->symbols();
+    (void)m->data->sframe();  // the step loop reads it where CFI has no row
   }
-  state->modules = std::move(map);
   state->unwinder = std::make_unique<Unwinder>(state->modules, state->memory, arch::host_machine().elf_machine());
   State* old = current_.exchange(state.release());
   // Walks that began before the flip may still hold `old`.

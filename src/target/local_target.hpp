@@ -18,6 +18,14 @@
 
 namespace framewalk {
 
+// The calling process's modules as the dynamic linker lists them
+// (dl_iterate_phdr): one per loaded object, from its lowest to its highest
+// PT_LOAD, the vDSO's image read from `memory`. Brings `map` up to date:
+// modules still loaded as they were keep their ids (and what is cached
+// under them), the others are removed, new ones added. True when anything
+// changed. Not async-signal-safe (it allocates and opens files).
+bool update_own_modules(ModuleMap& map, ModuleCache& cache, Memory& memory);
+
 class LocalUnwinder {
  public:
   // The process-wide instance; built on first use (not async-signal-safe:

@@ -201,6 +201,16 @@ void ModuleCache::add_debug_root(const std::string& directory) {
   search_.debug_roots.insert(search_.debug_roots.end() - 1, directory);
 }
 
+void ModuleCache::set_debuginfod(bool on) {
+  std::lock_guard<std::mutex> hold(mutex_);
+  search_.debuginfod = on;
+}
+
+bool ModuleCache::debuginfod() const {
+  std::lock_guard<std::mutex> hold(mutex_);
+  return search_.debuginfod;
+}
+
 size_t ModuleCache::size() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return by_identity_.size();

@@ -134,6 +134,10 @@ class ModuleCache {
   // Where the files' separate debug files are looked for (before
   // /usr/lib/debug, by build-id and debug link): for files opened from now on.
   void add_debug_root(const std::string& directory);
+  // Whether files opened from now on fetch missing debug files from
+  // debuginfod servers (default: elf::debuginfod_enabled() when the cache was made).
+  void set_debuginfod(bool on);
+  bool debuginfod() const;
   // An in-memory image (the vDSO, a file read from a core).
   Result<std::shared_ptr<const ModuleData>> from_bytes(std::vector<uint8_t> bytes, const std::string& display_name,
                                                        const std::string& identity);

@@ -455,6 +455,12 @@ bool Unwinder::plausible_return_address(uint64_t ra, const UnwindOptions& option
 
 WalkResult Unwinder::walk(const arch::RegisterFile& registers, FunctionRef<bool(const Frame&)> on_frame,
                           const UnwindOptions& options) const {
+  arch::RegisterFile regs = registers;
+  return walk_in_place(regs, on_frame, options);
+}
+
+WalkResult Unwinder::walk_in_place(arch::RegisterFile& regs, FunctionRef<bool(const Frame&)> on_frame,
+                                   const UnwindOptions& options) const {
   WalkResult result;
   if (!machine_) {
     result.reason = StopReason::kUnsupportedMachine;
@@ -463,8 +469,7 @@ WalkResult Unwinder::walk(const arch::RegisterFile& registers, FunctionRef<bool(
   }
   const uint16_t pc_reg = machine_->program_counter();
   const uint16_t sp_reg = machine_->stack_pointer();
-  // The frame's registers; a step turns them into its caller's.
-  arch::RegisterFile regs = registers;
+  // `regs`: the frame's registers; a step turns them into its caller's.
   bool activation = !options.first_is_return_address;
   FrameSource source = FrameSource::kContext;
   SframeMiss sframe_miss = SframeMiss::kNone;

@@ -207,6 +207,11 @@ class Unwinder {
   // stop). A FunctionRef, not a std::function: passing a lambda never allocates.
   WalkResult walk(const arch::RegisterFile& registers, FunctionRef<bool(const Frame&)> on_frame,
                   const UnwindOptions& options = {}) const;
+  // The same walk, stepping `registers` themselves from frame to frame (left
+  // as the last frame's): no copy of them is made, for a caller short of
+  // stack (the in-process path, in a signal handler).
+  WalkResult walk_in_place(arch::RegisterFile& registers, FunctionRef<bool(const Frame&)> on_frame,
+                           const UnwindOptions& options = {}) const;
 
   // The bits of a code address that may hold a pointer authentication code
   // (AArch64): stripped from every return address. The machine's default

@@ -1,7 +1,7 @@
 // `framewalk stack` on a program whose CFI restores more registers than the
-// register file holds (33 numbered 300-332, past the list kept for numbers
-// of 64 and up): the walk stops with bad-unwind-info naming the register
-// that did not fit, where it used to drop it and walk on.
+// register file holds (64 numbered 300-363 over two frames, past the list
+// kept for numbers of 64 and up): the walk stops with bad-unwind-info naming
+// the register that did not fit, where it used to drop it and walk on.
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
@@ -23,16 +23,29 @@ namespace {
 
 #if defined(__x86_64__)
 
-// main -> many_registers, which says `ready` and pauses; its CFI saves
-// registers 300 to 332 at CFA-16.
+// main -> middle -> many_registers, which says `ready` and pauses. The CFI
+// of many_registers saves registers 300-331 at CFA-16, that of middle
+// 332-363 (32 each; a row holds 36 rules): stepping middle needs all 64 at
+// once, past the file's list.
+constexpr int kRowRules = 32;
+static_assert(arch::RegisterFile::kMaxHighRegisters >= kRowRules &&
+                  arch::RegisterFile::kMaxHighRegisters < 2 * kRowRules,
+              "the second row must overflow the list, the first not");
+// The first register without room: the list's size past 300.
+constexpr int kFirstRefused = 300 + static_cast<int>(arch::RegisterFile::kMaxHighRegisters);
+
 std::string many_registers_program() {
   std::string s =
       "\t.text\n\t.globl main\n\t.type main, @function\nmain:\n\t.cfi_startproc\n"
-      "\tsub $8, %rsp\n\t.cfi_adjust_cfa_offset 8\n\tcall many_registers\n\txor %eax, %eax\n"
+      "\tsub $8, %rsp\n\t.cfi_adjust_cfa_offset 8\n\tcall middle\n\txor %eax, %eax\n"
       "\tadd $8, %rsp\n\t.cfi_adjust_cfa_offset -8\n\tret\n\t.cfi_endproc\n\n"
-      "\t.type many_registers, @function\nmany_registers:\n\t.cfi_startproc\n"
+      "\t.type middle, @function\nmiddle:\n\t.cfi_startproc\n"
       "\tsub $24, %rsp\n\t.cfi_adjust_cfa_offset 24\n";
-  for (int reg = 300; reg <= 332; ++reg) s += "\t.cfi_offset " + std::to_string(reg) + ", -16\n";
+  for (int reg = 300 + kRowRules; reg < 300 + 2 * kRowRules; ++reg) s += "\t.cfi_offset " + std::to_string(reg) + ", -16\n";
+  s += "\tcall many_registers\n\tadd $24, %rsp\n\t.cfi_adjust_cfa_offset -24\n\tret\n\t.cfi_endproc\n\n"
+       "\t.type many_registers, @function\nmany_registers:\n\t.cfi_startproc\n"
+       "\tsub $24, %rsp\n\t.cfi_adjust_cfa_offset 24\n";
+  for (int reg = 300; reg < 300 + kRowRules; ++reg) s += "\t.cfi_offset " + std::to_string(reg) + ", -16\n";
   s += "\tmov $1, %edi\n\tlea ready(%rip), %rsi\n\tmov $6, %edx\n\tcall write@PLT\n"
        "1:\tcall pause@PLT\n\tjmp 1b\n\t.cfi_endproc\n\n"
        "\t.section .rodata\nready:\t.ascii \"ready\\n\"\n\t.section .note.GNU-stack,\"\",@progbits\n";
@@ -47,7 +60,6 @@ bool in_pause(pid_t pid) {
 }
 
 TEST(StackCli, RegistersPastTheFilesRoomStopTheWalkNamed) {
-  static_assert(arch::RegisterFile::kMaxHighRegisters == 32, "the program must save more than the list holds");
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / ("fw_stack_registers_" + std::to_string(getpid()));
   fs::create_directories(dir);
@@ -89,19 +101,23 @@ TEST(StackCli, RegistersPastTheFilesRoomStopTheWalkNamed) {
   fs::remove_all(dir);
   ASSERT_TRUE(said_ready);
   EXPECT_EQ(status, 1) << "a walk stopped early";
-  // The frame of many_registers is the last; its row stops the walk.
-  const size_t frame = text.find(" many_registers+");
+  // The frame of middle is the last; its row stops the walk.
+  const size_t frame = text.find(" middle+");
   ASSERT_NE(frame, std::string::npos) << text;
   const size_t pc = text.rfind("0x", frame);
   ASSERT_NE(pc, std::string::npos);
   std::string digits = text.substr(pc + 2, frame - pc - 2);  // zero-padded in the frame's line
   digits.erase(0, digits.find_first_not_of('0'));
   const std::string want = "  stop: bad-unwind-info for 0x" + digits +
-                           ": more registers than the register file holds (register 332)\n";
+                           ": more registers than the register file holds (register " +
+                           std::to_string(kFirstRefused) + ")\n";
   EXPECT_NE(text.find(want), std::string::npos) << text;
   EXPECT_EQ(text.find(" main+"), std::string::npos) << "no frame past the one whose row did not fit:\n" << text;
   EXPECT_NE(json.find("\"stop\":\"bad-unwind-info\""), std::string::npos) << json;
-  EXPECT_NE(json.find(": more registers than the register file holds (register 332)\""), std::string::npos) << json;
+  EXPECT_NE(json.find(": more registers than the register file holds (register " + std::to_string(kFirstRefused) +
+                      ")\""),
+            std::string::npos)
+      << json;
 }
 
 #endif

@@ -15,6 +15,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstddef>
@@ -27,6 +28,7 @@
 #include <vector>
 
 #include "framewalk/backtrace.h"
+#include "base/own_memory.hpp"
 #include "elf/elf_file.hpp"
 #include "local/fast_unwinder.hpp"
 #include "unwind/compact_rule.hpp"
@@ -246,6 +248,51 @@ TEST(FastBacktrace, ALibraryReplacedAtTheSameAddress) {
   framewalk::LocalUnwinder::instance().refresh();
 }
 
+// The one listing of the calling process's modules (LocalUnwinder and the C
+// API's calling-thread target): modules that stay keep their ids, a library
+// loaded is added, and unloaded, removed.
+TEST(OwnModules, UpdatesKeepIdsAndFollowDlopenAndDlclose) {
+  framewalk::ModuleCache cache;
+  class Self final : public framewalk::Memory {
+   public:
+    size_t read(uint64_t address, void* out, size_t size) override {
+      return framewalk::read_own_memory(address, out, size);
+    }
+  } memory;
+  framewalk::ModuleMap map;
+  EXPECT_TRUE(framewalk::update_own_modules(map, cache, memory));
+  ASSERT_GT(map.size(), 2u);
+  std::vector<uint64_t> ids;
+  for (const auto& m : map.modules()) ids.push_back(m->id);
+  const uint64_t generation = map.generation();
+  EXPECT_FALSE(framewalk::update_own_modules(map, cache, memory));  // nothing changed
+  EXPECT_EQ(map.generation(), generation);
+  std::vector<uint64_t> again;
+  for (const auto& m : map.modules()) again.push_back(m->id);
+  EXPECT_EQ(again, ids);
+  // The program itself is there, and the vDSO read from memory.
+  const framewalk::Module* self = map.find(reinterpret_cast<uintptr_t>(&framewalk_backtrace));
+  ASSERT_NE(self, nullptr);
+  EXPECT_NE(self->data, nullptr) << self->problem;
+
+  const std::string path = std::string(FRAMEWALK_BINARY_DIR) + "/tests/libfw_reload_a.so";
+  void* library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(library, nullptr) << dlerror();
+  const auto code = reinterpret_cast<uintptr_t>(dlsym(library, "fw_reload_call"));
+  EXPECT_TRUE(framewalk::update_own_modules(map, cache, memory));
+  const framewalk::Module* loaded = map.find(code);
+  ASSERT_NE(loaded, nullptr);
+  EXPECT_NE(loaded->name.find("libfw_reload_a.so"), std::string::npos) << loaded->name;
+  EXPECT_EQ(std::count(ids.begin(), ids.end(), loaded->id), 0);
+  EXPECT_EQ(map.size(), ids.size() + 1);
+  ASSERT_EQ(dlclose(library), 0);
+  EXPECT_TRUE(framewalk::update_own_modules(map, cache, memory));
+  EXPECT_EQ(map.find(code), nullptr);
+  std::vector<uint64_t> after;
+  for (const auto& m : map.modules()) after.push_back(m->id);
+  EXPECT_EQ(after, ids);
+}
+
 #if defined(__x86_64__)  // x86-64 registers, and the x86-64 linker's .plt
 // A context with every register as here but rip and rsp.
 __attribute__((noinline)) ucontext_t context_with(uint64_t rip, uint64_t rsp) {
@@ -419,6 +466,42 @@ __attribute__((noinline)) int prepare_then_walk() {
   return 6;
 }
 
+// ---- why a walk ended -------------------------------------------------------------
+TEST(FastBacktrace, StatusTellsWhyTheWalkEnded) {
+  void* frames[512];
+  framewalk_backtrace_info info{-1, 1};
+  // This thread's whole stack: it ends where its code says so (_start's or
+  // clone's return address is undefined; ARM's tables mark them outermost).
+  const int n = framewalk_backtrace_status(frames, 512, &info);
+  EXPECT_GT(n, 2);
+  EXPECT_EQ(info.end, FRAMEWALK_BT_OUTERMOST) << framewalk_backtrace_end_name(info.end) << " at 0x" << std::hex
+                                              << info.address;
+  // The same walk as framewalk_backtrace's (all but the first entry: the call sites differ).
+  void* plain[512];
+  const int m = framewalk_backtrace(plain, 512);
+  ASSERT_EQ(m, n);
+  for (int i = 1; i < n; ++i) EXPECT_EQ(plain[i], frames[i]) << i;
+  // A buffer smaller than the stack: full, and the entries are the same.
+  info = {-1, 1};
+  void* two[2];
+  EXPECT_EQ(framewalk_backtrace_status(two, 2, &info), 2);
+  EXPECT_EQ(info.end, FRAMEWALK_BT_FULL);
+  EXPECT_EQ(info.address, 0u);
+  EXPECT_EQ(framewalk_backtrace_status(two, 0, &info), 0);
+  EXPECT_EQ(info.end, FRAMEWALK_BT_FULL);
+  // A new thread's stack ends at the thread's start, outermost too.
+  std::thread([] {
+    void* pcs[512];
+    framewalk_backtrace_info thread_info{-1, 1};
+    EXPECT_GT(framewalk_backtrace_status(pcs, 512, &thread_info), 1);
+    EXPECT_EQ(thread_info.end, FRAMEWALK_BT_OUTERMOST) << framewalk_backtrace_end_name(thread_info.end);
+  }).join();
+  // NULL info is allowed.
+  EXPECT_EQ(framewalk_backtrace_status(frames, 512, nullptr), n);
+  EXPECT_STREQ(framewalk_backtrace_end_name(FRAMEWALK_BT_BAD_MEMORY), "bad-memory");
+  EXPECT_STREQ(framewalk_backtrace_end_name(99), "unknown");
+}
+
 TEST(FastBacktrace, PrepareCachesTheCallingStack) {
   framewalk_backtrace_flush_cache();
   EXPECT_GT(recurse_then(5, [](void*) { return prepare_then_walk(); }, nullptr), 5);
@@ -469,6 +552,11 @@ TEST(FastBacktrace, UnreadableStackEndsTheWalk) {
   const int n = framewalk_backtrace_ucontext(&uc, frames, 16);
   EXPECT_EQ(n, 1);
   EXPECT_EQ(errno, 4242);
+  // The status names the word that could not be read: the return address at sp.
+  framewalk_backtrace_info info{-1, 0};
+  EXPECT_EQ(framewalk_backtrace_ucontext_status(&uc, frames, 16, &info), 1);
+  EXPECT_EQ(info.end, FRAMEWALK_BT_BAD_MEMORY) << framewalk_backtrace_end_name(info.end);
+  EXPECT_EQ(info.address, reinterpret_cast<uintptr_t>(mem + page));
   // And a stack that runs into the protected page after a few good frames.
   auto* words = reinterpret_cast<uint64_t*>(mem + page - 16);
   words[0] = reinterpret_cast<uint64_t>(&recurse_then);  // a return address... into an entry point

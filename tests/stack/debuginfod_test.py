@@ -62,6 +62,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--framewalk", required=True)
     ap.add_argument("--fixtures", required=True)
+    ap.add_argument("--library", help="libframewalk.so: also check the C API's per-context switch (Python bindings)")
     args = ap.parse_args()
     server_bin = shutil.which("debuginfod")
     if not server_bin or not shutil.which("gcore"):
@@ -110,6 +111,24 @@ def main():
                 if named != want_name or located != want_name:
                     failures.append(what)
                     print(out)
+            if args.library:
+                # Through the C API: two contexts in one process, debuginfod on
+                # in one and off in the other; each has its own way.
+                bindings = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bindings", "python")
+                script = (
+                    "import sys, framewalk\n"
+                    "for on in (False, True):\n"
+                    "    with framewalk.Context(debuginfod=on) as c, c.core(sys.argv[1]) as t:\n"
+                    "        names = [f.function or '' for th in t.threads() for f in th.frames()]\n"
+                    "        print(on, any(n == sys.argv[2] for n in names))\n")
+                env = dict(env_with, DEBUGINFOD_CACHE_PATH=tempfile.mkdtemp(dir=tmp), PYTHONPATH=bindings,
+                           FRAMEWALK_LIBRARY=args.library)
+                out = subprocess.run([sys.executable, "-c", script, core, NAME], capture_output=True, text=True,
+                                     env=env, timeout=120)
+                print(f"C API contexts, debuginfod off then on: {out.stdout.split()}")
+                if out.stdout.split() != ["False", "False", "True", "True"]:
+                    failures.append("C API contexts")
+                    print(out.stdout, out.stderr)
             # addr2line: the function's entry, known from the debug file only.
             nm = subprocess.run(["nm", os.path.join(served, "debuginfod_target.debug")], capture_output=True,
                                 text=True, check=True).stdout

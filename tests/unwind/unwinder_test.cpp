@@ -824,14 +824,17 @@ TEST(Unwinder, RowWithMoreRegistersThanTheFileHoldsStops) {
   FakeMemory mem;
   mem.word(0x7008, 0x2000);
   calls_before(mem, {0x2000});
-  for (unsigned already : {0u, 8u}) {  // high registers the thread's own file holds (ARM's d8-d15)
+  // High registers the thread's own file holds already (a row holds 36
+  // rules, fewer than the list: the rest of the list is taken).
+  static_assert(arch::RegisterFile::kMaxHighRegisters > 24 && arch::RegisterFile::kMaxHighRegisters - 24 < 34);
+  for (unsigned already : {24u, arch::RegisterFile::kMaxHighRegisters - 8}) {
     SCOPED_TRACE(already);
     UnwindRow row = call_frame_row();
     const unsigned room = arch::RegisterFile::kMaxHighRegisters - already;
     for (unsigned i = 0; i <= room; ++i)
       ASSERT_TRUE(row.set({static_cast<uint16_t>(300 + i), RuleKind::kValOffset, 8 * i, {}, 0}).ok());
     arch::RegisterFile regs = regs_at(0x1000, 0x7000, 0x7100);
-    for (unsigned i = 0; i < already; ++i) ASSERT_TRUE(regs.set(264 + i, i));
+    for (unsigned i = 0; i < already; ++i) ASSERT_TRUE(regs.set(400 + i, i));
     const OneRow rows(row);
     UnwindOptions o;
     o.row_finder = &rows;
@@ -853,7 +856,7 @@ TEST(Unwinder, RowWithMoreRegistersThanTheFileHoldsStops) {
     caller = unwinder.apply_row(row, regs);
     ASSERT_TRUE(caller.ok()) << to_string(caller.error().code);
     for (unsigned i = 0; i < room; ++i) EXPECT_EQ(caller->get(300 + i), 0x7010u + 8 * i) << i;
-    for (unsigned i = 0; i < already; ++i) EXPECT_EQ(caller->get(264 + i), i);
+    for (unsigned i = 0; i < already; ++i) EXPECT_EQ(caller->get(400 + i), i);
     EXPECT_EQ(caller->get(x::kRip), 0x2000u);
   }
   EXPECT_EQ(to_string(ErrorCode::kTooManyRegisters), std::string("more registers than the register file holds"));

@@ -102,7 +102,7 @@ def api_version() -> int:
 
 
 def set_debuginfod(enabled: bool) -> None:
-    """Fetch missing debug files from the servers DEBUGINFOD_URLS names (process-wide; off by default)."""
+    """The default of Context.set_debuginfod for contexts made from now on (off until set)."""
     _capi.lib().fw_set_debuginfod(1 if enabled else 0)
 
 
@@ -247,7 +247,8 @@ class Context:
     made for each target otherwise). Used by one thread at a time."""
 
     def __init__(self, sysroot: Optional[Union[str, os.PathLike]] = None,
-                 debug_directories: Sequence[Union[str, os.PathLike]] = ()):
+                 debug_directories: Sequence[Union[str, os.PathLike]] = (),
+                 debuginfod: Optional[bool] = None):
         lib = _capi.lib()
         self._handle = lib.fw_context_new()
         if not self._handle:
@@ -257,6 +258,12 @@ class Context:
             self.sysroot = sysroot
         for directory in debug_directories:
             self.add_debug_directory(directory)
+        if debuginfod is not None:
+            self.set_debuginfod(debuginfod)
+
+    def set_debuginfod(self, enabled: bool) -> None:
+        """Fetch missing debug files from the servers DEBUGINFOD_URLS names, for files this context opens from now on."""
+        _check(_capi.lib().fw_context_set_debuginfod(self._h(), 1 if enabled else 0))
 
     def add_debug_directory(self, directory: Union[str, os.PathLike]) -> None:
         """A directory searched for separate debug files (by build-id and debug link) before /usr/lib/debug."""

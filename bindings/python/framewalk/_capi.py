@@ -97,6 +97,7 @@ _PROTOTYPES = {
     "fw_context_free": (None, [c_void_p]),
     "fw_context_set_sysroot": (c_int, [c_void_p, c_char_p]),
     "fw_context_add_debug_directory": (c_int, [c_void_p, c_char_p]),
+    "fw_context_set_debuginfod": (c_int, [c_void_p, c_int]),
     "fw_set_debuginfod": (None, [c_int]),
     "fw_target_attach": (c_int, [c_void_p, c_int, c_int, POINTER(c_void_p)]),
     "fw_target_attach_thread": (c_int, [c_void_p, c_int, c_int, c_int, POINTER(c_void_p)]),
