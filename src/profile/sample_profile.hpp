@@ -14,9 +14,12 @@
 //    event and its rate, duration, command line.
 //
 // The builder API (intern_frame, push_stack, add_sample) is what the
-// recorder calls per sample: O(depth) hash probes, no allocation once the
-// tables have grown. Ids are dense and never change: the recording file
-// (profile_file.hpp) writes the tables incrementally by id.
+// recorder calls per sample: a hash probe a frame, then one probe for the
+// whole stack and a walk up its nodes to check it (a new stack: a probe a
+// frame not shared with the previous stack); no allocation once the tables
+// have grown. 1M samples of depth 30 take about 0.6 s (docs/report.md).
+// Ids are dense and never change: the recording file (profile_file.hpp)
+// writes the tables incrementally by id.
 #pragma once
 
 #include <cstdint>
@@ -105,11 +108,15 @@ class SampleProfile {
   uint32_t add_module(std::string_view path, std::string_view build_id_hex, uint64_t start, uint64_t end,
                       uint64_t file_offset, uint64_t bias);
   // The frame at `address` of `module` (kNoModule: none), made on first use.
+  // `address` is link-time (runtime address - the module's bias) and is the
+  // one the names are for: a caller's frame is looked up inside its call
+  // (the return address minus one), which is the recorder's to choose.
   uint32_t intern_frame(uint32_t module, uint64_t address);
   // Names a frame: `lines` innermost first. Replaces what it had.
   void set_frame_lines(uint32_t frame, std::span<const SourceLine> lines);
   // The node of this stack, frames innermost first (index 0 is the leaf);
-  // kNoNode for an empty stack. O(depth).
+  // kNoNode for an empty stack. O(depth), one hash probe for a stack seen
+  // before.
   uint32_t push_stack(std::span<const uint32_t> frames_innermost_first);
   // The node of `frame` called from `parent` (kNoNode: a root).
   uint32_t child_node(uint32_t parent, uint32_t frame);
