@@ -115,11 +115,25 @@ int main(int argc, char** argv) {
 
   framewalk::tools::ReportCommandOptions report;
   std::string report_bias_text;
-  auto* report_cmd = app.add_subcommand("report", "Print the flat profile and call graph of a gmon.out (gprof's input)");
-  report_cmd->add_option("profile", report.profile, "the gmon.out file (default gmon.out)");
+  auto* report_cmd = app.add_subcommand(
+      "report", "Print the flat profile and call graph of a gmon.out (gprof's input), or the report of a sampled "
+                "profile recorded by framewalk (.fwprof)");
+  report_cmd->add_option("profile", report.profile,
+                         "the gmon.out file (default gmon.out), or a .fwprof recording (told by its magic)");
   report_cmd->add_option("--exe", report.exe, "the profiled program, for its function names (default a.out)");
-  report_cmd->add_option("--format", report.format, "text (default: flat profile and call graph), json, folded or pprof")
-      ->check(CLI::IsMember({"text", "json", "folded", "pprof"}));
+  report_cmd->add_option("--format", report.format,
+                         "text (default: flat profile and call graph; for a .fwprof, top functions), json, folded or "
+                         "pprof; for a .fwprof also speedscope, firefox (the Firefox Profiler) or html (an "
+                         "interactive flame graph in one file)")
+      ->check(CLI::IsMember({"text", "json", "folded", "pprof", "speedscope", "firefox", "html"}));
+  // A .fwprof recording's options (docs/report.md).
+  report_cmd->add_flag("--tree", report.tree, ".fwprof, text and json: the call tree too");
+  report_cmd->add_option("--thread", report.thread, ".fwprof: only this thread's samples (a TID)");
+  report_cmd->add_flag("--per-thread", report.per_thread, ".fwprof, text and json: one report a thread");
+  report_cmd->add_option("--function", report.function, ".fwprof, text and json: the callers and callees of this function");
+  report_cmd->add_option("--top", report.top, ".fwprof, text: the functions listed (default 50; 0: all)");
+  report_cmd->add_option("--kind", report.kind, ".fwprof, folded: on-cpu (default) or off-cpu samples")
+      ->check(CLI::IsMember({"on-cpu", "off-cpu"}));
   report_cmd->add_option("--folded-value", report.folded_value,
                          "--format=folded: calls (default: one caller;callee line per arc, exact counts) or time "
                          "(call paths weighted by self time in microseconds)")
