@@ -196,14 +196,6 @@ TEST(ProfileFile, EveryPrefixIsReadable) {
   EXPECT_EQ(last_samples, 1010u);
 }
 
-// Rebuilds a chunk's CRC after the payload was edited.
-void set_crc(std::string* bytes, size_t chunk) {
-  uint32_t size;
-  std::memcpy(&size, bytes->data() + chunk + 2, 4);
-  const uint32_t crc = elf::gnu_debuglink_crc32(as_bytes(*bytes).subspan(chunk + kChunkHeaderSize, size));
-  std::memcpy(bytes->data() + chunk + 6, &crc, 4);
-}
-
 // The file offsets of the chunks.
 std::vector<size_t> chunks(const std::string& bytes) {
   std::vector<size_t> out;
@@ -462,7 +454,9 @@ TEST(SampleReports, EmptyAndAwkwardProfiles) {
   for (auto* w : {write_sample_text, write_sample_json, write_sample_folded, write_sample_speedscope,
                   write_sample_firefox, write_sample_html}) {
     EXPECT_FALSE(render(w, p).empty());
-    if (w != write_sample_folded) EXPECT_FALSE(render(w, SampleProfile()).empty());
+    if (w != write_sample_folded) {
+      EXPECT_FALSE(render(w, SampleProfile()).empty());
+    }
   }
   EXPECT_EQ(render(write_sample_folded, p), "[no frames] 5\na:b</script>\"  5\n");
   EXPECT_EQ(render(write_sample_html, p).find("</script>\""), std::string::npos);
