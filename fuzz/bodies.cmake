@@ -18,6 +18,7 @@ add_library(framewalk_fuzz_bodies STATIC
   ${CMAKE_CURRENT_LIST_DIR}/fuzz_archive_body.cpp
   ${CMAKE_CURRENT_LIST_DIR}/fuzz_exidx_body.cpp
   ${CMAKE_CURRENT_LIST_DIR}/fuzz_gmon_body.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/fuzz_profile_file_body.cpp
   ${CMAKE_CURRENT_LIST_DIR}/fuzz_line_body.cpp
   ${CMAKE_CURRENT_LIST_DIR}/fuzz_dwarf_info_body.cpp
   ${CMAKE_CURRENT_LIST_DIR}/fuzz_cu_index_body.cpp

@@ -10,14 +10,14 @@ fuzz_build=${FUZZ_BUILD_DIR:-$fuzz_root/build-fuzz}
 
 fuzz_all_targets=(fuzz_elf fuzz_cfi fuzz_expression fuzz_eh_frame_hdr fuzz_sframe fuzz_sframe_roundtrip
                   fuzz_sframe_generate fuzz_core fuzz_unwind fuzz_archive fuzz_exidx fuzz_gmon fuzz_line fuzz_dwarf_info
-                  fuzz_cu_index fuzz_backend fuzz_perf_data)
+                  fuzz_cu_index fuzz_backend fuzz_profile_file fuzz_perf_data)
 
 # Longest input per target: whole small ELF files; CFI sections of a few dozen
 # records; one expression; a header with a modest table; SFrame sections of a
 # few dozen functions; .eh_frame for a few dozen functions, each generated and
 # checked PC by PC; archives of a few small objects; small ARM files with EHABI tables;
 # gmon.out files of a small program (a histogram of a few thousand bins); the
-# .debug_line of a few small units.
+# .debug_line of a few small units; .fwprof recordings of about a thousand samples.
 fuzz_max_len() {
   case "$1" in
     fuzz_elf) echo 65536 ;;
@@ -36,6 +36,7 @@ fuzz_max_len() {
     fuzz_dwarf_info) echo 16384 ;;
     fuzz_cu_index) echo 4096 ;;
     fuzz_backend) echo 4096 ;;
+    fuzz_profile_file) echo 16384 ;;
     fuzz_perf_data) echo 16384 ;;  # a header, attributes and a few small samples
     *) echo "unknown fuzz target: $1" >&2; return 2 ;;
   esac

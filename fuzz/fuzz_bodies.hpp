@@ -34,6 +34,8 @@ int fuzz_archive(const uint8_t* data, size_t size);
 int fuzz_exidx(const uint8_t* data, size_t size);
 // Byte 0 chooses address size and byte order; the rest is a gmon.out, reported in every format.
 int fuzz_gmon(const uint8_t* data, size_t size);
+// The bytes as a .fwprof recording (framewalk record), reported in every format and written again.
+int fuzz_profile_file(const uint8_t* data, size_t size);
 // Byte 0 chooses byte order and address size, bytes 1-2 the length of a
 // .debug_line_str that follows; the rest is .debug_line, read into a line table.
 int fuzz_line(const uint8_t* data, size_t size);

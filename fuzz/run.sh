@@ -41,6 +41,7 @@ default_runs() {
     fuzz_dwarf_info) echo 100000 ;;  # about 6 s
     fuzz_cu_index) echo 200000 ;;  # a small parser
     fuzz_backend) echo 30000 ;;
+    fuzz_profile_file) echo 10000 ;;  # about 18 s: every input is reported in every format
     fuzz_perf_data) echo 30000 ;;  # about 13 s
   esac
 }

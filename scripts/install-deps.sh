@@ -24,6 +24,9 @@ packages=(
   uftrace              # bench/mcount_vs_peers.sh: the mcount runtime beside uftrace's
   linux-perf           # conformance.perf_srcline: perf report spawning framewalk addr2line
   libprotobuf-dev protobuf-compiler  # the pprof writer (framewalk report --format=pprof)
+  python3-jsonschema   # conformance.sample_reports: speedscope output against its schema
+  golang-go            # conformance.sample_reports, report_gprof: pprof output read by `go tool pprof`
+  chromium             # conformance.sample_html: the HTML flame graph in headless Chromium
   abigail-tools        # abidw/abidiff: the ABI of libframewalk.so (tests/abi/abi.sh)
 )
 missing=()

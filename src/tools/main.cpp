@@ -116,18 +116,27 @@ int main(int argc, char** argv) {
   framewalk::tools::ReportCommandOptions report;
   std::string report_bias_text;
   auto* report_cmd = app.add_subcommand(
-      "report",
-      "Print the flat profile and call graph of a gmon.out (gprof's input), or the samples of a perf.data unwound by "
-      "framewalk as perf script prints them");
+      "report", "Print the flat profile and call graph of a gmon.out (gprof's input), the report of a sampled "
+                "profile recorded by framewalk (.fwprof), or the samples of a perf.data unwound by framewalk as "
+                "perf script prints them");
   report_cmd->add_option("profile", report.profile,
-                         "the gmon.out file (default gmon.out), or a perf.data file (`perf record`'s; told by its "
-                         "magic; - reads perf record -o - from stdin)");
+                         "the gmon.out file (default gmon.out), a .fwprof recording or a perf.data file (perf "
+                         "record's; each told by its magic; - reads perf record -o - from stdin)");
   report_cmd->add_option("--exe", report.exe, "the profiled program, for its function names (default a.out)");
   report_cmd->add_option("--format", report.format,
-                         "text (default: flat profile and call graph), json, folded or pprof; for a perf.data: script "
-                         "(default: each sample's frames as perf script prints them) or folded (stacks weighted by "
-                         "period)")
-      ->check(CLI::IsMember({"text", "json", "folded", "pprof", "script"}));
+                         "text (default: flat profile and call graph; for a .fwprof, top functions), json, folded or "
+                         "pprof; for a .fwprof also speedscope, firefox (the Firefox Profiler) or html (an "
+                         "interactive flame graph in one file); for a perf.data script (default: each sample's "
+                         "frames as perf script prints them) or folded (stacks weighted by period)")
+      ->check(CLI::IsMember({"text", "json", "folded", "pprof", "speedscope", "firefox", "html", "script"}));
+  // A .fwprof recording's options (docs/report.md).
+  report_cmd->add_flag("--tree", report.tree, ".fwprof, text and json: the call tree too");
+  report_cmd->add_option("--thread", report.thread, ".fwprof: only this thread's samples (a TID)");
+  report_cmd->add_flag("--per-thread", report.per_thread, ".fwprof, text and json: one report a thread");
+  report_cmd->add_option("--function", report.function, ".fwprof, text and json: the callers and callees of this function");
+  report_cmd->add_option("--top", report.top, ".fwprof, text: the functions listed (default 50; 0: all)");
+  report_cmd->add_option("--kind", report.kind, ".fwprof, folded: on-cpu (default) or off-cpu samples")
+      ->check(CLI::IsMember({"on-cpu", "off-cpu"}));
   report_cmd->add_option("--folded-value", report.folded_value,
                          "--format=folded: calls (default: one caller;callee line per arc, exact counts) or time "
                          "(call paths weighted by self time in microseconds)")

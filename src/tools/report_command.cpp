@@ -19,6 +19,8 @@
 #include "profile/functions.hpp"
 #include "profile/function_times.hpp"
 #include "profile/gmon.hpp"
+#include "profile/profile_file.hpp"
+#include "profile/sample_reports.hpp"
 #include "profile/reports.hpp"
 #include "symbol/inline_symbolizer.hpp"
 #include "unwind/symbolize.hpp"
@@ -77,6 +79,67 @@ bool has_dwarf(const symbol::InlineSymbolizer* dwarf) {
   return dwarf && (dwarf->has_debug_info() || dwarf->lines().has_rows());
 }
 
+// A .fwprof recording: read what it holds (a recording cut short is
+// reported, and what came before the damage shown), then write the format.
+int run_sample_report(const ReportCommandOptions& options, Bytes bytes) {
+  profile::ProfileFileResult file = profile::read_profile_file(bytes);
+  if (!file.read) {
+    report(options.profile, profile::describe(file.error));
+    return 1;
+  }
+  profile::ProfileFileRead& read = *file.read;
+  profile::SampleReportOptions o;
+  o.profile_path = options.profile;
+  o.tid = options.thread;
+  o.per_thread = options.per_thread;
+  o.tree = options.tree;
+  o.function = options.function;
+  o.top = options.top;
+  o.kind = options.kind == "off-cpu" ? profile::SampleKind::kOffCpu : profile::SampleKind::kOnCpu;
+  o.complete = read.complete;
+  if (read.damage) {
+    o.damage = profile::describe(*read.damage);
+    report(options.profile, o.damage + ": the report shows the " + std::to_string(read.chunks) +
+                                " chunks before it (" + std::to_string(read.profile.samples().size()) + " samples)");
+  } else if (!read.complete) {
+    report(options.profile, "no end chunk (a recording cut short?): the report shows the " +
+                                std::to_string(read.profile.samples().size()) + " samples it holds");
+  }
+  if (options.thread && !read.profile.thread(*options.thread) &&
+      std::none_of(read.profile.samples().begin(), read.profile.samples().end(),
+                   [&](const profile::Sample& s) { return s.tid == *options.thread; }))
+    report(options.profile, "no sample of thread " + std::to_string(*options.thread));
+  std::FILE* out = stdout;
+  if (!options.output.empty()) {
+    out = std::fopen(options.output.c_str(), "wb");
+    if (!out) {
+      report(options.output, std::strerror(errno));
+      return 1;
+    }
+  }
+  if (options.format == "pprof") {
+#if FRAMEWALK_PPROF
+    const std::string pb = profile::write_sample_pprof(read.profile, o);
+    std::fwrite(pb.data(), 1, pb.size(), out);
+#endif
+  } else {
+    dump::TextWriter w(out);
+    if (options.format == "json") profile::write_sample_json(read.profile, o, w);
+    else if (options.format == "folded") profile::write_sample_folded(read.profile, o, w);
+    else if (options.format == "speedscope") profile::write_sample_speedscope(read.profile, o, w);
+    else if (options.format == "firefox") profile::write_sample_firefox(read.profile, o, w);
+    else if (options.format == "html") profile::write_sample_html(read.profile, o, w);
+    else profile::write_sample_text(read.profile, o, w);
+  }
+  const bool write_failed = std::fflush(out) != 0 || std::ferror(out);
+  if (out != stdout) std::fclose(out);
+  if (write_failed) {
+    report(options.output.empty() ? "stdout" : options.output, "write failed");
+    return 1;
+  }
+  return 0;
+}
+
 }  // namespace
 
 int run_report_command(const ReportCommandOptions& options) {
@@ -92,6 +155,16 @@ int run_report_command(const ReportCommandOptions& options) {
     return 2;
   }
 #endif
+  {
+    // A framewalk recording is told by its magic; anything else is a gmon.out.
+    auto image = FileImage::map(options.profile);
+    if (image && profile::is_profile_file((*image)->bytes())) return run_sample_report(options, (*image)->bytes());
+  }
+  if (options.format == "speedscope" || options.format == "firefox" || options.format == "html") {
+    std::fprintf(stderr, "framewalk report: --format=%s is for a recording of framewalk record (.fwprof), not a gmon.out\n",
+                 options.format.c_str());
+    return 2;
+  }
   auto exe = elf::ElfFile::open(options.exe);
   if (!exe) {
     report(options.exe, open_error_text(exe.error()));

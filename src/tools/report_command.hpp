@@ -1,6 +1,8 @@
 // `framewalk report [gmon.out] [--exe PROG]`: the flat profile and call graph
 // of a gmon.out (as glibc's -pg runtime writes it), named from the
-// executable's symbols, as gprof-style text, JSON, folded stacks or pprof.
+// executable's symbols, as gprof-style text, JSON, folded stacks or pprof;
+// or, for a recording of `framewalk record` (.fwprof, told by its magic),
+// its sampled profile in every format of profile/sample_reports.hpp.
 #pragma once
 
 #include <cstdint>
@@ -12,7 +14,7 @@ namespace framewalk::tools {
 struct ReportCommandOptions {
   std::string profile = "gmon.out";
   std::string exe = "a.out";
-  std::string format = "text";          // text, json, folded, pprof
+  std::string format = "text";          // text, json, folded, pprof; .fwprof also speedscope, firefox, html
   std::string folded_value = "calls";   // calls or time
   bool inlines = false;                 // folded: the calls inlined at each call site as frames (DWARF)
   std::string output;                   // empty: stdout
@@ -20,6 +22,14 @@ struct ReportCommandOptions {
   // The runtime's exact times (-finstrument-functions); unset: PROFILE.times
   // when it exists; empty: none.
   std::optional<std::string> times;
+  // A .fwprof recording (framewalk record): formats text, json, folded,
+  // pprof, speedscope, firefox, html.
+  bool tree = false;
+  std::optional<uint32_t> thread;
+  bool per_thread = false;
+  std::string function;
+  size_t top = 50;
+  std::string kind = "on-cpu";
   // A perf.data file (tools/perf_report_command.hpp): its samples as perf
   // script prints them (format "script", or "folded").
   bool stats = false;      // counts of samples, walks by stop reason, lost samples, on stderr

@@ -64,6 +64,7 @@ TEST(FuzzReplay, Backend) { EXPECT_GT(replay("fuzz_backend", framewalk::fuzz::fu
 TEST(FuzzReplay, Archive) { EXPECT_GT(replay("fuzz_archive", framewalk::fuzz::fuzz_archive), 0u); }
 TEST(FuzzReplay, Exidx) { EXPECT_GT(replay("fuzz_exidx", framewalk::fuzz::fuzz_exidx), 0u); }
 TEST(FuzzReplay, Gmon) { EXPECT_GT(replay("fuzz_gmon", framewalk::fuzz::fuzz_gmon), 0u); }
+TEST(FuzzReplay, ProfileFile) { EXPECT_GT(replay("fuzz_profile_file", framewalk::fuzz::fuzz_profile_file), 0u); }
 TEST(FuzzReplay, Line) { EXPECT_GT(replay("fuzz_line", framewalk::fuzz::fuzz_line), 0u); }
 TEST(FuzzReplay, DwarfInfo) { EXPECT_GT(replay("fuzz_dwarf_info", framewalk::fuzz::fuzz_dwarf_info), 0u); }
 TEST(FuzzReplay, CuIndex) { EXPECT_GT(replay("fuzz_cu_index", framewalk::fuzz::fuzz_cu_index), 0u); }
@@ -77,7 +78,8 @@ TEST(FuzzReplay, TinyInputs) {
                     framewalk::fuzz::fuzz_sframe_roundtrip, framewalk::fuzz::fuzz_sframe_generate,
                     framewalk::fuzz::fuzz_core, framewalk::fuzz::fuzz_unwind, framewalk::fuzz::fuzz_archive,
                     framewalk::fuzz::fuzz_exidx, framewalk::fuzz::fuzz_gmon, framewalk::fuzz::fuzz_line,
-                    framewalk::fuzz::fuzz_dwarf_info, framewalk::fuzz::fuzz_cu_index, framewalk::fuzz::fuzz_backend}) {
+                    framewalk::fuzz::fuzz_dwarf_info, framewalk::fuzz::fuzz_cu_index, framewalk::fuzz::fuzz_backend,
+                    framewalk::fuzz::fuzz_profile_file}) {
     EXPECT_EQ(body(nullptr, 0), 0);
     EXPECT_EQ(body(zero, 1), 0);
   }

@@ -62,9 +62,10 @@ TEST(Snapshot, CodeBlocksRoundTrip) {
   std::filesystem::remove_all(dir);
 }
 
-// A live process's snapshot keeps its vDSO: replayed, the vDSO is a module
+// A live process's snapshot keeps its vDSO (ptrace: left out under qemu-user,
+// tests/cross/inprocess.sh): replayed, the vDSO is a module
 // with its ELF image (before, it had none: its bytes were not saved).
-TEST(Snapshot, TheVdsoIsSavedAndReplayed) {
+TEST(SnapshotOfPtraceTarget, TheVdsoIsSavedAndReplayed) {
   int ready[2];
   ASSERT_EQ(pipe(ready), 0);
   const pid_t child = fork();
