@@ -123,11 +123,11 @@ int main(int argc, char** argv) {
                          "the gmon.out file (default gmon.out), a .fwprof recording or a perf.data file (perf "
                          "record's; each told by its magic; - reads perf record -o - from stdin)");
   report_cmd->add_option("--exe", report.exe, "the profiled program, for its function names (default a.out)");
-  report_cmd->add_option("--format", report.format,
+  auto* report_format_opt = report_cmd->add_option("--format", report.format,
                          "text (default: flat profile and call graph; for a .fwprof, top functions), json, folded or "
                          "pprof; for a .fwprof also speedscope, firefox (the Firefox Profiler) or html (an "
                          "interactive flame graph in one file); for a perf.data script (default: each sample's "
-                         "frames as perf script prints them) or folded (stacks weighted by period)")
+                         "frames as perf script prints them), or any of the .fwprof formats")
       ->check(CLI::IsMember({"text", "json", "folded", "pprof", "speedscope", "firefox", "html", "script"}));
   // A .fwprof recording's options (docs/report.md).
   report_cmd->add_flag("--tree", report.tree, ".fwprof, text and json: the call tree too");
@@ -231,6 +231,7 @@ int main(int argc, char** argv) {
       report.load_bias = v;
     }
     if (report_times_opt->count()) report.times = report_times_text;
+    report.format_given = report_format_opt->count() > 0;
     if (report_kallsyms_opt->count()) report.kallsyms = report_kallsyms == "none" ? std::string() : report_kallsyms;
     if (report.inlines && report.format != "folded") {
       std::fprintf(stderr, "framewalk report: --inlines is for --format=folded (pprof output has inline frames always)\n");

@@ -16,7 +16,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "dump/text_writer.hpp"
+#include "elf/debug_file.hpp"
 #include "perf/perf_data.hpp"
+#include "profile/sample_profile.hpp"
+#include "profile/sample_reports.hpp"
 #include "unwind/symbolize.hpp"
 #include "walk/perf_samples.hpp"
 #include "walk/stack_dump.hpp"
@@ -138,14 +142,114 @@ class KernelSymbols {
   std::vector<std::pair<uint64_t, std::string>> symbols_;
 };
 
+
+// The unwound samples as a sampled profile (what framewalk record's .fwprof
+// holds), for the reports of every other format: modules with their
+// build-ids, frames named once each with their inline frames and lines.
+class ProfileBuilder {
+ public:
+  ProfileBuilder(KernelSymbols& kernel) : kernel_(kernel) {}
+  profile::SampleProfile& profile() { return profile_; }
+
+  void add(const UnwoundSample& u) {
+    if (!first_time_) first_time_ = u.time;
+    last_time_ = std::max(last_time_, u.time);
+    if (u.event && !event_set_) {
+      event_set_ = true;
+      profile::RecordingInfo& info = profile_.info();
+      info.event = profile_.intern(u.event->name);
+      if (u.event->freq()) info.frequency = u.event->sample_period;
+      else info.period = u.event->sample_period;
+      // The software clocks count nanoseconds.
+      info.weight_unit = profile_.intern(u.event->type == 1 && u.event->config <= 1 ? "nanoseconds" : "events");
+      for (const std::string& a : u.file->cmdline) info.command_line.push_back(profile_.intern(a));
+      info.hostname = profile_.intern(u.file->hostname);
+    }
+    if (auto [it, added] = thread_names_.try_emplace(u.tid, *u.comm); added || it->second != *u.comm) {
+      it->second = *u.comm;
+      profile_.add_thread(u.pid, u.tid, *u.comm);
+    }
+    frames_.clear();
+    for (const SampleFrame& f : u.frames) frames_.push_back(frame(f, u));
+    const uint32_t stack = profile_.push_stack(frames_);
+    profile_.add_sample(stack, u.time - *first_time_, u.tid, static_cast<uint16_t>(u.cpu), u.period ? u.period : 1);
+    if (u.walked) profile_.add_stop_reason(to_string(u.walk.reason));
+  }
+  void finish(const PerfUnwindResult& result) {
+    profile_.add_lost_samples(result.stats.lost_samples);
+    profile_.info().duration_ns = first_time_ ? last_time_ - *first_time_ : 0;
+  }
+
+ private:
+  uint32_t module(const Module* m) {
+    auto [it, added] = modules_.try_emplace(m ? m->id : 0, profile::kNoModule);
+    if (!added) return it->second;
+    if (!m) return it->second = profile_.add_module("[kernel.kallsyms]", "", 0, 0, 0, 0);
+    std::string build_id;
+    uint64_t file_offset = 0;
+    if (m->data) {
+      if (auto id = m->data->elf().build_id()) build_id = elf::build_id_hex(*id);
+      if (auto off = file_offset_of(*m)) file_offset = *off;
+    }
+    return it->second = profile_.add_module(m->name, build_id, m->start, m->end, file_offset, m->bias);
+  }
+  static std::optional<uint64_t> file_offset_of(const Module& m) {
+    const uint64_t link = m.start - m.bias;
+    for (const elf::Segment& seg : m.data->elf().segments())
+      if (seg.type == elf::kPtLoad && link >= seg.vaddr && link < seg.vaddr + seg.memsz) return seg.offset + (link - seg.vaddr);
+    return std::nullopt;
+  }
+  uint32_t frame(const SampleFrame& f, const UnwoundSample& u) {
+    const bool kernel = f.kind == SampleFrameKind::kKernel;
+    const Module* m = kernel ? nullptr : f.frame.module;
+    const uint32_t mod = kernel ? module(nullptr) : m ? module(m) : profile::kNoModule;
+    const uint64_t address = kernel ? f.frame.pc : m ? f.frame.lookup_pc - m->bias : f.frame.lookup_pc;
+    const uint32_t id = profile_.intern_frame(mod, address);
+    if (id >= named_.size()) named_.resize(id + 1, false);
+    if (named_[id]) return id;
+    named_[id] = true;
+    lines_.clear();
+    if (kernel) {
+      kernel_.load_if(u.file->osrelease);
+      std::string n = kernel_.name(f.frame.pc);
+      if (const size_t plus = n.rfind("+0x"); plus != std::string::npos) n.resize(plus);
+      if (n != "[unknown]") lines_.push_back({profile_.intern(n), 0, 0, 0});
+    } else if (m && m->data) {
+      const FrameSymbol symbol = symbolize(f.frame);
+      for (const SourceFrame& sf : source_frames(f.frame, true)) {
+        const std::string& name = sf.function.empty() ? symbol.function : sf.function;
+        lines_.push_back({name.empty() ? 0 : profile_.intern(name), sf.file.empty() ? 0 : profile_.intern(sf.file), sf.line,
+                          sf.column});
+      }
+      if (lines_.size() == 1 && lines_[0].function == 0 && lines_[0].file == 0) lines_.clear();
+    }
+    if (!lines_.empty()) profile_.set_frame_lines(id, lines_);
+    return id;
+  }
+
+  KernelSymbols& kernel_;
+  profile::SampleProfile profile_;
+  std::unordered_map<uint64_t, uint32_t> modules_;  // Module id (0: the kernel) -> profile module
+  std::unordered_map<uint32_t, std::string> thread_names_;
+  std::vector<bool> named_;
+  std::vector<uint32_t> frames_;
+  std::vector<profile::SourceLine> lines_;
+  std::optional<uint64_t> first_time_;
+  uint64_t last_time_ = 0;
+  bool event_set_ = false;
+};
+
 }  // namespace
 
 int run_perf_report(const ReportCommandOptions& options) {
-  if (options.format != "script" && options.format != "text" && options.format != "folded") {
-    std::fprintf(stderr, "framewalk report: %s is a perf.data file: --format=script (the default) or folded\n",
-                 options.profile.c_str());
+  // perf script's text unless another format is asked for.
+  const bool script = options.format == "script" || !options.format_given;
+#if !FRAMEWALK_PPROF
+  if (options.format == "pprof") {
+    std::fprintf(stderr, "framewalk report: this build has no pprof writer (configured with FRAMEWALK_PPROF=OFF)\n");
     return 2;
   }
+#endif
   const int fd = options.profile == "-" ? 0 : ::open(options.profile.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     report(options.profile, std::strerror(errno));
@@ -170,22 +274,10 @@ int run_perf_report(const ReportCommandOptions& options) {
   o.files.sysroot = options.sysroot;
   SymbolNames names;
   KernelSymbols kernel(options.kallsyms);
-  const bool folded = options.format == "folded";
-  std::map<std::string, uint64_t> stacks;  // folded: stack -> period
-  std::string line;
+  ProfileBuilder builder(kernel);
   const PerfUnwindResult result = unwind_perf_samples(source, o, [&](const UnwoundSample& u) {
-    if (folded) {
-      line = *u.comm;
-      for (size_t i = u.frames.size(); i-- > 0;) {
-        const SampleFrame& f = u.frames[i];
-        line += ';';
-        if (f.kind == SampleFrameKind::kKernel) kernel.load_if(u.file->osrelease);
-        const std::string n = f.kind == SampleFrameKind::kKernel ? kernel.name(f.frame.pc) : names.name(f.frame);
-        const size_t plus = n.rfind("+0x");
-        line.append(n, 0, plus == std::string::npos ? n.size() : plus);
-        if (f.kind == SampleFrameKind::kKernel) line += "_[k]";
-      }
-      stacks[line] += u.period ? u.period : 1;
+    if (!script) {
+      builder.add(u);
       return true;
     }
     // perf script's shape: comm tid [cpu] time: period event:
@@ -219,7 +311,33 @@ int run_perf_report(const ReportCommandOptions& options) {
     std::fputc('\n', out);
     return true;
   });
-  for (const auto& [stack, value] : stacks) std::fprintf(out, "%s %" PRIu64 "\n", stack.c_str(), value);
+  if (!script) {
+    builder.finish(result);
+    const profile::SampleProfile& p = builder.profile();
+    profile::SampleReportOptions r;
+    r.profile_path = options.profile;
+    r.tid = options.thread;
+    r.per_thread = options.per_thread;
+    r.tree = options.tree;
+    r.function = options.function;
+    r.top = options.top;
+    r.complete = !result.read.error;
+    if (result.read.error) r.damage = perf::describe(*result.read.error);
+    if (options.format == "pprof") {
+#if FRAMEWALK_PPROF
+      const std::string pb = profile::write_sample_pprof(p, r);
+      std::fwrite(pb.data(), 1, pb.size(), out);
+#endif
+    } else {
+      dump::TextWriter w(out);
+      if (options.format == "json") profile::write_sample_json(p, r, w);
+      else if (options.format == "folded") profile::write_sample_folded(p, r, w);
+      else if (options.format == "speedscope") profile::write_sample_speedscope(p, r, w);
+      else if (options.format == "firefox") profile::write_sample_firefox(p, r, w);
+      else if (options.format == "html") profile::write_sample_html(p, r, w);
+      else profile::write_sample_text(p, r, w);
+    }
+  }
   const bool write_failed = std::fflush(out) != 0 || std::ferror(out);
   if (out != stdout) std::fclose(out);
   if (fd != 0) ::close(fd);

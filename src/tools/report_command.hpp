@@ -32,6 +32,7 @@ struct ReportCommandOptions {
   std::string kind = "on-cpu";
   // A perf.data file (tools/perf_report_command.hpp): its samples as perf
   // script prints them (format "script", or "folded").
+  bool format_given = false;  // --format was given (a perf.data's default is script, not text)
   bool stats = false;      // counts of samples, walks by stop reason, lost samples, on stderr
   bool verbose = false;    // each sample's stop reason
   bool link_addresses = false;  // frames' addresses as their modules' link-time ones

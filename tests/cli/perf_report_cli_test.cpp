@@ -68,6 +68,24 @@ TEST_F(PerfReportCli, SamplesInPerfScriptsShape) {
   EXPECT_NE(out.find("victim    42     1.500500: cpu-clock:"), std::string::npos) << out;
 }
 
+// The .fwprof formats, from the samples unwound: the same profile model.
+TEST_F(PerfReportCli, SampledProfileFormats) {
+  const std::string path = write("perf.data", perf::test::perf_file({attr()}, records()));
+  int status = 0;
+  std::string out = test::run_command(kCli + " report " + path + " --format=text", &status, false);
+  EXPECT_EQ(status, 0) << out;
+  EXPECT_NE(out.find("event: cpu-clock"), std::string::npos) << out;
+  EXPECT_NE(out.find("2 samples, 1 threads"), std::string::npos) << out;
+  out = test::run_command(kCli + " report " + path + " --format=folded", &status, false);
+  EXPECT_EQ(status, 0) << out;
+  EXPECT_NE(out.find(" 1\n"), std::string::npos) << out;  // each sample weighs 1 (no period)
+  for (const char* format : {"json", "speedscope", "firefox", "html"}) {
+    out = test::run_command(kCli + " report " + path + " --format=" + format, &status, false);
+    EXPECT_EQ(status, 0) << format << ": " << out;
+    EXPECT_FALSE(out.empty()) << format;
+  }
+}
+
 TEST_F(PerfReportCli, TruncatedFileNamesTheRecordAndOffset) {
   std::vector<uint8_t> file = perf::test::perf_file({attr()}, records());
   file.resize(file.size() - 5);  // the second sample is cut

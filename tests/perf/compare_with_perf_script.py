@@ -194,6 +194,13 @@ def main():
             print(f"{mode}: framewalk report failed ({fwr.returncode})")
             ok = False
             continue
+        # The sampled-profile formats from the same samples: the folded stacks weigh what the samples do.
+        folded = run([args.framewalk, "report", data, "--format=folded"], cwd=work, env=env)
+        total = sum(int(line.rsplit(" ", 1)[1]) for line in folded.stdout.splitlines() if line.strip())
+        periods = sum(int(m.group(1)) for m in re.finditer(r"^\S.*?:\s+(\d+) cpu-clock:", fwr.stdout, re.M))
+        print(f"{mode}: --format=folded weighs {total}, the samples' periods add up to {periods}")
+        if folded.returncode or total != periods or total == 0:
+            ok = False
         # --call-graph fp: framewalk's user frames are the kernel's callchain, as perf's are: all the same.
         good, fw, order = compare(mode, fwr.stdout, p.stdout, limit, complete_only=(mode == "dwarf"))
         ok &= good
