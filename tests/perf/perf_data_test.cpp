@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 #if __has_include(<zstd.h>)
@@ -94,6 +95,36 @@ TEST(PerfData, HeaderAttrsAndFeatures) {
   EXPECT_EQ(c.info.build_ids[0].build_id[0], 0xa0);
   EXPECT_EQ(c.info.build_ids[1].build_id.size(), 8u);
   EXPECT_TRUE(c.info.feature_problems.empty());
+}
+
+// HEADER_EVENT_DESC names the events (perf's own names: "cpu-clock:u", a tracepoint's).
+TEST(PerfData, EventDescNamesTheEvents) {
+  Attr a, b;
+  a.sample_type = b.sample_type = sample::kIdentifier | sample::kIp;
+  a.ids = {1};
+  b.ids = {2};
+  b.type = 4;  // PERF_TYPE_RAW: no name of its own
+  Bytes8 desc;
+  desc.u32(2).u32(128);
+  for (const auto& [attr, name, id] : {std::tuple{a, "cpu-clock:u", 1}, std::tuple{b, "r01c2", 2}}) {
+    desc.raw(attr.bytes()).u32(1);
+    test::header_string(desc, name);
+    desc.u64(static_cast<uint64_t>(id));
+  }
+  const Collected c = read_all(perf_file({a, b}, {}, {{12, desc.b}}));
+  ASSERT_FALSE(c.summary.error) << describe(*c.summary.error);
+  ASSERT_EQ(c.info.attrs.size(), 2u);
+  EXPECT_EQ(c.info.attrs.attrs()[0].name, "cpu-clock:u");
+  EXPECT_EQ(c.info.attrs.attrs()[1].name, "r01c2");
+  EXPECT_EQ(c.info.attrs.by_id(2), std::optional<size_t>(1));
+  EXPECT_TRUE(c.info.feature_problems.empty());
+  // A damaged one is a problem of its own, not the end of the file.
+  desc.b.resize(20);
+  const Collected d = read_all(perf_file({a, b}, {}, {{12, desc.b}}));
+  EXPECT_FALSE(d.summary.error);
+  ASSERT_EQ(d.info.feature_problems.size(), 1u);
+  EXPECT_NE(d.info.feature_problems[0].find("EVENT_DESC"), std::string::npos);
+  EXPECT_EQ(d.info.attrs.attrs()[0].name, "cpu-clock");
 }
 
 TEST(PerfData, AttrOfAnySize) {
