@@ -32,7 +32,7 @@ struct SamplingOptions {
   // 65,528): the deeper a walk must go from the copy alone, the more.
   uint32_t stack_bytes = 16384;
   // The user registers each sample carries, as the kernel's perf register
-  // mask of the machine (arch::Machine::perf_register_mask).
+  // mask of the machine (arch::Machine::perf_sample_register_mask).
   uint64_t user_registers = 0;
   // The kernel's callchain (kernel frames, then the user frame-pointer
   // chain); kernel frames only where perf_event_paranoid lets us.
