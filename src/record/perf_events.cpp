@@ -25,20 +25,6 @@ int perf_event_open(perf_event_attr* attr, pid_t pid, int cpu, int group, unsign
   return static_cast<int>(syscall(SYS_perf_event_open, attr, pid, cpu, group, flags));
 }
 
-std::vector<pid_t> threads_of(pid_t pid) {
-  std::vector<pid_t> out;
-  DIR* dir = opendir(("/proc/" + std::to_string(pid) + "/task").c_str());
-  if (!dir) return out;
-  while (dirent* e = readdir(dir)) {
-    char* end = nullptr;
-    const long tid = std::strtol(e->d_name, &end, 10);
-    if (end != e->d_name && *end == 0 && tid > 0) out.push_back(static_cast<pid_t>(tid));
-  }
-  closedir(dir);
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 // The CPUs events may be opened on (sysconf counts those configured; one
 // offline gives ENODEV and is skipped).
 int cpu_count() {
@@ -54,6 +40,20 @@ int paranoid_level() {
 }
 
 }  // namespace
+
+std::vector<pid_t> threads_of(pid_t pid) {
+  std::vector<pid_t> out;
+  DIR* dir = opendir(("/proc/" + std::to_string(pid) + "/task").c_str());
+  if (!dir) return out;
+  while (dirent* e = readdir(dir)) {
+    char* end = nullptr;
+    const long tid = std::strtol(e->d_name, &end, 10);
+    if (end != e->d_name && *end == 0 && tid > 0) out.push_back(static_cast<pid_t>(tid));
+  }
+  closedir(dir);
+  std::sort(out.begin(), out.end());
+  return out;
+}
 
 std::string sampling_error_text(const Error& error) {
   const int err = static_cast<int>(error.offset);

@@ -44,6 +44,9 @@ struct SamplingOptions {
   bool enable_on_exec = false;
 };
 
+// The threads of a process now (/proc/PID/task), in order; none when it is gone.
+std::vector<pid_t> threads_of(pid_t pid);
+
 // What could not be opened, with errno (Error::offset): kNoSuchProcess,
 // kNotPermitted (perf_event_paranoid or capabilities), kIoError.
 std::string sampling_error_text(const Error& error);

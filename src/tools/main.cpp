@@ -10,6 +10,7 @@
 #include "tools/exidx_command.hpp"
 #include "tools/report_command.hpp"
 #include "tools/profile_command.hpp"
+#include "tools/record_command.hpp"
 #include "tools/sframe_command.hpp"
 #include "tools/stack_command.hpp"
 
@@ -169,6 +170,8 @@ int main(int argc, char** argv) {
   auto* profile_cmd = framewalk::tools::add_profile_command(app, profile);
   framewalk::tools::Addr2lineCommandOptions addr2line;
   auto* addr2line_cmd = framewalk::tools::add_addr2line_command(app, addr2line);
+  framewalk::tools::RecordCommandOptions record;
+  auto* record_cmd = framewalk::tools::add_record_command(app, record);
 
   try {
     app.parse(argc, argv);
@@ -241,6 +244,7 @@ int main(int argc, char** argv) {
   }
   if (profile_cmd->parsed()) return framewalk::tools::run_profile_command(profile);
   if (addr2line_cmd->parsed()) return framewalk::tools::run_addr2line_command(addr2line);
+  if (record_cmd->parsed()) return framewalk::tools::run_record_command(record);
   if (stack_cmd->parsed()) {
     if (stack.pid <= 0 && stack.core.empty() && stack.snapshot.empty()) {
       std::fprintf(stderr, "framewalk stack: give -p PID, --core FILE or --snapshot DIR\n");

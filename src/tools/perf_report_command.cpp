@@ -19,8 +19,10 @@
 #include "dump/text_writer.hpp"
 #include "elf/debug_file.hpp"
 #include "perf/perf_data.hpp"
+#include "profile/sample_builder.hpp"
 #include "profile/sample_profile.hpp"
 #include "profile/sample_reports.hpp"
+#include "symbol/kernel_symbols.hpp"
 #include "unwind/symbolize.hpp"
 #include "walk/perf_samples.hpp"
 #include "walk/stack_dump.hpp"
@@ -71,174 +73,6 @@ class SymbolNames {
   std::unordered_map<Key, std::string, Hash> names_;
 };
 
-// Kernel functions by address, from /proc/kallsyms, when the recording was
-// made on the running kernel (the same release) and the addresses are
-// shown (root, or kptr_restrict 0); else none, and kernel frames stay
-// [unknown] as perf leaves them without symbols.
-class KernelSymbols {
- public:
-  explicit KernelSymbols(const std::optional<std::string>& file) : file_(file) {}
-  void load_if(const std::string& recorded_release) {
-    if (loaded_) return;
-    loaded_ = true;
-    std::string path = "/proc/kallsyms";
-    if (file_) {
-      path = *file_;
-      if (path.empty()) return;
-    } else {
-      struct utsname u {};
-      if (recorded_release.empty() || uname(&u) != 0 || recorded_release != u.release) return;
-    }
-    // Read whole (5 MB on a distribution kernel), then parsed by hand:
-    // fgets and sscanf over 120,000 lines cost more than the reading.
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-      problem_ = path + ": " + std::strerror(errno) + ": kernel frames are not named";
-      return;
-    }
-    std::string text;
-    std::vector<char> chunk(1 << 20);
-    for (ssize_t n; (n = ::read(fd, chunk.data(), chunk.size())) > 0;) text.append(chunk.data(), static_cast<size_t>(n));
-    ::close(fd);
-    // "ffffffff81000000 T _text [module]": address, type, name.
-    for (size_t pos = 0; pos < text.size();) {
-      size_t end = text.find('\n', pos);
-      if (end == std::string::npos) end = text.size();
-      const std::string_view line(text.data() + pos, end - pos);
-      pos = end + 1;
-      const size_t sp1 = line.find(' ');
-      if (sp1 == std::string_view::npos || sp1 + 3 >= line.size()) continue;
-      const char type = line[sp1 + 1];
-      if (type != 't' && type != 'T' && type != 'w' && type != 'W') continue;
-      uint64_t address = 0;
-      for (size_t i = 0; i < sp1; ++i) {
-        const char c = line[i];
-        address = address << 4 | static_cast<uint64_t>(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
-      }
-      if (address == 0) continue;  // addresses hidden (kptr_restrict)
-      std::string_view name = line.substr(sp1 + 3);
-      if (const size_t tab = name.find_first_of(" \t"); tab != std::string_view::npos) name = name.substr(0, tab);
-      symbols_.emplace_back(address, std::string(name));
-    }
-    std::sort(symbols_.begin(), symbols_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  }
-  // "name+0xoff", or "[unknown]".
-  std::string name(uint64_t pc) const {
-    auto it = std::upper_bound(symbols_.begin(), symbols_.end(), pc,
-                               [](uint64_t v, const auto& e) { return v < e.first; });
-    if (it == symbols_.begin()) return "[unknown]";
-    --it;
-    char off[32];
-    std::snprintf(off, sizeof off, "+0x%" PRIx64, pc - it->first);
-    return it->second + off;
-  }
-
-  const std::string& problem() const { return problem_; }
-
- private:
-  std::optional<std::string> file_;
-  std::string problem_;
-  bool loaded_ = false;
-  std::vector<std::pair<uint64_t, std::string>> symbols_;
-};
-
-
-// The unwound samples as a sampled profile (what framewalk record's .fwprof
-// holds), for the reports of every other format: modules with their
-// build-ids, frames named once each with their inline frames and lines.
-class ProfileBuilder {
- public:
-  ProfileBuilder(KernelSymbols& kernel) : kernel_(kernel) {}
-  profile::SampleProfile& profile() { return profile_; }
-
-  void add(const UnwoundSample& u) {
-    if (!first_time_) first_time_ = u.time;
-    last_time_ = std::max(last_time_, u.time);
-    if (u.event && !event_set_) {
-      event_set_ = true;
-      profile::RecordingInfo& info = profile_.info();
-      info.event = profile_.intern(u.event->name);
-      if (u.event->freq()) info.frequency = u.event->sample_period;
-      else info.period = u.event->sample_period;
-      // The software clocks count nanoseconds.
-      info.weight_unit = profile_.intern(u.event->type == 1 && u.event->config <= 1 ? "nanoseconds" : "events");
-      for (const std::string& a : u.file->cmdline) info.command_line.push_back(profile_.intern(a));
-      info.hostname = profile_.intern(u.file->hostname);
-    }
-    if (auto [it, added] = thread_names_.try_emplace(u.tid, *u.comm); added || it->second != *u.comm) {
-      it->second = *u.comm;
-      profile_.add_thread(u.pid, u.tid, *u.comm);
-    }
-    frames_.clear();
-    for (const SampleFrame& f : u.frames) frames_.push_back(frame(f, u));
-    const uint32_t stack = profile_.push_stack(frames_);
-    profile_.add_sample(stack, u.time - *first_time_, u.tid, static_cast<uint16_t>(u.cpu), u.period ? u.period : 1);
-    if (u.walked) profile_.add_stop_reason(to_string(u.walk.reason));
-  }
-  void finish(const PerfUnwindResult& result) {
-    profile_.add_lost_samples(result.stats.lost_samples);
-    profile_.info().duration_ns = first_time_ ? last_time_ - *first_time_ : 0;
-  }
-
- private:
-  uint32_t module(const Module* m) {
-    auto [it, added] = modules_.try_emplace(m ? m->id : 0, profile::kNoModule);
-    if (!added) return it->second;
-    if (!m) return it->second = profile_.add_module("[kernel.kallsyms]", "", 0, 0, 0, 0);
-    std::string build_id;
-    uint64_t file_offset = 0;
-    if (m->data) {
-      if (auto id = m->data->elf().build_id()) build_id = elf::build_id_hex(*id);
-      if (auto off = file_offset_of(*m)) file_offset = *off;
-    }
-    return it->second = profile_.add_module(m->name, build_id, m->start, m->end, file_offset, m->bias);
-  }
-  static std::optional<uint64_t> file_offset_of(const Module& m) {
-    const uint64_t link = m.start - m.bias;
-    for (const elf::Segment& seg : m.data->elf().segments())
-      if (seg.type == elf::kPtLoad && link >= seg.vaddr && link < seg.vaddr + seg.memsz) return seg.offset + (link - seg.vaddr);
-    return std::nullopt;
-  }
-  uint32_t frame(const SampleFrame& f, const UnwoundSample& u) {
-    const bool kernel = f.kind == SampleFrameKind::kKernel;
-    const Module* m = kernel ? nullptr : f.frame.module;
-    const uint32_t mod = kernel ? module(nullptr) : m ? module(m) : profile::kNoModule;
-    const uint64_t address = kernel ? f.frame.pc : m ? f.frame.lookup_pc - m->bias : f.frame.lookup_pc;
-    const uint32_t id = profile_.intern_frame(mod, address);
-    if (id >= named_.size()) named_.resize(id + 1, false);
-    if (named_[id]) return id;
-    named_[id] = true;
-    lines_.clear();
-    if (kernel) {
-      kernel_.load_if(u.file->osrelease);
-      std::string n = kernel_.name(f.frame.pc);
-      if (const size_t plus = n.rfind("+0x"); plus != std::string::npos) n.resize(plus);
-      if (n != "[unknown]") lines_.push_back({profile_.intern(n), 0, 0, 0});
-    } else if (m && m->data) {
-      const FrameSymbol symbol = symbolize(f.frame);
-      for (const SourceFrame& sf : source_frames(f.frame, true)) {
-        const std::string& name = sf.function.empty() ? symbol.function : sf.function;
-        lines_.push_back({name.empty() ? 0 : profile_.intern(name), sf.file.empty() ? 0 : profile_.intern(sf.file), sf.line,
-                          sf.column});
-      }
-      if (lines_.size() == 1 && lines_[0].function == 0 && lines_[0].file == 0) lines_.clear();
-    }
-    if (!lines_.empty()) profile_.set_frame_lines(id, lines_);
-    return id;
-  }
-
-  KernelSymbols& kernel_;
-  profile::SampleProfile profile_;
-  std::unordered_map<uint64_t, uint32_t> modules_;  // Module id (0: the kernel) -> profile module
-  std::unordered_map<uint32_t, std::string> thread_names_;
-  std::vector<bool> named_;
-  std::vector<uint32_t> frames_;
-  std::vector<profile::SourceLine> lines_;
-  std::optional<uint64_t> first_time_;
-  uint64_t last_time_ = 0;
-  bool event_set_ = false;
-};
-
 }  // namespace
 
 int run_perf_report(const ReportCommandOptions& options) {
@@ -273,8 +107,8 @@ int run_perf_report(const ReportCommandOptions& options) {
   if (const char* home = std::getenv("HOME")) o.files.buildid_dir = std::string(home) + "/.debug";
   o.files.sysroot = options.sysroot;
   SymbolNames names;
-  KernelSymbols kernel(options.kallsyms);
-  ProfileBuilder builder(kernel);
+  symbol::KernelSymbols kernel(options.kallsyms);
+  profile::SampleProfileBuilder builder(kernel);
   const PerfUnwindResult result = unwind_perf_samples(source, o, [&](const UnwoundSample& u) {
     if (!script) {
       builder.add(u);

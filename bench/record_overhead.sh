@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# framewalk record against perf record on a CPU-bound -O2 program without
+# frame pointers (tests/record/split_target.c: two threads, a 300-deep
+# recursion, a shared library), in the same run: wall time of the bare run,
+# under `framewalk record`, `perf record --call-graph dwarf` and
+# `--call-graph fp`, at each rate; bytes written per sample; samples lost;
+# the program's own time (it measures itself: the profiler's start-up and
+# its work after the program ends are not in it) and the whole command's.
+# Medians over RUNS, alternating.
+#   bench/record_overhead.sh build/framewalk [RUNS] [UNIT]
+set -eu
+fw=$(realpath "${1:?usage: record_overhead.sh FRAMEWALK [RUNS] [UNIT]}")
+runs=${2:-5}
+unit=${3:-30000000}
+src=$(cd "$(dirname "$0")/.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+flags="-O2 -fomit-frame-pointer -fno-optimize-sibling-calls"
+cc $flags -fPIC -shared -o "$tmp/libfw_split.so" "$src/tests/record/split_lib.c"
+cc $flags -o "$tmp/split_target" "$src/tests/record/split_target.c" -L"$tmp" -lfw_split -Wl,-rpath,"$tmp" -pthread
+prog=("$tmp/split_target" "$unit")
+
+export FW_SPLIT_TIME=1
+# Runs a command: "wall_ms own_ms" (own: the program's own time, from its stderr).
+ms() {
+  local t0 t1
+  t0=$(date +%s%N); "$@" >/dev/null 2>"$tmp/err" || true; t1=$(date +%s%N)
+  echo "$(( (t1 - t0) / 1000000 )) $(awk '/^split_target:/ {print int($2)}' "$tmp/err")"
+}
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+wall() { awk '{print $1}' "$1" | median; }
+own() { awk '{print $2}' "$1" | median; }
+
+printf '%-6s %-22s %8s %8s %9s %9s %12s %8s %6s\n' rate tool own_ms slowdown wall_ms overhead bytes/sample samples lost
+for rate in 1000 10000; do
+  : >"$tmp/bare" ; : >"$tmp/fw" ; : >"$tmp/dwarf" ; : >"$tmp/fp"
+  for _ in $(seq "$runs"); do
+    ms "${prog[@]}" >>"$tmp/bare"
+    ms "$fw" record -q -F "$rate" -o "$tmp/fw.fwprof" -- "${prog[@]}" >>"$tmp/fw"
+    cp "$tmp/err" "$tmp/fw.err"
+    ms perf record -q -F "$rate" -e cpu-clock --call-graph dwarf -o "$tmp/dwarf.data" -- "${prog[@]}" >>"$tmp/dwarf"
+    ms perf record -q -F "$rate" -e cpu-clock --call-graph fp -o "$tmp/fp.data" -- "${prog[@]}" >>"$tmp/fp"
+  done
+  bare=$(wall "$tmp/bare")
+  bare_own=$(own "$tmp/bare")
+  fw_samples=$(grep -o '[0-9]* samples in' "$tmp/fw.err" | awk '{print $1}')
+  fw_lost=$(grep -o '; [0-9]* lost' "$tmp/fw.err" | awk '{print $2}')
+  fw_bytes=$(stat -c %s "$tmp/fw.fwprof")
+  row() {  # name times-file bytes samples lost
+    local w o; w=$(wall "$2"); o=$(own "$2")
+    awk -v r="$rate" -v n="$1" -v w="$w" -v o="$o" -v b="$bare" -v bo="$bare_own" -v by="$3" -v s="$4" -v l="$5" \
+      'BEGIN {printf "%-6s %-22s %8d %7.1f%% %9d %8.1f%% %12.1f %8d %6s\n", r, n, o, 100 * (o - bo) / bo, w, 100 * (w - b) / b, (s ? by / s : 0), s, l}'
+  }
+  printf '%-6s %-22s %8d %9s %9d %9s %12s %8s %6s\n' "$rate" bare "$bare_own" - "$bare" - - - -
+  row "framewalk record" "$tmp/fw" "$fw_bytes" "${fw_samples:-0}" "${fw_lost:-?}"
+  for kind in dwarf fp; do
+    samples=$(perf report -i "$tmp/$kind.data" --stats 2>/dev/null | awk '/SAMPLE events:/ {print $3; exit}')
+    lost=$(perf report -i "$tmp/$kind.data" --stats 2>/dev/null | awk '/LOST_SAMPLES events:|LOST events:/ {s += $3} END {print s + 0}')
+    row "perf --call-graph $kind" "$tmp/$kind" "$(stat -c %s "$tmp/$kind.data")" "${samples:-0}" "$lost"
+  done
+done

@@ -1,0 +1,280 @@
+#include "profile/recorder.hpp"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <map>
+
+#include "perf/perf_data.hpp"
+#include "profile/profile_file.hpp"
+#include "profile/sample_builder.hpp"
+#include "symbol/kernel_symbols.hpp"
+#include "target/proc_maps.hpp"
+#include "walk/perf_samples.hpp"
+
+namespace framewalk::profile {
+
+namespace {
+
+constexpr uint32_t kRecordMmap2 = 10, kRecordComm = 3;
+constexpr uint32_t kHeaderAttr = 64, kFinishedRound = 68, kHeaderFeature = 80;
+constexpr uint64_t kFeatHostname = 3, kFeatOsrelease = 4;
+constexpr uint16_t kMiscUser = 2;
+
+void put16(std::string* out, uint16_t v) { out->append(reinterpret_cast<const char*>(&v), 2); }
+void put32(std::string* out, uint32_t v) { out->append(reinterpret_cast<const char*>(&v), 4); }
+void put64(std::string* out, uint64_t v) { out->append(reinterpret_cast<const char*>(&v), 8); }
+// A NUL-terminated string padded to 8 bytes, as the kernel writes names.
+void put_name(std::string* out, const std::string& s) {
+  const size_t n = (s.size() + 1 + 7) & ~size_t{7};
+  out->append(s);
+  out->append(n - s.size(), '\0');
+}
+// A record: its header, then `body`; false when it is larger than a record's 16-bit size.
+bool put_record(std::string* out, uint32_t type, uint16_t misc, const std::string& body) {
+  if (body.size() + 8 > 0xffff) return false;
+  put32(out, type);
+  put16(out, misc);
+  put16(out, static_cast<uint16_t>(body.size() + 8));
+  out->append(body);
+  return true;
+}
+// The sample_id trailer of a record made here, for the Sampler's attributes
+// (TID, TIME, CPU, IDENTIFIER; in the kernel's order).
+void put_trailer(std::string* body, const perf_event_attr& attr, uint32_t pid, uint32_t tid, uint64_t identifier) {
+  if (!attr.sample_id_all) return;
+  const uint64_t t = attr.sample_type;
+  if (t & PERF_SAMPLE_TID) {
+    put32(body, pid);
+    put32(body, tid);
+  }
+  if (t & PERF_SAMPLE_TIME) put64(body, 0);
+  if (t & PERF_SAMPLE_ID) put64(body, identifier);
+  if (t & PERF_SAMPLE_STREAM_ID) put64(body, identifier);
+  if (t & PERF_SAMPLE_CPU) put64(body, 0);
+  if (t & PERF_SAMPLE_IDENTIFIER) put64(body, identifier);
+}
+
+void put_feature_string(std::string* out, uint64_t feature, const std::string& text) {
+  std::string body;
+  put64(&body, feature);
+  const size_t n = (text.size() + 1 + 7) & ~size_t{7};
+  put32(&body, static_cast<uint32_t>(n));
+  body.append(text);
+  body.append(n - text.size(), '\0');
+  put_record(out, kHeaderFeature, 0, body);
+}
+
+std::string read_first_line(const std::string& path) {
+  std::ifstream f(path);
+  std::string line;
+  std::getline(f, line);
+  return line;
+}
+
+uint64_t now_ms() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+// The Sampler's records as a pipe-mode perf.data stream, read forward by
+// the perf.data reader: each time it needs bytes beyond those buffered, the
+// ring buffers are read (waiting up to 100 ms), their records appended and
+// a FINISHED_ROUND after them. The end of the stream when the recording is
+// to stop or every thread has ended.
+class LiveStream final : public perf::ByteSource {
+ public:
+  LiveStream(record::Sampler& sampler, std::string prelude, FunctionRef<bool()> keep_going,
+             FunctionRef<void()> on_tick)
+      : sampler_(sampler), buffer_(std::move(prelude)), keep_going_(keep_going), on_tick_(on_tick) {}
+
+  Result<size_t> read_at(uint64_t offset, void* out, size_t size) override {
+    if (offset < base_) return Error{ErrorCode::kBadArgument, offset};
+    while (offset >= base_ + buffer_.size() && !done_) pump();
+    const uint64_t end = base_ + buffer_.size();
+    if (offset >= end) return size_t{0};
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(size, end - offset));
+    std::memcpy(out, buffer_.data() + (offset - base_), n);
+    // What the reader has passed is not asked for again (it reads forward).
+    if (offset - base_ > (4u << 20)) {
+      buffer_.erase(0, static_cast<size_t>(offset - base_));
+      base_ = offset;
+    }
+    return n;
+  }
+  std::optional<uint64_t> size() const override { return std::nullopt; }
+  uint64_t records() const { return records_; }
+
+ private:
+  void pump() {
+    const bool go_on = keep_going_();
+    const size_t before = buffer_.size();
+    // One more read after the last: what the rings hold when it ends.
+    const bool alive = sampler_.read(go_on ? 100 : 0, [&](const uint8_t* record, size_t size) {
+      buffer_.append(reinterpret_cast<const char*>(record), size);
+      ++records_;
+    });
+    if (buffer_.size() != before) put_record(&buffer_, kFinishedRound, 0, {});
+    if (!go_on || !alive) done_ = true;
+    on_tick_();
+  }
+
+  record::Sampler& sampler_;
+  std::string buffer_;
+  uint64_t base_ = 0;  // the stream offset of buffer_[0]
+  FunctionRef<bool()> keep_going_;
+  FunctionRef<void()> on_tick_;
+  bool done_ = false;
+  uint64_t records_ = 0;
+};
+
+}  // namespace
+
+std::string synthesize_process_records(pid_t pid, const perf_event_attr& attr, uint64_t identifier) {
+  std::string out;
+  const std::vector<pid_t> tids = record::threads_of(pid);
+  for (pid_t tid : tids) {
+    std::string body;
+    put32(&body, static_cast<uint32_t>(pid));
+    put32(&body, static_cast<uint32_t>(tid));
+    put_name(&body, read_first_line("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/comm"));
+    put_trailer(&body, attr, static_cast<uint32_t>(pid), static_cast<uint32_t>(tid), identifier);
+    put_record(&out, kRecordComm, 0, body);
+  }
+  for (const MapEntry& e : read_proc_maps(pid)) {
+    if (e.perms.size() < 3 || e.perms[2] != 'x' || e.path.empty()) continue;
+    std::string body;
+    put32(&body, static_cast<uint32_t>(pid));
+    put32(&body, static_cast<uint32_t>(pid));
+    put64(&body, e.start);
+    put64(&body, e.end - e.start);
+    put64(&body, e.offset);
+    unsigned major = 0, minor = 0;
+    std::sscanf(e.device.c_str(), "%x:%x", &major, &minor);
+    put32(&body, major);
+    put32(&body, minor);
+    put64(&body, e.inode);
+    put64(&body, 0);  // inode generation
+    const uint32_t prot = (e.perms[0] == 'r' ? 1u : 0u) | (e.perms[1] == 'w' ? 2u : 0u) | 4u;
+    put32(&body, prot);
+    put32(&body, e.perms.size() > 3 && e.perms[3] == 's' ? 1u : 2u);  // MAP_SHARED or MAP_PRIVATE
+    put_name(&body, e.path);
+    put_trailer(&body, attr, static_cast<uint32_t>(pid), static_cast<uint32_t>(pid), identifier);
+    put_record(&out, kRecordMmap2, kMiscUser, body);
+  }
+  return out;
+}
+
+Result<RecordResult> record_samples(record::Sampler& sampler, pid_t pid, bool existing, const RecordOptions& options,
+                                    int fd, FunctionRef<bool()> keep_going,
+                                    FunctionRef<void(const RecordStatus&)> on_status) {
+  const perf_event_attr& attr = sampler.attr();
+  // The stream's prelude: the pipe header, the attributes, this machine's
+  // kernel release and name, then what the process already has.
+  std::string prelude;
+  put64(&prelude, 0x32454c4946524550ull);  // "PERFILE2"
+  put64(&prelude, 16);
+  {
+    std::string body(reinterpret_cast<const char*>(&attr), attr.size);
+    put_record(&prelude, kHeaderAttr, 0, body);
+  }
+  struct utsname u {};
+  if (uname(&u) == 0) {
+    put_feature_string(&prelude, kFeatOsrelease, u.release);
+    put_feature_string(&prelude, kFeatHostname, u.nodename);
+  }
+  if (existing) prelude += synthesize_process_records(pid, attr, 0);
+  put_record(&prelude, kFinishedRound, 0, {});
+
+  RecordResult result;
+  RecordStatus& status = result.status;
+  symbol::KernelSymbols kernel(options.kallsyms);
+  SampleProfileBuilder builder(kernel, options.symbols, /*defer_names=*/true);
+  // What the recording is, in the file's first chunks already (a recording
+  // cut short keeps them).
+  auto describe = [&] {
+    RecordingInfo& info = builder.profile().info();
+    info.event = builder.profile().intern(attr.config == PERF_COUNT_SW_TASK_CLOCK ? "task-clock" : "cpu-clock");
+    info.frequency = attr.freq ? attr.sample_freq : 0;
+    info.period = attr.freq ? 0 : attr.sample_period;
+    info.weight_unit = builder.profile().intern("nanoseconds");
+    info.command_line.clear();
+    for (const std::string& a : options.command_line) info.command_line.push_back(builder.profile().intern(a));
+    if (uname(&u) == 0) info.hostname = builder.profile().intern(u.nodename);
+  };
+  describe();
+  ProfileWriterOptions wo;
+  wo.compress = options.compress;
+  ProfileFileWriter writer(wo);
+  std::string bytes;
+  std::optional<Error> write_error;
+  auto write_out = [&] {
+    size_t at = 0;
+    while (at < bytes.size() && !write_error) {
+      const ssize_t n = ::write(fd, bytes.data() + at, bytes.size() - at);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        write_error = Error{ErrorCode::kIoError, static_cast<uint64_t>(errno)};
+        break;
+      }
+      at += static_cast<size_t>(n);
+    }
+    status.bytes_written += at;
+    bytes.clear();
+  };
+  const uint64_t start_ms = now_ms();
+  uint64_t last_flush = start_ms, last_status = 0;
+  auto tick = [&] {
+    const uint64_t now = now_ms();
+    status.seconds = static_cast<double>(now - start_ms) / 1000;
+    if (now - last_flush >= options.flush_interval_ms) {
+      writer.flush(builder.profile(), &bytes);
+      write_out();
+      last_flush = now;
+    }
+    if (now - last_status >= options.status_interval_ms) {
+      last_status = now;
+      on_status(status);
+    }
+  };
+  // Named: the stream keeps references to them (FunctionRef).
+  auto go_on = [&] { return keep_going() && !write_error.has_value(); };
+  LiveStream stream(sampler, std::move(prelude), go_on, tick);
+
+  PerfUnwindOptions po;
+  po.max_frames = options.max_frames;
+  po.files.buildid_dir.clear();  // the files are here, as mapped
+  const PerfUnwindResult unwound = unwind_perf_samples(stream, po, [&](const UnwoundSample& s) {
+    builder.add(s);
+    ++status.samples;
+    if (s.walked) {
+      if (s.walk.reason == StopReason::kOutermost || s.walk.reason == StopReason::kCannotUnwind) ++status.complete;
+      else ++status.truncated;
+    }
+    return true;
+  });
+  status.lost = unwound.stats.lost_samples;
+  status.records = stream.records();
+  builder.finish(unwound);
+  builder.name_pending();  // after the recording, when no ring buffer waits
+  describe();
+  writer.finish(builder.profile(), &bytes);
+  write_out();
+  if (write_error) return *write_error;
+  for (const StopReasonCount& r : builder.profile().stop_reasons())
+    result.stop_reasons.emplace_back(std::string(builder.profile().string(r.reason)), r.count);
+  result.warnings = unwound.warnings;
+  if (!kernel.problem().empty()) result.warnings.push_back(kernel.problem());
+  if (unwound.read.error) result.read_error = perf::describe(*unwound.read.error);
+  status.seconds = static_cast<double>(now_ms() - start_ms) / 1000;
+  on_status(status);
+  return result;
+}
+
+}  // namespace framewalk::profile

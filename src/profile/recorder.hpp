@@ -1,0 +1,72 @@
+// framewalk record's engine: samples a process (record/perf_events), unwinds
+// each sample at once with framewalk's engine (walk/perf_samples: modules
+// from the stream's mmap records, stack from the sample's copy, code from
+// the module images) and keeps only the resolved frames, in a sampled
+// profile (sample_profile.hpp) written out as .fwprof chunks as it goes, so
+// that a recording cut short leaves a readable file.
+//
+// The ring buffers' records are read through the same perf.data reader as
+// `framewalk report perf.data`: they are framed as a pipe-mode perf.data
+// stream (a header, the event's attributes, the kernel release, then the
+// records, a FINISHED_ROUND after each batch), with the mappings, names
+// and threads a process already had made into MMAP2 and COMM records first,
+// as perf record does.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/function_ref.hpp"
+#include "base/result.hpp"
+#include "profile/sample_profile.hpp"
+#include "record/perf_events.hpp"
+#include "unwind/unwinder.hpp"
+
+namespace framewalk::profile {
+
+struct RecordOptions {
+  size_t max_frames = 1024;
+  bool symbols = true;                  // name frames in the file (else addresses and modules only)
+  std::optional<std::string> kallsyms;  // as symbol::KernelSymbols takes it
+  std::vector<std::string> command_line;  // what was recorded, for the file
+  bool compress = false;                // zstd chunks
+  uint64_t flush_interval_ms = 1000;    // chunks written at least this often
+  uint64_t status_interval_ms = 250;
+};
+
+// What a recording has done so far (for a status line), and in the end.
+struct RecordStatus {
+  uint64_t samples = 0;       // unwound and kept
+  uint64_t lost = 0;          // lost in the ring buffers (the kernel's count)
+  uint64_t complete = 0;      // walks that reached the stack's declared end
+  uint64_t truncated = 0;     // walks that stopped for another reason (see stop reasons)
+  uint64_t bytes_written = 0;
+  uint64_t records = 0;       // records read from the ring buffers
+  double seconds = 0;
+};
+
+struct RecordResult {
+  RecordStatus status;
+  std::vector<std::pair<std::string, uint64_t>> stop_reasons;  // walks by why they stopped
+  std::vector<std::string> warnings;  // files missing or changed; once each
+  std::optional<std::string> read_error;  // the stream could not be read on (never expected)
+};
+
+// The stream's prelude for `pid`: its executable mappings as MMAP2 records
+// and its threads' names as COMM records, at time 0 (exposed for tests).
+std::string synthesize_process_records(pid_t pid, const perf_event_attr& attr, uint64_t identifier);
+
+// Records from `sampler` (opened on `pid`; with `existing`, the process ran
+// before: its mappings and threads are read from /proc first) until
+// `keep_going` returns false or every thread sampled has ended. Writes the
+// .fwprof file to `fd` (errors: kIoError with errno). `on_status` is called
+// every status_interval_ms.
+Result<RecordResult> record_samples(record::Sampler& sampler, pid_t pid, bool existing, const RecordOptions& options,
+                                    int fd, FunctionRef<bool()> keep_going,
+                                    FunctionRef<void(const RecordStatus&)> on_status);
+
+}  // namespace framewalk::profile

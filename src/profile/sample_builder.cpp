@@ -1,0 +1,140 @@
+#include "profile/sample_builder.hpp"
+
+#include <algorithm>
+
+#include "elf/debug_file.hpp"
+#include "unwind/symbolize.hpp"
+
+namespace framewalk::profile {
+
+namespace {
+
+// The file offset of the module's first mapped byte.
+std::optional<uint64_t> file_offset_of(const Module& m) {
+  const uint64_t link = m.start - m.bias;
+  for (const elf::Segment& seg : m.data->elf().segments())
+    if (seg.type == elf::kPtLoad && link >= seg.vaddr && link < seg.vaddr + seg.memsz) return seg.offset + (link - seg.vaddr);
+  return std::nullopt;
+}
+
+}  // namespace
+
+void SampleProfileBuilder::add(const UnwoundSample& u) {
+  if (!first_time_) first_time_ = u.time;
+  last_time_ = std::max(last_time_, u.time);
+  if (u.event && !event_set_) {
+    event_set_ = true;
+    RecordingInfo& info = profile_.info();
+    if (!u.event->name.empty() || info.event == 0) info.event = profile_.intern(u.event->name);
+    if (u.event->freq()) info.frequency = u.event->sample_period;
+    else info.period = u.event->sample_period;
+    // The software clocks count nanoseconds.
+    info.weight_unit = profile_.intern(u.event->type == 1 && u.event->config <= 1 ? "nanoseconds" : "events");
+    for (const std::string& a : u.file->cmdline) info.command_line.push_back(profile_.intern(a));
+    info.hostname = profile_.intern(u.file->hostname);
+  }
+  if (auto [it, added] = thread_names_.try_emplace(u.tid, *u.comm); added || it->second != *u.comm) {
+    it->second = *u.comm;
+    profile_.add_thread(u.pid, u.tid, *u.comm);
+  }
+  frames_.clear();
+  for (const framewalk::SampleFrame& f : u.frames) frames_.push_back(frame(f, u));
+  const uint32_t stack = profile_.push_stack(frames_);
+  profile_.add_sample(stack, u.time >= *first_time_ ? u.time - *first_time_ : 0, u.tid, static_cast<uint16_t>(u.cpu), u.period ? u.period : 1);
+  if (u.walked) profile_.add_stop_reason(to_string(u.walk.reason));
+}
+
+void SampleProfileBuilder::finish(const PerfUnwindResult& result) {
+  profile_.add_lost_samples(result.stats.lost_samples);
+  profile_.info().duration_ns = first_time_ ? last_time_ - *first_time_ : 0;
+}
+
+void SampleProfileBuilder::finish(uint64_t lost_samples) {
+  profile_.add_lost_samples(lost_samples);
+  profile_.info().duration_ns = first_time_ ? last_time_ - *first_time_ : 0;
+}
+
+uint32_t SampleProfileBuilder::module(const Module* m) {
+  auto [it, added] = modules_.try_emplace(m ? m->id : 0, kNoModule);
+  if (!added) return it->second;
+  if (!m) return it->second = profile_.add_module("[kernel.kallsyms]", "", 0, 0, 0, 0);
+  std::string build_id;
+  uint64_t file_offset = 0;
+  if (m->data) {
+    if (auto id = m->data->elf().build_id()) build_id = elf::build_id_hex(*id);
+    if (auto off = file_offset_of(*m)) file_offset = *off;
+  }
+  return it->second = profile_.add_module(m->name, build_id, m->start, m->end, file_offset, m->bias);
+}
+
+uint32_t SampleProfileBuilder::frame(const framewalk::SampleFrame& f, const UnwoundSample& u) {
+  const bool kernel = f.kind == SampleFrameKind::kKernel;
+  const Module* m = kernel ? nullptr : f.frame.module;
+  const uint32_t mod = kernel ? module(nullptr) : m ? module(m) : kNoModule;
+  const uint64_t address = kernel ? f.frame.pc : m ? f.frame.lookup_pc - m->bias : f.frame.lookup_pc;
+  const uint32_t id = profile_.intern_frame(mod, address);
+  if (id >= named_.size()) named_.resize(id + 1, false);
+  if (named_[id]) return id;
+  named_[id] = true;
+  if (!symbols_) return id;
+  if (defer_names_) {
+    // Named later (name_pending): the module kept alive by a copy of it.
+    Pending p;
+    p.frame = id;
+    p.kernel = kernel;
+    p.pc = f.frame.pc;
+    p.lookup_pc = f.frame.lookup_pc;
+    p.symbol_pc = f.frame.symbol_pc;
+    p.activation = f.frame.activation;
+    if (m && m->data) {
+      p.module = m->id;
+      kept_modules_.try_emplace(m->id, *m);
+    }
+    if (kernel) osrelease_ = u.file->osrelease;
+    if (kernel || p.module) pending_.push_back(p);
+    return id;
+  }
+  name(id, kernel, f.frame, u.file->osrelease);
+  return id;
+}
+
+void SampleProfileBuilder::name_pending() {
+  for (const Pending& p : pending_) {
+    Frame f;
+    f.pc = p.pc;
+    f.lookup_pc = p.lookup_pc;
+    f.symbol_pc = p.symbol_pc;
+    f.activation = p.activation;
+    if (p.module) {
+      auto it = kept_modules_.find(p.module);
+      if (it == kept_modules_.end()) continue;
+      f.module = &it->second;
+    }
+    name(p.frame, p.kernel, f, osrelease_);
+  }
+  pending_.clear();
+  pending_.shrink_to_fit();
+  kept_modules_.clear();
+}
+
+void SampleProfileBuilder::name(uint32_t id, bool kernel, const Frame& frame, const std::string& osrelease) {
+  const Module* m = frame.module;
+  lines_.clear();
+  if (kernel) {
+    kernel_.load_if(osrelease);
+    std::string n = kernel_.name(frame.pc);
+    if (const size_t plus = n.rfind("+0x"); plus != std::string::npos) n.resize(plus);
+    if (n != "[unknown]") lines_.push_back({profile_.intern(n), 0, 0, 0});
+  } else if (m && m->data) {
+    const FrameSymbol symbol = symbolize(frame);
+    for (const SourceFrame& sf : source_frames(frame, true)) {
+      const std::string& name = sf.function.empty() ? symbol.function : sf.function;
+      lines_.push_back({name.empty() ? 0 : profile_.intern(name), sf.file.empty() ? 0 : profile_.intern(sf.file), sf.line,
+                        sf.column});
+    }
+    if (lines_.size() == 1 && lines_[0].function == 0 && lines_[0].file == 0) lines_.clear();
+  }
+  if (!lines_.empty()) profile_.set_frame_lines(id, lines_);
+}
+
+}  // namespace framewalk::profile

@@ -1,0 +1,67 @@
+// Unwound samples (a perf.data's, or the live recorder's: walk/perf_samples)
+// into a sampled profile (sample_profile.hpp): modules with their build-ids
+// and load ranges, frames by (module, link-time address) named once each
+// with their inline frames and lines, kernel frames named from kallsyms,
+// threads with their names, the event and the walks' stop reasons.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "profile/sample_profile.hpp"
+#include "symbol/kernel_symbols.hpp"
+#include "walk/perf_samples.hpp"
+
+namespace framewalk::profile {
+
+class SampleProfileBuilder {
+ public:
+  // `kernel` names kernel frames (loaded at the first one); `symbols`:
+  // name the frames (else addresses only, for a smaller file).
+  // `defer_names`: frames are named by name_pending() rather than as
+  // they first come (a recorder keeps up with the ring buffers that way:
+  // loading a library's debug information takes tens of milliseconds).
+  explicit SampleProfileBuilder(symbol::KernelSymbols& kernel, bool symbols = true, bool defer_names = false)
+      : kernel_(kernel), symbols_(symbols), defer_names_(defer_names) {}
+  SampleProfile& profile() { return profile_; }
+
+  void add(const UnwoundSample& u);
+  // The accounting of the whole run: lost samples, the recording's length.
+  void finish(const PerfUnwindResult& result);
+  void finish(uint64_t lost_samples);
+  // Names the frames met since the last call (defer_names).
+  void name_pending();
+  size_t pending_names() const { return pending_.size(); }
+
+ private:
+  uint32_t module(const Module* m);
+  uint32_t frame(const framewalk::SampleFrame& f, const UnwoundSample& u);
+  void name(uint32_t id, bool kernel, const Frame& frame, const std::string& osrelease);
+  struct Pending {
+    uint32_t frame = 0;
+    bool kernel = false, activation = false;
+    uint64_t module = 0;  // Module id (0: none)
+    uint64_t pc = 0, lookup_pc = 0, symbol_pc = 0;
+  };
+
+  symbol::KernelSymbols& kernel_;
+  bool symbols_;
+  bool defer_names_;
+  std::vector<Pending> pending_;
+  std::unordered_map<uint64_t, Module> kept_modules_;  // by id: the modules pending frames are in
+  std::string osrelease_;
+  SampleProfile profile_;
+  std::unordered_map<uint64_t, uint32_t> modules_;  // Module id (0: the kernel) -> profile module
+  std::unordered_map<uint32_t, std::string> thread_names_;
+  std::vector<bool> named_;
+  std::vector<uint32_t> frames_;
+  std::vector<SourceLine> lines_;
+  std::optional<uint64_t> first_time_;
+  uint64_t last_time_ = 0;
+  bool event_set_ = false;
+};
+
+}  // namespace framewalk::profile

@@ -1,0 +1,79 @@
+/* A program whose time split is known by construction, for framewalk record:
+ * the same leaf (spin) runs in three call paths for 50, 30 and 20 units of
+ * work in all:
+ *   main_path -> spin                                    50 units
+ *   deep_path (300 frames of recursion) -> spin          30 units
+ *   lib_path -> lib_call (in libfw_split.so) -> spin     20 units
+ * in two threads, each running all three paths in turn (25, 15 and 10
+ * units), so that whatever slows a thread (the other one beside it on the
+ * machine, the recorder) slows its three paths alike. Built -O2 without
+ * frame pointers. A unit is the same loop everywhere, so a path's share of
+ * CPU time is its share of units. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+extern double lib_call(double (*fn)(long), long n); /* libfw_split.so */
+
+static long g_unit = 4000000; /* iterations a unit; argv[1] scales it */
+
+__attribute__((noinline)) double spin(long n) {
+  double x = 0;
+  for (long i = 0; i < n; ++i) {
+    x += (double)(i & 1023) * 1e-9;
+    __asm__ volatile("" : "+x"(x));
+  }
+  return x;
+}
+
+__attribute__((noinline)) double main_path(long units) {
+  double s = 0;
+  for (long u = 0; u < units; ++u) s += spin(g_unit);
+  return s;
+}
+
+__attribute__((noinline)) double deep_path(int depth, long units) {
+  if (depth > 0) return deep_path(depth - 1, units) + 1;
+  double s = 0;
+  for (long u = 0; u < units; ++u) s += spin(g_unit);
+  return s;
+}
+
+__attribute__((noinline)) double lib_path(long units) {
+  double s = 0;
+  for (long u = 0; u < units; ++u) s += lib_call(spin, g_unit);
+  return s;
+}
+
+static double g_result[2];
+
+static void* worker(void* arg) {
+  const int index = *(const int*)arg;
+  double s = 0;
+  for (int round = 0; round < 5; ++round) {
+    s += main_path(5);
+    s += deep_path(300, 3);
+    s += lib_path(2);
+  }
+  g_result[index] = s;
+  return NULL;
+}
+
+int main(int argc, char** argv) {
+  if (argc > 1) g_unit = atol(argv[1]);
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  pthread_t a, b;
+  static const int first = 0, second = 1;
+  pthread_create(&a, NULL, worker, (void*)&first);
+  pthread_create(&b, NULL, worker, (void*)&second);
+  pthread_join(a, NULL);
+  pthread_join(b, NULL);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  printf("%f\n", g_result[0] + g_result[1]);
+  /* The program's own time, apart from a profiler's start and end (bench/record_overhead.sh). */
+  if (getenv("FW_SPLIT_TIME"))
+    fprintf(stderr, "split_target: %.1f ms\n", (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
+  return 0;
+}
