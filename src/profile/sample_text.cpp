@@ -20,8 +20,14 @@ std::string weight_unit(const SampleProfile& p) {
 
 std::string percent(uint64_t part, uint64_t whole) {
   if (whole == 0) return "0.00";
+#if defined(__SIZEOF_INT128__)
   const unsigned __int128 hundredths = (static_cast<unsigned __int128>(part) * 10000 + whole / 2) / whole;
   const auto h = static_cast<uint64_t>(hundredths);
+#else  // 32-bit machines: exact while part * 10000 fits 64 bits, rounded to the nearest after
+  const uint64_t h = part <= (UINT64_MAX - whole / 2) / 10000
+                         ? (part * 10000 + whole / 2) / whole
+                         : static_cast<uint64_t>(static_cast<long double>(part) * 10000 / whole + 0.5L);
+#endif
   char buf[32];
   std::snprintf(buf, sizeof buf, "%llu.%02llu", static_cast<unsigned long long>(h / 100),
                 static_cast<unsigned long long>(h % 100));
