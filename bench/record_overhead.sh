@@ -7,7 +7,7 @@
 # the program's own time (it measures itself: the profiler's start-up and
 # its work after the program ends are not in it) and the whole command's.
 # Medians over RUNS, alternating.
-#   bench/record_overhead.sh build/framewalk [RUNS] [UNIT]
+#   [RATES="1000 10000"] bench/record_overhead.sh build/framewalk [RUNS] [UNIT]
 set -eu
 fw=$(realpath "${1:?usage: record_overhead.sh FRAMEWALK [RUNS] [UNIT]}")
 runs=${2:-5}
@@ -32,7 +32,7 @@ wall() { awk '{print $1}' "$1" | median; }
 own() { awk '{print $2}' "$1" | median; }
 
 printf '%-6s %-22s %8s %8s %9s %9s %12s %8s %6s\n' rate tool own_ms slowdown wall_ms overhead bytes/sample samples lost
-for rate in 1000 10000; do
+for rate in ${RATES:-1000 10000}; do
   : >"$tmp/bare" ; : >"$tmp/fw" ; : >"$tmp/dwarf" ; : >"$tmp/fp"
   for _ in $(seq "$runs"); do
     ms "${prog[@]}" >>"$tmp/bare"
