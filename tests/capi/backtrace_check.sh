@@ -19,10 +19,16 @@ status=0
 for freeze in process thread copy; do
   echo "== live, --freeze=$freeze"
   "$checker" live "$pid" "$freeze" || status=1
-  # Left as it was: still stopped, every thread.
+  # Left as it was: still stopped, every thread. A thread detached from its
+  # ptrace-stop goes back into the group stop inside the kernel (never
+  # running its own code): it may read R for that moment, so wait for it.
   for task in /proc/$pid/task/*; do
-    s=$(awk '{print $3}' "$task/stat")
-    [ "$s" = T ] || { echo "FAIL: thread ${task##*/} is in state $s after the walk, not T"; status=1; }
+    for _ in $(seq 100); do
+      s=$(awk '{print $3}' "$task/stat")
+      [ "$s" = T ] && break
+      sleep 0.02
+    done
+    [ "$s" = T ] || { echo "FAIL: thread ${task##*/} is in state $s 2 s after the walk, not T"; status=1; }
   done
 done
 echo "== core"
