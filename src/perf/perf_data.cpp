@@ -151,6 +151,15 @@ size_t AttrSet::add(EventAttr attr) {
   return index;
 }
 
+void AttrSet::add_ids(size_t index, std::span<const uint64_t> ids) {
+  if (index >= attrs_.size()) return;
+  for (uint64_t id : ids) {
+    ids_.emplace_back(id, index);
+    attrs_[index].ids.push_back(id);
+  }
+  std::stable_sort(ids_.begin(), ids_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+}
+
 std::optional<size_t> AttrSet::by_id(uint64_t id) const {
   auto it = std::lower_bound(ids_.begin(), ids_.end(), id, [](const auto& e, uint64_t v) { return e.first < v; });
   if (it == ids_.end() || it->first != id) return std::nullopt;
@@ -197,6 +206,9 @@ Result<std::optional<size_t>> find_attr(Bytes body, bool is_sample, const AttrSe
   if (pos + 8 > body.size()) return Error{ErrorCode::kTruncated, body_offset + pos};
   const uint64_t id = load64(body.data() + pos);
   auto index = attrs.by_id(id);
+  // Records the perf tool synthesizes (the mappings and threads a process
+  // had already) carry id 0: they go with the first event, as perf reads them.
+  if (!index && id == 0) return std::optional<size_t>(0);
   if (!index) return Error{ErrorCode::kNotFound, body_offset + pos};
   return index;
 }
@@ -773,7 +785,16 @@ class PerfDataReader::Impl {
       auto attr = parse_event_attr(body.first(size));
       if (!attr) return fail(Error{attr.error().code, offset + kHeaderSize + attr.error().offset}, "HEADER_ATTR", offset);
       for (size_t i = size; i + 8 <= body.size(); i += 8) attr->ids.push_back(load64(body.data() + i));
-      info_.attrs.add(std::move(*attr));
+      // The same attributes again: more ids of the event before (an event
+      // with more instances than one record's 64 KiB hold).
+      const Bytes raw = body.first(size);
+      if (info_.attrs.size() > 0 && raw.size() == last_attr_.size() &&
+          std::equal(raw.begin(), raw.end(), last_attr_.begin())) {
+        info_.attrs.add_ids(info_.attrs.size() - 1, attr->ids);
+      } else {
+        last_attr_.assign(raw.begin(), raw.end());
+        info_.attrs.add(std::move(*attr));
+      }
     } else if (type == kHeaderFeature) {
       if (bytes.size() < kHeaderSize + 8) return fail(Error{ErrorCode::kTruncated, offset + kHeaderSize}, "HEADER_FEATURE", offset);
       const uint64_t bit = load64(bytes.data() + kHeaderSize);
@@ -949,6 +970,7 @@ class PerfDataReader::Impl {
   FunctionRef<bool(const FileInfo&)> on_info_;
   FunctionRef<bool(const Record&)> on_record_;
   FileInfo info_;
+  std::vector<uint8_t> last_attr_;  // the last HEADER_ATTR's attr bytes (pipe mode)
   bool info_sent_ = false;
   bool in_compressed_ = false;
   uint64_t compressed_index_ = 0;

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -106,6 +107,8 @@ inline constexpr uint16_t kMmapData = 1u << 13;     // MMAP/MMAP2: a data mappin
 inline constexpr uint16_t kCommExec = 1u << 13;     // COMM: the name an exec gave
 inline constexpr uint16_t kMmapBuildId = 1u << 14;  // MMAP2: a build-id in place of device and inode
 inline constexpr uint16_t kBuildIdSize = 1u << 15;  // a build-id event whose id has its size
+inline constexpr uint16_t kSwitchOut = 1u << 13;         // SWITCH: leaving the CPU (else coming back)
+inline constexpr uint16_t kSwitchOutPreempt = 1u << 14;  // SWITCH out: preempted, still runnable
 }  // namespace misc
 
 // Callchain context markers (PERF_CONTEXT_*): the frames after one are of that context.
@@ -148,6 +151,8 @@ class AttrSet {
  public:
   // Adds an event; its ids must be filled. Returns its index.
   size_t add(EventAttr attr);
+  // More sample ids of the event at `index`.
+  void add_ids(size_t index, std::span<const uint64_t> ids);
   const std::vector<EventAttr>& attrs() const { return attrs_; }
   size_t size() const { return attrs_.size(); }
   // The event a sample id names (nullopt: none).

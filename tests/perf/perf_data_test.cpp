@@ -352,6 +352,22 @@ TEST(PerfData, TwoEventsToldApartById) {
   EXPECT_NE(describe(*c.summary.error).find("record 3 at offset 0x"), std::string::npos) << describe(*c.summary.error);
 }
 
+// perf's own synthesized records (the mappings of a process already
+// running) carry id 0: they go with the first event, as perf reads them.
+TEST(PerfData, IdZeroGoesWithTheFirstEvent) {
+  Attr clock, task;
+  clock.sample_type = task.sample_type = sample::kIdentifier | sample::kIp | sample::kTid | sample::kTime;
+  clock.ids = {100};
+  task.config = 1;
+  task.ids = {200};
+  Rec comm(kComm);
+  comm.u32(1).u32(1).name("x").u32(1).u32(1).u64(12).u64(0);
+  const Collected c = read_all(perf_file({clock, task}, {comm.done()}));
+  ASSERT_FALSE(c.summary.error) << describe(*c.summary.error);
+  ASSERT_EQ(c.records.size(), 1u);
+  EXPECT_EQ(c.records[0].attr, std::optional<size_t>(0));
+}
+
 // A record cut short by the file's end, one whose size runs past the data
 // section, one of size 0 and a sample whose stack size lies: each ends the
 // stream with the record's index and offset, after the records before it.
@@ -501,6 +517,33 @@ TEST(PerfData, PipeMode) {
   ASSERT_EQ(c.records.size(), 1u);  // the attr and feature records are in the FileInfo
   EXPECT_EQ(c.records[0].sample.ip, 0x99u);
   EXPECT_EQ(c.records[0].index, 2u);
+}
+
+// An event with more ids than one HEADER_ATTR record holds comes in several
+// records with the same attributes: one event, all its ids.
+TEST(PerfData, PipeModeAttrIdsAcrossRecords) {
+  Attr a, b;
+  a.sample_type = b.sample_type = sample::kIdentifier | sample::kIp | sample::kTid;
+  b.config = 3;
+  Bytes8 f;
+  f.u64(kMagic).u64(16);
+  for (auto [attr, id] : {std::pair{&a, 1}, std::pair{&a, 2}, std::pair{&b, 3}}) {
+    Rec r(kHeaderAttr);
+    r.raw(attr->bytes()).u64(static_cast<uint64_t>(id));
+    f.raw(r.done());
+  }
+  Rec s(kSample);
+  s.u64(2).u64(0x99).u32(3).u32(4);
+  f.raw(s.done());
+  const Collected c = read_all(f.b);
+  ASSERT_FALSE(c.summary.error) << describe(*c.summary.error);
+  ASSERT_EQ(c.info.attrs.size(), 2u);
+  EXPECT_EQ(c.info.attrs.by_id(1), std::optional<size_t>(0));
+  EXPECT_EQ(c.info.attrs.by_id(2), std::optional<size_t>(0));
+  EXPECT_EQ(c.info.attrs.by_id(3), std::optional<size_t>(1));
+  EXPECT_EQ(c.info.attrs.attrs()[0].ids.size(), 2u);
+  ASSERT_EQ(c.records.size(), 1u);
+  EXPECT_EQ(c.records[0].sample.attr, 0u);
 }
 
 #if __has_include(<zstd.h>) && FRAMEWALK_TEST_PERF_ZSTD
