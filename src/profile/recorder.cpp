@@ -234,16 +234,26 @@ Result<RecordResult> record_samples(record::Sampler& sampler, pid_t pid, bool ex
   std::string prelude;
   put64(&prelude, 0x32454c4946524550ull);  // "PERFILE2"
   put64(&prelude, 16);
-  {
-    std::string body(reinterpret_cast<const char*>(&attr), attr.size);
-    put_record(&prelude, kHeaderAttr, 0, body);
+  // Each event's attributes and the ids of its instances (samples and
+  // records say which event they are of by id).
+  // An event with more instances than one record holds comes in several
+  // records with the same attributes (the reader joins them).
+  for (const record::Sampler::Event& e : sampler.events()) {
+    const size_t per_record = (0xffff - 8 - e.attr.size) / 8;
+    size_t next = 0;
+    do {
+      std::string body(reinterpret_cast<const char*>(&e.attr), e.attr.size);
+      for (size_t n = 0; next < e.ids.size() && n < per_record; ++n) put64(&body, e.ids[next++]);
+      put_record(&prelude, kHeaderAttr, 0, body);
+    } while (next < e.ids.size());
   }
+  const uint64_t identifier = sampler.events()[0].ids.empty() ? 0 : sampler.events()[0].ids[0];
   struct utsname u {};
   if (uname(&u) == 0) {
     put_feature_string(&prelude, kFeatOsrelease, u.release);
     put_feature_string(&prelude, kFeatHostname, u.nodename);
   }
-  if (existing) prelude += synthesize_process_records(pid, attr, 0);
+  if (existing) prelude += synthesize_process_records(pid, attr, identifier);
   put_record(&prelude, kFinishedRound, 0, {});
 
   RecordResult result;
@@ -304,15 +314,17 @@ Result<RecordResult> record_samples(record::Sampler& sampler, pid_t pid, bool ex
   PerfUnwindOptions po;
   po.max_frames = options.max_frames;
   po.files.buildid_dir.clear();  // the files are here, as mapped
+  auto on_switch = [&](const ThreadSwitch& t) { builder.add_switch(t); };
   const PerfUnwindResult unwound = unwind_perf_samples(stream, po, [&](const UnwoundSample& s) {
     builder.add(s);
     ++status.samples;
+    if (s.event && is_context_switch_event(*s.event)) ++status.switch_samples;
     if (s.walked) {
       if (s.walk.reason == StopReason::kOutermost || s.walk.reason == StopReason::kCannotUnwind) ++status.complete;
       else ++status.truncated;
     }
     return true;
-  });
+  }, on_switch);
   status.lost = unwound.stats.lost_samples;
   status.records = stream.records();
   builder.finish(unwound);

@@ -41,6 +41,7 @@ struct RecordOptions {
 // What a recording has done so far (for a status line), and in the end.
 struct RecordStatus {
   uint64_t samples = 0;       // unwound and kept
+  uint64_t switch_samples = 0;  // of those, taken as a thread left its CPU (--off-cpu)
   uint64_t lost = 0;          // lost in the ring buffers (the kernel's count)
   uint64_t complete = 0;      // walks that reached the stack's declared end
   uint64_t truncated = 0;     // walks that stopped for another reason (see stop reasons)

@@ -22,7 +22,8 @@ std::optional<uint64_t> file_offset_of(const Module& m) {
 void SampleProfileBuilder::add(const UnwoundSample& u) {
   if (!first_time_) first_time_ = u.time;
   last_time_ = std::max(last_time_, u.time);
-  if (u.event && !event_set_) {
+  const bool switched_out = u.event && is_context_switch_event(*u.event);
+  if (u.event && !event_set_ && !switched_out) {
     event_set_ = true;
     RecordingInfo& info = profile_.info();
     if (!u.event->name.empty() || info.event == 0) info.event = profile_.intern(u.event->name);
@@ -40,16 +41,52 @@ void SampleProfileBuilder::add(const UnwoundSample& u) {
   frames_.clear();
   for (const framewalk::SampleFrame& f : u.frames) frames_.push_back(frame(f, u));
   const uint32_t stack = profile_.push_stack(frames_);
-  profile_.add_sample(stack, u.time >= *first_time_ ? u.time - *first_time_ : 0, u.tid, static_cast<uint16_t>(u.cpu), u.period ? u.period : 1);
   if (u.walked) profile_.add_stop_reason(to_string(u.walk.reason));
+  if (switched_out) {
+    auto [it, added] = away_.try_emplace(u.tid);
+    if (!added) ++untimed_off_cpu_;  // the switch back in of the one before was lost
+    it->second = Away{stack, u.time, static_cast<uint16_t>(u.cpu)};
+    return;
+  }
+  profile_.add_sample(stack, relative(u.time), u.tid, static_cast<uint16_t>(u.cpu), u.period ? u.period : 1);
+}
+
+void SampleProfileBuilder::add_switch(const ThreadSwitch& s) {
+  if (!first_time_) first_time_ = s.time;
+  last_time_ = std::max(last_time_, s.time);
+  if (s.kind == ThreadSwitch::Kind::kOut) {
+    // The sample of this switch came just before it: it was preempted, not blocked.
+    if (s.preempted) away_.erase(s.tid);
+    return;
+  }
+  auto it = away_.find(s.tid);
+  if (it == away_.end()) return;
+  const Away& a = it->second;
+  profile_.add_sample(a.stack, relative(a.time), s.tid, a.cpu, s.time > a.time ? s.time - a.time : 0,
+                      SampleKind::kOffCpu);
+  away_.erase(it);
+}
+
+// Threads still away when the recording ends were blocked until its end.
+void SampleProfileBuilder::end_off_cpu() {
+  std::vector<std::pair<uint32_t, Away>> left(away_.begin(), away_.end());
+  std::sort(left.begin(), left.end(), [](const auto& a, const auto& b) { return a.second.time < b.second.time; });
+  for (const auto& [tid, a] : left)
+    profile_.add_sample(a.stack, relative(a.time), tid, a.cpu, last_time_ > a.time ? last_time_ - a.time : 0,
+                        SampleKind::kOffCpu);
+  away_.clear();
+  if (untimed_off_cpu_) profile_.add_stop_reason("off-CPU sample not timed (its switch back lost)", untimed_off_cpu_);
+  untimed_off_cpu_ = 0;
 }
 
 void SampleProfileBuilder::finish(const PerfUnwindResult& result) {
+  end_off_cpu();
   profile_.add_lost_samples(result.stats.lost_samples);
   profile_.info().duration_ns = first_time_ ? last_time_ - *first_time_ : 0;
 }
 
 void SampleProfileBuilder::finish(uint64_t lost_samples) {
+  end_off_cpu();
   profile_.add_lost_samples(lost_samples);
   profile_.info().duration_ns = first_time_ ? last_time_ - *first_time_ : 0;
 }

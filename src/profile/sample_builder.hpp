@@ -28,7 +28,13 @@ class SampleProfileBuilder {
       : kernel_(kernel), symbols_(symbols), defer_names_(defer_names) {}
   SampleProfile& profile() { return profile_; }
 
+  // A sample. One of the context-switches event (a thread leaving its
+  // CPU) is held until the thread comes back (add_switch), and becomes an
+  // off-CPU sample weighing the time it was away; one taken off the CPU
+  // while runnable (preempted) is dropped, as time waiting for a CPU is
+  // not time blocked.
   void add(const UnwoundSample& u);
+  void add_switch(const ThreadSwitch& s);
   // The accounting of the whole run: lost samples, the recording's length.
   void finish(const PerfUnwindResult& result);
   void finish(uint64_t lost_samples);
@@ -59,6 +65,15 @@ class SampleProfileBuilder {
   std::vector<bool> named_;
   std::vector<uint32_t> frames_;
   std::vector<SourceLine> lines_;
+  uint64_t relative(uint64_t time) const { return first_time_ && time >= *first_time_ ? time - *first_time_ : 0; }
+  void end_off_cpu();
+  struct Away {
+    uint32_t stack = kNoNode;
+    uint64_t time = 0;
+    uint16_t cpu = 0;
+  };
+  std::unordered_map<uint32_t, Away> away_;  // tid -> where it left the CPU, until it comes back
+  uint64_t untimed_off_cpu_ = 0;  // switched out twice without a switch in between (records lost)
   std::optional<uint64_t> first_time_;
   uint64_t last_time_ = 0;
   bool event_set_ = false;

@@ -71,7 +71,8 @@ std::string sampling_error_text(const Error& error) {
 Result<std::unique_ptr<Sampler>> Sampler::open(pid_t pid, const SamplingOptions& options) {
   std::unique_ptr<Sampler> s(new Sampler());
   s->page_ = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  perf_event_attr& a = s->attr_;
+  s->kinds_.resize(options.off_cpu ? 2 : 1);
+  perf_event_attr& a = s->kinds_[0].attr;
   std::memset(&a, 0, sizeof a);
   a.size = sizeof a;
   a.type = PERF_TYPE_SOFTWARE;
@@ -99,7 +100,6 @@ Result<std::unique_ptr<Sampler>> Sampler::open(pid_t pid, const SamplingOptions&
   a.sample_id_all = 1;
   a.exclude_hv = 1;
   a.exclude_callchain_kernel = 0;
-  a.context_switch = options.off_cpu ? 1 : 0;
   a.enable_on_exec = options.enable_on_exec ? 1 : 0;
   a.watermark = 1;
   const uint32_t pages = std::max<uint32_t>(options.ring_pages, 2);
@@ -120,6 +120,18 @@ Result<std::unique_ptr<Sampler>> Sampler::open(pid_t pid, const SamplingOptions&
       a.exclude_callchain_kernel = 1;
     }
   }
+  if (options.off_cpu) {
+    // A sample at every switch away from the CPU (taken as the thread
+    // leaves: its user registers and stack are where it blocked), and the
+    // switch records; the mappings and names come with the clock's.
+    perf_event_attr& c = s->kinds_[1].attr;
+    c = a;
+    c.config = PERF_COUNT_SW_CONTEXT_SWITCHES;
+    c.freq = 0;
+    c.sample_period = 1;
+    c.mmap = c.mmap2 = c.comm = c.comm_exec = c.task = 0;
+    c.context_switch = 1;
+  }
   std::set<pid_t> opened;
   // Threads created while the events are opened are found by listing again
   // (a thread made by one already opened inherits its events).
@@ -129,26 +141,35 @@ Result<std::unique_ptr<Sampler>> Sampler::open(pid_t pid, const SamplingOptions&
       if (!opened.insert(tid).second) continue;
       any_new = true;
       for (int cpu = 0; cpu < cpus; ++cpu) {
-        const int fd = perf_event_open(&a, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-        if (fd < 0) {
-          const int err = errno;
-          if (err == ENODEV) continue;  // an offline CPU
-          if (err == ESRCH) break;      // the thread ended meanwhile
-          if (err == EACCES || err == EPERM) return Error{ErrorCode::kNotPermitted, static_cast<uint64_t>(err)};
-          return Error{ErrorCode::kIoError, static_cast<uint64_t>(err)};
+        bool gone = false;
+        for (Event& kind : s->kinds_) {
+          const int fd = perf_event_open(&kind.attr, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+          if (fd < 0) {
+            const int err = errno;
+            if (err == ENODEV) break;  // an offline CPU
+            if (err == ESRCH) {        // the thread ended meanwhile
+              gone = true;
+              break;
+            }
+            if (err == EACCES || err == EPERM) return Error{ErrorCode::kNotPermitted, static_cast<uint64_t>(err)};
+            return Error{ErrorCode::kIoError, static_cast<uint64_t>(err)};
+          }
+          s->events_.push_back(fd);
+          uint64_t id = 0;
+          if (ioctl(fd, PERF_EVENT_IOC_ID, &id) == 0) kind.ids.push_back(id);
+          Ring& ring = s->rings_[static_cast<size_t>(cpu)];
+          if (ring.fd < 0) {
+            const size_t bytes = (pages + 1) * s->page_;
+            void* base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+            if (base == MAP_FAILED) return Error{ErrorCode::kIoError, static_cast<uint64_t>(errno)};
+            ring.fd = fd;
+            ring.base = base;
+            ring.size = pages * s->page_;
+          } else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ring.fd) != 0) {
+            return Error{ErrorCode::kIoError, static_cast<uint64_t>(errno)};
+          }
         }
-        s->events_.push_back(fd);
-        Ring& ring = s->rings_[static_cast<size_t>(cpu)];
-        if (ring.fd < 0) {
-          const size_t bytes = (pages + 1) * s->page_;
-          void* base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-          if (base == MAP_FAILED) return Error{ErrorCode::kIoError, static_cast<uint64_t>(errno)};
-          ring.fd = fd;
-          ring.base = base;
-          ring.size = pages * s->page_;
-        } else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ring.fd) != 0) {
-          return Error{ErrorCode::kIoError, static_cast<uint64_t>(errno)};
-        }
+        if (gone) break;
       }
     }
     if (!any_new) break;

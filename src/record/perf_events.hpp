@@ -26,7 +26,10 @@ struct SamplingOptions {
   // Samples per second of each thread's CPU time (the cpu-clock software
   // event: this machine has no PMU; the kernel's own rate cap applies).
   uint64_t frequency = 1000;
-  // Context-switch records, for time off the CPU.
+  // Time off the CPU: a second event samples each thread as it leaves the
+  // CPU (the context-switches software event, every switch), and
+  // context-switch records say when it comes back and whether it was
+  // preempted (still runnable) or blocked.
   bool off_cpu = false;
   // Bytes of user stack copied into each sample (a multiple of 8, at most
   // 65,528): the deeper a walk must go from the copy alone, the more.
@@ -66,10 +69,17 @@ class Sampler {
   // and no record is left.
   bool read(int timeout_ms, FunctionRef<void(const uint8_t* record, size_t size)> on_record);
 
-  // The attributes every event was opened with (to decode the samples).
-  const perf_event_attr& attr() const { return attr_; }
+  // The events opened: the CPU clock first, then (off_cpu) the context
+  // switches; their attributes (to decode the samples: every event has the
+  // same sample_type) and the sample ids of their instances.
+  struct Event {
+    perf_event_attr attr{};
+    std::vector<uint64_t> ids;
+  };
+  const std::vector<Event>& events() const { return kinds_; }
+  const perf_event_attr& attr() const { return kinds_[0].attr; }
   // Whether kernel frames are sampled (perf_event_paranoid allowed it).
-  bool kernel_frames() const { return !attr_.exclude_kernel; }
+  bool kernel_frames() const { return !attr().exclude_kernel; }
   size_t event_count() const { return events_.size(); }
   // Bytes the ring buffers take.
   size_t ring_bytes() const;
@@ -84,7 +94,7 @@ class Sampler {
   };
   bool drain(Ring& ring, FunctionRef<void(const uint8_t*, size_t)> on_record);
 
-  perf_event_attr attr_{};
+  std::vector<Event> kinds_;
   std::vector<int> events_;  // every event's fd; the rings' own among them
   std::vector<Ring> rings_;  // one per CPU
   std::vector<uint8_t> scratch_;  // a record that wraps around its ring's end

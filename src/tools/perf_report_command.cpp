@@ -109,6 +109,11 @@ int run_perf_report(const ReportCommandOptions& options) {
   SymbolNames names;
   symbol::KernelSymbols kernel(options.kallsyms);
   profile::SampleProfileBuilder builder(kernel);
+  // Off-CPU time: samples of the context-switches event timed by the
+  // switch records (perf record -e context-switches -c 1 --switch-events).
+  auto on_switch = [&](const ThreadSwitch& t) {
+    if (!script) builder.add_switch(t);
+  };
   const PerfUnwindResult result = unwind_perf_samples(source, o, [&](const UnwoundSample& u) {
     if (!script) {
       builder.add(u);
@@ -144,17 +149,11 @@ int run_perf_report(const ReportCommandOptions& options) {
     }
     std::fputc('\n', out);
     return true;
-  });
+  }, on_switch);
   if (!script) {
     builder.finish(result);
     const profile::SampleProfile& p = builder.profile();
-    profile::SampleReportOptions r;
-    r.profile_path = options.profile;
-    r.tid = options.thread;
-    r.per_thread = options.per_thread;
-    r.tree = options.tree;
-    r.function = options.function;
-    r.top = options.top;
+    profile::SampleReportOptions r = sample_report_options(options);
     r.complete = !result.read.error;
     if (result.read.error) r.damage = perf::describe(*result.read.error);
     if (options.format == "pprof") {

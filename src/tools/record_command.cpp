@@ -44,12 +44,16 @@ CLI::App* add_record_command(CLI::App& app, RecordCommandOptions& o) {
   cmd->add_option("--mmap-pages", o.ring_pages, "pages of each CPU's ring buffer (a power of two; default 1024: 4 MiB)");
   cmd->add_flag("--no-symbols", o.no_symbols, "do not put function names and lines in the file (smaller; report names nothing)");
   cmd->add_flag("--compress", o.compress, "zstd-compress the file's chunks");
+  cmd->add_flag("--off-cpu", o.off_cpu,
+                "also time spent blocked: a sample where each thread leaves the CPU, weighed by the time until it "
+                "runs again (report --kind=off-cpu)");
   cmd->add_flag("-q,--quiet", o.quiet, "no status line");
   cmd->add_option("command", o.command, "a command to run and record (after --)");
   cmd->footer(
       "Examples:\n"
       "  framewalk record -- ./prog args        # run prog, record it and its children\n"
       "  framewalk record -p PID --duration 10  # ten seconds of a running process\n"
+      "  framewalk record --off-cpu -- ./server # where it runs and where it waits\n"
       "  framewalk report framewalk.fwprof      # what it spent its time on\n"
       "Needs perf_event_open: root, CAP_PERFMON, or kernel.perf_event_paranoid <= 2 for your own processes.");
   return cmd;
@@ -70,6 +74,7 @@ int run_record_command(const RecordCommandOptions& o) {
   so.stack_bytes = o.stack_size & ~7u;
   so.user_registers = host.perf_sample_register_mask();
   so.ring_pages = o.ring_pages;
+  so.off_cpu = o.off_cpu;
 
   std::unique_ptr<record::Command> command;
   pid_t pid = o.pid;
@@ -154,9 +159,11 @@ int run_record_command(const RecordCommandOptions& o) {
   if (r.read_error) std::fprintf(stderr, "framewalk record: the sample stream: %s\n", r.read_error->c_str());
   const profile::RecordStatus& s = r.status;
   std::fprintf(stderr,
-               "framewalk record: %llu samples in %.2f s written to %s (%llu bytes, %.1f a sample); %llu lost; "
+               "framewalk record: %llu samples%s in %.2f s written to %s (%llu bytes, %.1f a sample); %llu lost; "
                "walks: %llu complete, %llu stopped early",
-               static_cast<unsigned long long>(s.samples), s.seconds, o.output.c_str(),
+               static_cast<unsigned long long>(s.samples),
+               o.off_cpu ? (" (" + std::to_string(s.switch_samples) + " off-CPU)").c_str() : "", s.seconds,
+               o.output.c_str(),
                static_cast<unsigned long long>(s.bytes_written),
                s.samples ? static_cast<double>(s.bytes_written) / static_cast<double>(s.samples) : 0.0,
                static_cast<unsigned long long>(s.lost), static_cast<unsigned long long>(s.complete),

@@ -1,4 +1,4 @@
-// `framewalk record [-F HZ] [-o FILE] [--duration S] [--stack-size BYTES]
+// `framewalk record [-F HZ] [-o FILE] [--duration S] [--stack-size BYTES] [--off-cpu]
 // (-p PID | -- COMMAND ARGS)`: samples a process's threads (and those it
 // creates), unwinds each sample at once and writes the resolved stacks to a
 // .fwprof recording that `framewalk report` reads (docs/record.md).
@@ -24,6 +24,7 @@ struct RecordCommandOptions {
   unsigned ring_pages = 1024;            // --mmap-pages
   bool no_symbols = false;               // --no-symbols
   bool compress = false;                 // --compress
+  bool off_cpu = false;                  // --off-cpu
   bool quiet = false;                    // -q: no status line
   pid_t pid = 0;                         // -p
   std::vector<std::string> command;      // after --

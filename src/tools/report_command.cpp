@@ -81,13 +81,9 @@ bool has_dwarf(const symbol::InlineSymbolizer* dwarf) {
 
 // A .fwprof recording: read what it holds (a recording cut short is
 // reported, and what came before the damage shown), then write the format.
-int run_sample_report(const ReportCommandOptions& options, Bytes bytes) {
-  profile::ProfileFileResult file = profile::read_profile_file(bytes);
-  if (!file.read) {
-    report(options.profile, profile::describe(file.error));
-    return 1;
-  }
-  profile::ProfileFileRead& read = *file.read;
+}  // namespace
+
+profile::SampleReportOptions sample_report_options(const ReportCommandOptions& options) {
   profile::SampleReportOptions o;
   o.profile_path = options.profile;
   o.tid = options.thread;
@@ -96,6 +92,19 @@ int run_sample_report(const ReportCommandOptions& options, Bytes bytes) {
   o.function = options.function;
   o.top = options.top;
   o.kind = options.kind == "off-cpu" ? profile::SampleKind::kOffCpu : profile::SampleKind::kOnCpu;
+  return o;
+}
+
+namespace {
+
+int run_sample_report(const ReportCommandOptions& options, Bytes bytes) {
+  profile::ProfileFileResult file = profile::read_profile_file(bytes);
+  if (!file.read) {
+    report(options.profile, profile::describe(file.error));
+    return 1;
+  }
+  profile::ProfileFileRead& read = *file.read;
+  profile::SampleReportOptions o = sample_report_options(options);
   o.complete = read.complete;
   if (read.damage) {
     o.damage = profile::describe(*read.damage);

@@ -9,6 +9,8 @@
 #include <optional>
 #include <string>
 
+#include "profile/sample_reports.hpp"
+
 namespace framewalk::tools {
 
 struct ReportCommandOptions {
@@ -48,5 +50,9 @@ struct ReportCommandOptions {
 // or the executable could not be read (the message names the file and the
 // offset), 2 for usage errors.
 int run_report_command(const ReportCommandOptions& options);
+
+// The options a sampled profile's report takes from the command line (a
+// .fwprof's and a perf.data's alike).
+profile::SampleReportOptions sample_report_options(const ReportCommandOptions& options);
 
 }  // namespace framewalk::tools

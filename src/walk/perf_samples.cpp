@@ -28,8 +28,9 @@ constexpr size_t kMaxQueuedRecords = size_t{1} << 17;
 
 class Driver {
  public:
-  Driver(const PerfUnwindOptions& options, FunctionRef<bool(const UnwoundSample&)> on_sample)
-      : options_(options), on_sample_(on_sample), tracker_(options.cache, options.files) {}
+  Driver(const PerfUnwindOptions& options, FunctionRef<bool(const UnwoundSample&)> on_sample,
+         FunctionRef<void(const ThreadSwitch&)> on_switch)
+      : options_(options), on_sample_(on_sample), on_switch_(on_switch), tracker_(options.cache, options.files) {}
 
   bool on_info(const perf::FileInfo& info) {
     info_ = &info;
@@ -135,7 +136,22 @@ class Driver {
       case perf::kMmap2: tracker_.on_mmap(r.mmap, r.misc); return true;
       case perf::kComm: tracker_.on_comm(r.comm); return true;
       case perf::kFork: tracker_.on_fork(r.task); return true;
-      case perf::kExit: tracker_.on_exit(r.task); return true;
+      case perf::kExit:
+        tracker_.on_exit(r.task);
+        on_switch_(ThreadSwitch{ThreadSwitch::Kind::kExit, false, r.task.pid, r.task.tid, r.sample_id.cpu, r.task.time});
+        return true;
+      case perf::kSwitch: {
+        ++stats.switches;
+        ThreadSwitch t;
+        t.kind = (r.misc & perf::misc::kSwitchOut) ? ThreadSwitch::Kind::kOut : ThreadSwitch::Kind::kIn;
+        t.preempted = (r.misc & perf::misc::kSwitchOutPreempt) != 0;
+        t.pid = r.sample_id.pid;
+        t.tid = r.sample_id.tid;
+        t.cpu = r.sample_id.cpu;
+        t.time = r.sample_id.time;
+        on_switch_(t);
+        return true;
+      }
       case perf::kLost:
       case perf::kLostSamples:
         stats.lost_samples += r.lost.lost;
@@ -260,6 +276,7 @@ class Driver {
 
   const PerfUnwindOptions& options_;
   FunctionRef<bool(const UnwoundSample&)> on_sample_;
+  FunctionRef<void(const ThreadSwitch&)> on_switch_;
   ModuleTracker tracker_;
   const perf::FileInfo* info_ = nullptr;
   uint16_t machine_ = 0;
@@ -280,8 +297,15 @@ class Driver {
 
 PerfUnwindResult unwind_perf_samples(perf::ByteSource& source, const PerfUnwindOptions& options,
                                      FunctionRef<bool(const UnwoundSample&)> on_sample) {
+  auto ignore = [](const ThreadSwitch&) {};
+  return unwind_perf_samples(source, options, on_sample, ignore);
+}
+
+PerfUnwindResult unwind_perf_samples(perf::ByteSource& source, const PerfUnwindOptions& options,
+                                     FunctionRef<bool(const UnwoundSample&)> on_sample,
+                                     FunctionRef<void(const ThreadSwitch&)> on_switch) {
   PerfUnwindResult result;
-  auto driver = std::make_unique<Driver>(options, on_sample);
+  auto driver = std::make_unique<Driver>(options, on_sample, on_switch);
   perf::PerfDataReader reader(source);
   bool started = false;
   result.read = reader.read(

@@ -50,6 +50,22 @@ struct UnwoundSample {
   std::optional<Error> walk_error;  // why the user stack could not be walked (no registers)
 };
 
+// A thread leaving its CPU or coming back (PERF_RECORD_SWITCH, recorded
+// with context_switch), or ending (EXIT): what off-CPU time is measured by.
+struct ThreadSwitch {
+  enum class Kind : uint8_t { kOut, kIn, kExit };
+  Kind kind = Kind::kOut;
+  bool preempted = false;  // out: taken off while still runnable
+  uint32_t pid = 0, tid = 0, cpu = 0;
+  uint64_t time = 0;
+};
+
+// The context-switches software event: its samples are taken as a thread
+// leaves its CPU (where it blocked, for off-CPU time).
+inline bool is_context_switch_event(const perf::EventAttr& e) {
+  return e.type == 1 /* PERF_TYPE_SOFTWARE */ && e.config == 3 /* PERF_COUNT_SW_CONTEXT_SWITCHES */;
+}
+
 inline constexpr size_t kStopReasonCount = static_cast<size_t>(StopReason::kCannotUnwind) + 1;
 
 struct PerfUnwindStats {
@@ -60,6 +76,7 @@ struct PerfUnwindStats {
   uint64_t lost_samples = 0;    // LOST and LOST_SAMPLES, added up
   uint64_t lost_records = 0;    // how many such records
   uint64_t throttled = 0;       // THROTTLE records
+  uint64_t switches = 0;        // SWITCH records
   uint64_t by_reason[kStopReasonCount] = {};  // walks by why they stopped
   uint64_t frames = 0;          // all frames handed out
 };
@@ -88,5 +105,9 @@ struct PerfUnwindResult {
 // Reads `source` and unwinds each sample, calling `on_sample` (false stops).
 PerfUnwindResult unwind_perf_samples(perf::ByteSource& source, const PerfUnwindOptions& options,
                                      FunctionRef<bool(const UnwoundSample&)> on_sample);
+// The same, with the threads' switches and exits, in time order among the samples.
+PerfUnwindResult unwind_perf_samples(perf::ByteSource& source, const PerfUnwindOptions& options,
+                                     FunctionRef<bool(const UnwoundSample&)> on_sample,
+                                     FunctionRef<void(const ThreadSwitch&)> on_switch);
 
 }  // namespace framewalk

@@ -80,6 +80,50 @@ TEST(Sampler, SamplesABusyCommandFromItsExec) {
   EXPECT_GT(c.by_type[PERF_RECORD_EXIT], 0) << "its exit";
 }
 
+// --off-cpu: a second event (context switches, every one) with its own
+// ids, sampling the command each time it sleeps, and the switch records.
+TEST(Sampler, OffCpuSamplesEachSwitchOut) {
+  if (!perf_events_usable()) GTEST_SKIP() << "perf_event_open refused here";
+  auto command = Command::start({"sh", "-c", "for i in 1 2 3 4 5; do sleep 0.01; done"});
+  ASSERT_TRUE(command.ok());
+  SamplingOptions o;
+  o.stack_bytes = 1024;
+  o.user_registers = 0xff;
+  o.enable_on_exec = true;
+  o.ring_pages = 16;
+  o.off_cpu = true;
+  auto sampler = Sampler::open((*command)->pid(), o);
+  ASSERT_TRUE(sampler.ok()) << sampling_error_text(sampler.error());
+  const auto& events = (*sampler)->events();
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[1].attr.config, uint64_t{PERF_COUNT_SW_CONTEXT_SWITCHES});
+  EXPECT_EQ(events[1].attr.sample_period, 1u);
+  EXPECT_EQ(events[1].attr.context_switch, 1u);
+  EXPECT_EQ(events[1].attr.sample_type, events[0].attr.sample_type);  // one decoder for both
+  ASSERT_FALSE(events[0].ids.empty());
+  ASSERT_FALSE(events[1].ids.empty());
+  EXPECT_NE(events[0].ids[0], events[1].ids[0]);
+  EXPECT_EQ((*command)->release(), 0);
+  Counts c;
+  int switch_samples = 0;
+  auto on_record = [&](const uint8_t* r, size_t n) {
+    count(r, n, (*command)->pid(), &c);
+    uint64_t id = 0;
+    perf_event_header h;
+    std::memcpy(&h, r, sizeof h);
+    if (h.type == PERF_RECORD_SAMPLE && n >= sizeof h + 8) {
+      std::memcpy(&id, r + sizeof h, 8);  // IDENTIFIER comes first
+      for (uint64_t e : events[1].ids) switch_samples += id == e;
+    }
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while ((*command)->poll() == -1 && std::chrono::steady_clock::now() < deadline) (*sampler)->read(100, on_record);
+  (*sampler)->read(0, on_record);
+  (*command)->wait();
+  EXPECT_GE(switch_samples, 5) << "a sample at each of the five sleeps";
+  EXPECT_GE(c.by_type[PERF_RECORD_SWITCH], 10) << "out and back in, five times";
+}
+
 TEST(Sampler, AProcessThatDoesNotExistIsAnError) {
   if (!perf_events_usable()) GTEST_SKIP() << "perf_event_open refused here";
   SamplingOptions o;

@@ -1,13 +1,19 @@
 #!/usr/bin/env python3
 """framewalk record against a program whose time split is known by
-construction (split_target.c: 50/30/20 units of the same leaf across three
-call paths in two threads, one 300 frames deep, one through a shared
-library), -O2 without frame pointers:
+construction (split_target.c: 40/30/20/10 units of the same leaf across
+four call paths in two threads, one 300 frames deep, one through a shared
+library, one in a signal handler), -O2 without frame pointers:
 
   - `-- COMMAND`: each path's share of the samples within 2 points of its
-    share of the work, at 4 kHz; at least 99% of the walks reach the
-    thread's root (the stop reasons the report lists); lost samples are
-    counted in the summary; the command's output and exit status intact;
+    share of the work, at 4 kHz; the signal handler's samples walked
+    through the signal frame to the path that raised it; at least 99% of
+    the walks reach the thread's root (the stop reasons the report lists);
+    lost samples are counted in the summary; the command's output and exit
+    status intact;
+  - `--off-cpu` (off_cpu_target.c: a thread blocked 70% of its life in a
+    known chain): that chain's off-CPU time is 70% +- 3 of the thread's
+    life, and the main thread's wait in pthread_join is there too, apart
+    from the on-CPU samples;
   - `-p PID --duration`: a running process recorded for half a second is
     left running, and its recording has samples of both its threads, 99%
     of them walked to the thread's root;
@@ -30,8 +36,9 @@ def run(cmd, **kw):
 def shares(framewalk, recording):
     folded = run([framewalk, "report", recording, "--format=folded"], check=True).stdout
     total = paths = 0
-    by_path = {"main_path": 0, "deep_path": 0, "lib_call": 0}
+    by_path = {"main_path": 0, "deep_path": 0, "lib_call": 0, "on_signal": 0}
     rooted = 0
+    signal_crossed = 0
     for line in folded.splitlines():
         stack, _, count = line.rpartition(" ")
         n = int(count)
@@ -42,7 +49,50 @@ def shares(framewalk, recording):
         for path in by_path:
             if path in frames:
                 by_path[path] += n
-    return total, by_path, rooted
+        if "on_signal" in frames and "signal_path" in frames[:frames.index("on_signal")]:
+            signal_crossed += n
+    return total, by_path, rooted, signal_crossed
+
+
+def off_cpu(framewalk, source, work, cc, flags):
+    failures = []
+    target = os.path.join(work, "off_cpu_target")
+    run([cc, *flags, "-o", target, os.path.join(source, "tests/record/off_cpu_target.c"), "-pthread"], check=True)
+    recording = os.path.join(work, "off.fwprof")
+    rec = run([framewalk, "record", "-q", "--off-cpu", "-o", recording, "--", target, "15"])
+    print(rec.stderr.strip())
+    life = re.search(r"worker: ([\d.]+) ms", rec.stderr)
+    if rec.returncode != 0 or not life:
+        return [f"--off-cpu: record exited {rec.returncode}"]
+    life_ns = float(life.group(1)) * 1e6
+    folded = run([framewalk, "report", recording, "--format=folded", "--kind=off-cpu"], check=True).stdout
+    chain = join = 0
+    for line in folded.splitlines():
+        stack, _, weight = line.rpartition(" ")
+        frames = stack.split(";")
+        if frames[:5] == ["clone3", "start_thread", "worker", "sleep_path", "wait_here"]:
+            chain += int(weight)
+        if "main" in frames and "__pthread_clockjoin_ex" in frames:
+            join += int(weight)
+    share = 100.0 * chain / life_ns
+    print(f"off-CPU: worker in sleep_path {share:.2f}% of its life (want 70 +- 3); main in pthread_join "
+          f"{join / 1e6:.1f} ms of the worker's {life_ns / 1e6:.1f}")
+    if abs(share - 70) > 3:
+        failures.append(f"off-CPU share {share:.2f}%")
+    if join < 0.95 * life_ns:
+        failures.append(f"main's pthread_join off-CPU {join} ns")
+    # Kept apart: the on-CPU samples are busy_path's (but for the kernel's
+    # own work as the thread wakes); a preemption in busy_path is not time
+    # blocked.
+    on_total = on_busy = 0
+    for line in run([framewalk, "report", recording, "--format=folded"], check=True).stdout.splitlines():
+        stack, _, weight = line.rpartition(" ")
+        on_total += int(weight)
+        on_busy += int(weight) if "busy_path" in stack.split(";") else 0
+    if on_busy < 0.9 * on_total or "busy_path" in folded:
+        failures.append(f"on- and off-CPU mixed: busy_path {on_busy} of {on_total} ns on-CPU, "
+                        f"{'some' if 'busy_path' in folded else 'none'} off-CPU")
+    return failures
 
 
 def main():
@@ -79,14 +129,16 @@ def main():
     summary = re.search(r"(\d+) samples in .* (\d+) lost; walks: (\d+) complete, (\d+) stopped early", rec.stderr)
     if not summary:
         failures.append("no summary line")
-    total, by_path, rooted = shares(framewalk, recording)
-    want = {"main_path": 50, "deep_path": 30, "lib_call": 20}
+    total, by_path, rooted, signal_crossed = shares(framewalk, recording)
+    want = {"main_path": 40, "deep_path": 30, "lib_call": 20, "on_signal": 10}
     for path, share in want.items():
         got = 100.0 * by_path[path] / total if total else 0
         print(f"{path}: {got:.2f}% of {total} ns (want {share} +- 2)")
         if abs(got - share) > 2:
             failures.append(f"{path} {got:.2f}%")
-    print(f"rooted: {100.0 * rooted / total:.2f}%")
+    print(f"rooted: {100.0 * rooted / total:.2f}%; through the signal frame: {signal_crossed} of {by_path['on_signal']}")
+    if signal_crossed < 0.99 * by_path["on_signal"]:
+        failures.append(f"only {signal_crossed} of {by_path['on_signal']} ns in the handler reach signal_path")
     if summary:
         samples, lost, complete, stopped = (int(x) for x in summary.groups())
         if complete < 0.99 * samples:
@@ -109,13 +161,15 @@ def main():
         failures.append(f"the process is left {state.strip()}")
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    total, by_path, rooted = shares(framewalk, attached)
+    total, by_path, rooted, _ = shares(framewalk, attached)
     header = run([framewalk, "report", attached], check=True).stdout
     threads = re.search(r"samples, (\d+) threads", header)
     if total == 0 or not threads or int(threads.group(1)) < 2:
         failures.append(f"-p recording: {total} ns, threads: {threads.group(1) if threads else None}")
     if rooted < 0.99 * total:
         failures.append(f"-p recording: {rooted} of {total} rooted")
+
+    failures += off_cpu(framewalk, source, work, cc, flags)
 
     if failures:
         print("FAILED:", "; ".join(failures))

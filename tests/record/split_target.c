@@ -1,15 +1,17 @@
 /* A program whose time split is known by construction, for framewalk record:
- * the same leaf (spin) runs in three call paths for 50, 30 and 20 units of
- * work in all:
- *   main_path -> spin                                    50 units
+ * the same leaf (spin) runs in four call paths for 40, 30, 20 and 10 units
+ * of work in all:
+ *   main_path -> spin                                    40 units
  *   deep_path (300 frames of recursion) -> spin          30 units
  *   lib_path -> lib_call (in libfw_split.so) -> spin     20 units
- * in two threads, each running all three paths in turn (25, 15 and 10
+ *   signal_path -> raise -> [signal frame] -> on_signal -> spin   10 units
+ * in two threads, each running all four paths in turn (20, 15, 10 and 5
  * units), so that whatever slows a thread (the other one beside it on the
- * machine, the recorder) slows its three paths alike. Built -O2 without
- * frame pointers. A unit is the same loop everywhere, so a path's share of
- * CPU time is its share of units. */
+ * machine, the recorder) slows its paths alike. Built -O2 without frame
+ * pointers. A unit is the same loop everywhere, so a path's share of CPU
+ * time is its share of units. */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -46,15 +48,33 @@ __attribute__((noinline)) double lib_path(long units) {
   return s;
 }
 
+/* SIGUSR1's handler: the units signal_path asked for (per thread). */
+static __thread long t_signal_units;
+static __thread double t_signal_result;
+
+__attribute__((noinline)) static void on_signal(int sig) {
+  (void)sig;
+  double s = 0;
+  for (long u = 0; u < t_signal_units; ++u) s += spin(g_unit);
+  t_signal_result += s;
+}
+
+__attribute__((noinline)) double signal_path(long units) {
+  t_signal_units = units;
+  raise(SIGUSR1); /* delivered to this thread, on its own stack */
+  return t_signal_result;
+}
+
 static double g_result[2];
 
 static void* worker(void* arg) {
   const int index = *(const int*)arg;
   double s = 0;
   for (int round = 0; round < 5; ++round) {
-    s += main_path(5);
+    s += main_path(4);
     s += deep_path(300, 3);
     s += lib_path(2);
+    s += signal_path(1);
   }
   g_result[index] = s;
   return NULL;
@@ -62,6 +82,10 @@ static void* worker(void* arg) {
 
 int main(int argc, char** argv) {
   if (argc > 1) g_unit = atol(argv[1]);
+  struct sigaction sa = {0};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGUSR1, &sa, NULL);
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   pthread_t a, b;
