@@ -225,8 +225,8 @@ std::string synthesize_process_records(pid_t pid, const perf_event_attr& attr, u
   return out;
 }
 
-Result<RecordResult> record_samples(record::Sampler& sampler, pid_t pid, bool existing, const RecordOptions& options,
-                                    int fd, FunctionRef<bool()> keep_going,
+Result<RecordResult> record_samples(record::Sampler& sampler, const std::vector<pid_t>& existing,
+                                    const RecordOptions& options, int fd, FunctionRef<bool()> keep_going,
                                     FunctionRef<void(const RecordStatus&)> on_status) {
   const perf_event_attr& attr = sampler.attr();
   // The stream's prelude: the pipe header, the attributes, this machine's
@@ -253,7 +253,7 @@ Result<RecordResult> record_samples(record::Sampler& sampler, pid_t pid, bool ex
     put_feature_string(&prelude, kFeatOsrelease, u.release);
     put_feature_string(&prelude, kFeatHostname, u.nodename);
   }
-  if (existing) prelude += synthesize_process_records(pid, attr, identifier);
+  for (pid_t pid : existing) prelude += synthesize_process_records(pid, attr, identifier);
   put_record(&prelude, kFinishedRound, 0, {});
 
   RecordResult result;
@@ -264,10 +264,10 @@ Result<RecordResult> record_samples(record::Sampler& sampler, pid_t pid, bool ex
   // cut short keeps them).
   auto describe = [&] {
     RecordingInfo& info = builder.profile().info();
-    info.event = builder.profile().intern(attr.config == PERF_COUNT_SW_TASK_CLOCK ? "task-clock" : "cpu-clock");
+    info.event = builder.profile().intern(options.event);
     info.frequency = attr.freq ? attr.sample_freq : 0;
     info.period = attr.freq ? 0 : attr.sample_period;
-    info.weight_unit = builder.profile().intern("nanoseconds");
+    info.weight_unit = builder.profile().intern(options.event_is_clock ? "nanoseconds" : "events");
     info.command_line.clear();
     for (const std::string& a : options.command_line) info.command_line.push_back(builder.profile().intern(a));
     if (uname(&u) == 0) info.hostname = builder.profile().intern(u.nodename);

@@ -29,6 +29,8 @@
 namespace framewalk::profile {
 
 struct RecordOptions {
+  std::string event = "cpu-clock";  // its name, for the file
+  bool event_is_clock = true;       // weights in nanoseconds (else event counts)
   size_t max_frames = 1024;
   bool symbols = true;                  // name frames in the file (else addresses and modules only)
   std::optional<std::string> kallsyms;  // as symbol::KernelSymbols takes it
@@ -68,13 +70,14 @@ void append_compacted_record(std::string* out, const perf_event_attr& attr, cons
 // and its threads' names as COMM records, at time 0 (exposed for tests).
 std::string synthesize_process_records(pid_t pid, const perf_event_attr& attr, uint64_t identifier);
 
-// Records from `sampler` (opened on `pid`; with `existing`, the process ran
-// before: its mappings and threads are read from /proc first) until
-// `keep_going` returns false or every thread sampled has ended. Writes the
+// Records from `sampler` (opened on `pids`, or on every CPU) until
+// `keep_going` returns false or every thread sampled has ended; the
+// mappings and threads of `existing` (processes that ran before: every one
+// for a system-wide recording) are read from /proc first. Writes the
 // .fwprof file to `fd` (errors: kIoError with errno). `on_status` is called
 // every status_interval_ms.
-Result<RecordResult> record_samples(record::Sampler& sampler, pid_t pid, bool existing, const RecordOptions& options,
-                                    int fd, FunctionRef<bool()> keep_going,
+Result<RecordResult> record_samples(record::Sampler& sampler, const std::vector<pid_t>& existing,
+                                    const RecordOptions& options, int fd, FunctionRef<bool()> keep_going,
                                     FunctionRef<void(const RecordStatus&)> on_status);
 
 }  // namespace framewalk::profile

@@ -41,9 +41,12 @@ int paranoid_level() {
 
 }  // namespace
 
-std::vector<pid_t> threads_of(pid_t pid) {
+namespace {
+
+// The numeric entries of a /proc directory, in order.
+std::vector<pid_t> numbered_entries(const std::string& path) {
   std::vector<pid_t> out;
-  DIR* dir = opendir(("/proc/" + std::to_string(pid) + "/task").c_str());
+  DIR* dir = opendir(path.c_str());
   if (!dir) return out;
   while (dirent* e = readdir(dir)) {
     char* end = nullptr;
@@ -55,28 +58,73 @@ std::vector<pid_t> threads_of(pid_t pid) {
   return out;
 }
 
-std::string sampling_error_text(const Error& error) {
+}  // namespace
+
+std::vector<pid_t> threads_of(pid_t pid) { return numbered_entries("/proc/" + std::to_string(pid) + "/task"); }
+
+std::vector<pid_t> all_processes() { return numbered_entries("/proc"); }
+
+namespace {
+
+struct NamedEvent {
+  const char* name;
+  EventChoice event;
+};
+constexpr NamedEvent kEvents[] = {
+    {"cpu-clock", {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, "cpu-clock", true}},
+    {"task-clock", {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, "task-clock", true}},
+    {"page-faults", {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, "page-faults", false}},
+    {"faults", {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, "page-faults", false}},
+    {"context-switches", {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, "context-switches", false}},
+    {"cs", {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, "context-switches", false}},
+    {"cycles", {PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, "cycles", false}},
+    {"instructions", {PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, "instructions", false}},
+    {"cache-misses", {PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES, "cache-misses", false}},
+    {"branch-misses", {PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES, "branch-misses", false}},
+};
+
+}  // namespace
+
+std::optional<EventChoice> event_by_name(std::string_view name) {
+  for (const NamedEvent& e : kEvents)
+    if (name == e.name) return e.event;
+  return std::nullopt;
+}
+
+std::string event_names() {
+  std::string out;
+  for (const NamedEvent& e : kEvents) out += std::string(out.empty() ? "" : ", ") + e.name;
+  return out;
+}
+
+std::string sampling_error_text(const Error& error, const char* event) {
   const int err = static_cast<int>(error.offset);
   switch (error.code) {
     case ErrorCode::kNoSuchProcess: return "no such process";
+    case ErrorCode::kIoError:
+      if (err == ENOENT || err == EOPNOTSUPP)
+        return std::string("the event ") + event + " is not available on this machine (" + std::strerror(err) +
+               "; hardware events need a PMU, which virtual machines often lack): try -e cpu-clock";
+      return std::string("perf_event_open failed: ") + std::strerror(err);
     case ErrorCode::kNotPermitted:
       return std::string("perf_event_open not permitted (") + std::strerror(err) +
              "): /proc/sys/kernel/perf_event_paranoid is " + std::to_string(paranoid_level()) +
              "; sampling another user's process needs CAP_PERFMON (or root), and a value of 2 or less lets a user "
-             "sample their own processes (sysctl kernel.perf_event_paranoid=1 also allows kernel frames)";
+             "sample their own processes (sysctl kernel.perf_event_paranoid=1 also allows kernel frames; "
+             "recording every CPU with -a needs 0 or less, or CAP_PERFMON)";
     default: return std::string("perf_event_open failed: ") + std::strerror(err);
   }
 }
 
-Result<std::unique_ptr<Sampler>> Sampler::open(pid_t pid, const SamplingOptions& options) {
+Result<std::unique_ptr<Sampler>> Sampler::open(const std::vector<pid_t>& pids, const SamplingOptions& options) {
   std::unique_ptr<Sampler> s(new Sampler());
   s->page_ = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   s->kinds_.resize(options.off_cpu ? 2 : 1);
   perf_event_attr& a = s->kinds_[0].attr;
   std::memset(&a, 0, sizeof a);
   a.size = sizeof a;
-  a.type = PERF_TYPE_SOFTWARE;
-  a.config = PERF_COUNT_SW_CPU_CLOCK;
+  a.type = options.event.type;
+  a.config = options.event.config;
   a.freq = 1;
   a.sample_freq = options.frequency;
   a.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
@@ -91,7 +139,7 @@ Result<std::unique_ptr<Sampler>> Sampler::open(pid_t pid, const SamplingOptions&
     a.sample_stack_user = options.stack_bytes & ~7u;
   }
   a.disabled = 1;
-  a.inherit = 1;
+  a.inherit = options.system_wide ? 0 : 1;  // a CPU's event sees every task already
   a.mmap = 1;
   a.mmap2 = 1;
   a.comm = 1;
@@ -107,17 +155,24 @@ Result<std::unique_ptr<Sampler>> Sampler::open(pid_t pid, const SamplingOptions&
 
   const int cpus = cpu_count();
   s->rings_.resize(static_cast<size_t>(cpus));
-  std::vector<pid_t> tids = threads_of(pid);
-  if (tids.empty()) return Error{ErrorCode::kNoSuchProcess, static_cast<uint64_t>(ESRCH)};
+  if (pids.empty() != options.system_wide) return Error{ErrorCode::kBadArgument, 0};
+  for (pid_t pid : pids)
+    if (threads_of(pid).empty()) return Error{ErrorCode::kNoSuchProcess, static_cast<uint64_t>(pid)};
   // Kernel frames where perf_event_paranoid allows them: asked once, on a
-  // probe event, so that every event has the same attributes.
+  // probe event, so that every event has the same attributes. (A machine
+  // without the event says so here: ENOENT.)
   {
-    const int probe = perf_event_open(&a, tids[0], -1, -1, PERF_FLAG_FD_CLOEXEC);
+    const std::vector<pid_t> first = options.system_wide ? std::vector<pid_t>{-1} : threads_of(pids[0]);
+    if (first.empty()) return Error{ErrorCode::kNoSuchProcess, static_cast<uint64_t>(pids[0])};
+    const pid_t probe_pid = first.front();
+    const int probe = perf_event_open(&a, probe_pid, options.system_wide ? 0 : -1, -1, PERF_FLAG_FD_CLOEXEC);
     if (probe >= 0) {
       close(probe);
-    } else if (errno == EACCES || errno == EPERM) {
+    } else if ((errno == EACCES || errno == EPERM) && !options.system_wide) {
       a.exclude_kernel = 1;
       a.exclude_callchain_kernel = 1;
+    } else if (errno == ENOENT || errno == EOPNOTSUPP) {
+      return Error{ErrorCode::kIoError, static_cast<uint64_t>(errno)};
     }
   }
   if (options.off_cpu) {
@@ -126,53 +181,61 @@ Result<std::unique_ptr<Sampler>> Sampler::open(pid_t pid, const SamplingOptions&
     // switch records; the mappings and names come with the clock's.
     perf_event_attr& c = s->kinds_[1].attr;
     c = a;
+    c.type = PERF_TYPE_SOFTWARE;
     c.config = PERF_COUNT_SW_CONTEXT_SWITCHES;
     c.freq = 0;
     c.sample_period = 1;
     c.mmap = c.mmap2 = c.comm = c.comm_exec = c.task = 0;
     c.context_switch = 1;
   }
-  std::set<pid_t> opened;
-  // Threads created while the events are opened are found by listing again
-  // (a thread made by one already opened inherits its events).
-  for (int round = 0; round < 100 && !tids.empty(); ++round, tids = threads_of(pid)) {
-    bool any_new = false;
-    for (pid_t tid : tids) {
-      if (!opened.insert(tid).second) continue;
-      any_new = true;
-      for (int cpu = 0; cpu < cpus; ++cpu) {
-        bool gone = false;
-        for (Event& kind : s->kinds_) {
-          const int fd = perf_event_open(&kind.attr, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-          if (fd < 0) {
-            const int err = errno;
-            if (err == ENODEV) break;  // an offline CPU
-            if (err == ESRCH) {        // the thread ended meanwhile
-              gone = true;
-              break;
-            }
-            if (err == EACCES || err == EPERM) return Error{ErrorCode::kNotPermitted, static_cast<uint64_t>(err)};
-            return Error{ErrorCode::kIoError, static_cast<uint64_t>(err)};
-          }
-          s->events_.push_back(fd);
-          uint64_t id = 0;
-          if (ioctl(fd, PERF_EVENT_IOC_ID, &id) == 0) kind.ids.push_back(id);
-          Ring& ring = s->rings_[static_cast<size_t>(cpu)];
-          if (ring.fd < 0) {
-            const size_t bytes = (pages + 1) * s->page_;
-            void* base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-            if (base == MAP_FAILED) return Error{ErrorCode::kIoError, static_cast<uint64_t>(errno)};
-            ring.fd = fd;
-            ring.base = base;
-            ring.size = pages * s->page_;
-          } else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ring.fd) != 0) {
-            return Error{ErrorCode::kIoError, static_cast<uint64_t>(errno)};
-          }
+  // One thread's events (tid -1: every task on the CPU), one a CPU and
+  // kind of event, each CPU's into its ring; false when the thread is gone.
+  auto open_thread = [&](pid_t tid) -> Result<bool> {
+    for (int cpu = 0; cpu < cpus; ++cpu) {
+      for (Event& kind : s->kinds_) {
+        const int fd = perf_event_open(&kind.attr, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+        if (fd < 0) {
+          const int err = errno;
+          if (err == ENODEV) break;                    // an offline CPU
+          if (err == ESRCH && tid >= 0) return false;  // the thread ended meanwhile
+          if (err == EACCES || err == EPERM) return Error{ErrorCode::kNotPermitted, static_cast<uint64_t>(err)};
+          return Error{ErrorCode::kIoError, static_cast<uint64_t>(err)};
         }
-        if (gone) break;
+        s->events_.push_back(fd);
+        uint64_t id = 0;
+        if (ioctl(fd, PERF_EVENT_IOC_ID, &id) == 0) kind.ids.push_back(id);
+        Ring& ring = s->rings_[static_cast<size_t>(cpu)];
+        if (ring.fd < 0) {
+          const size_t bytes = (pages + 1) * s->page_;
+          void* base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+          if (base == MAP_FAILED) return Error{ErrorCode::kIoError, static_cast<uint64_t>(errno)};
+          ring.fd = fd;
+          ring.base = base;
+          ring.size = pages * s->page_;
+        } else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ring.fd) != 0) {
+          return Error{ErrorCode::kIoError, static_cast<uint64_t>(errno)};
+        }
       }
     }
-    if (!any_new) break;
+    return true;
+  };
+  if (options.system_wide) {
+    if (auto opened = open_thread(-1); !opened) return opened.error();
+  }
+  for (pid_t pid : pids) {
+    std::set<pid_t> opened;
+    std::vector<pid_t> tids = threads_of(pid);
+    // Threads created while the events are opened are found by listing
+    // again (a thread made by one already opened inherits its events).
+    for (int round = 0; round < 100 && !tids.empty(); ++round, tids = threads_of(pid)) {
+      bool any_new = false;
+      for (pid_t tid : tids) {
+        if (!opened.insert(tid).second) continue;
+        any_new = true;
+        if (auto done = open_thread(tid); !done) return done.error();
+      }
+      if (!any_new) break;
+    }
   }
   if (s->events_.empty()) return Error{ErrorCode::kNoSuchProcess, static_cast<uint64_t>(ESRCH)};
   s->rings_.erase(std::remove_if(s->rings_.begin(), s->rings_.end(), [](const Ring& r) { return r.fd < 0; }),

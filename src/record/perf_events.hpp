@@ -14,7 +14,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/function_ref.hpp"
@@ -22,10 +24,30 @@
 
 namespace framewalk::record {
 
+// An event to sample on: perf_event_attr's type and config, and its name.
+struct EventChoice {
+  uint32_t type = PERF_TYPE_SOFTWARE;
+  uint64_t config = PERF_COUNT_SW_CPU_CLOCK;
+  const char* name = "cpu-clock";
+  // Counts nanoseconds (the software clocks): a sample weighs its period in ns.
+  bool clock = true;
+};
+// The events `-e` takes, by perf's names: cpu-clock, task-clock,
+// page-faults (and faults), context-switches (cs), cycles, instructions,
+// cache-misses, branch-misses (the last four need a hardware PMU).
+std::optional<EventChoice> event_by_name(std::string_view name);
+// The names event_by_name knows, for a usage message.
+std::string event_names();
+
 struct SamplingOptions {
-  // Samples per second of each thread's CPU time (the cpu-clock software
-  // event: this machine has no PMU; the kernel's own rate cap applies).
+  // What to sample on; cpu-clock: each thread's CPU time.
+  EventChoice event;
+  // Samples per second (of each thread's CPU time, for cpu-clock; the
+  // kernel's own rate cap applies).
   uint64_t frequency = 1000;
+  // Every process of the machine, an event per CPU (-a): needs
+  // CAP_PERFMON, root, or perf_event_paranoid <= 0.
+  bool system_wide = false;
   // Time off the CPU: a second event samples each thread as it leaves the
   // CPU (the context-switches software event, every switch), and
   // context-switch records say when it comes back and whether it was
@@ -49,16 +71,24 @@ struct SamplingOptions {
 
 // The threads of a process now (/proc/PID/task), in order; none when it is gone.
 std::vector<pid_t> threads_of(pid_t pid);
+// Every process now (/proc), in order.
+std::vector<pid_t> all_processes();
 
 // What could not be opened, with errno (Error::offset): kNoSuchProcess,
-// kNotPermitted (perf_event_paranoid or capabilities), kIoError.
-std::string sampling_error_text(const Error& error);
+// kNotPermitted (perf_event_paranoid or capabilities), kIoError (ENOENT or
+// EOPNOTSUPP: the event does not exist here, as hardware events without a
+// PMU). `event` names the event in the message.
+std::string sampling_error_text(const Error& error, const char* event = "cpu-clock");
 
 class Sampler {
  public:
-  // Every thread of `pid` now (listed from /proc/PID/task until no new one
-  // appears), and what they create from then on.
-  static Result<std::unique_ptr<Sampler>> open(pid_t pid, const SamplingOptions& options);
+  // Every thread of each of `pids` now (listed from /proc/PID/task until no
+  // new one appears), and what they create from then on; with
+  // options.system_wide (and no pids), every CPU.
+  static Result<std::unique_ptr<Sampler>> open(const std::vector<pid_t>& pids, const SamplingOptions& options);
+  static Result<std::unique_ptr<Sampler>> open(pid_t pid, const SamplingOptions& options) {
+    return open(std::vector<pid_t>{pid}, options);
+  }
   ~Sampler();
   Sampler(const Sampler&) = delete;
   Sampler& operator=(const Sampler&) = delete;

@@ -153,6 +153,7 @@ void ModuleTracker::on_mmap(const perf::Mmap& m, uint16_t misc) {
   std::string name(m.filename);
   const bool is_file = !name.empty() && name[0] == '/';
   if (!is_file && name != "[vdso]") return;  // anonymous code (a JIT): nothing to read it from
+  if (name.starts_with("/memfd:")) return;    // an in-memory file (memfd_create): no path to it either
   if (ends_with(name, " (deleted)")) name.resize(name.size() - 10);
   Module module;
   module.start = m.address;

@@ -33,7 +33,13 @@ CLI::App* add_record_command(CLI::App& app, RecordCommandOptions& o) {
   cmd->add_option("-F,--frequency", o.frequency, "samples a second of each thread's CPU time (default 999)")
       ->check(CLI::Range(1u, 100000u));
   cmd->add_option("-o,--output", o.output, "the recording to write (default framewalk.fwprof)");
-  cmd->add_option("-p,--pid", o.pid, "record this running process (every thread, and those it creates)");
+  cmd->add_option("-p,--pid", o.pids, "record these running processes, PID[,PID...] (every thread, and those they create)")
+      ->delimiter(',');
+  cmd->add_flag("-a,--all-cpus", o.all_cpus,
+                "record every process of the machine (needs root, CAP_PERFMON or perf_event_paranoid <= 0)");
+  cmd->add_option("-e,--event", o.event,
+                  "what to sample on (default cpu-clock): " + record::event_names() +
+                      " (the last four need a hardware PMU)");
   cmd->add_option("--duration", o.duration, "stop after this many seconds (default: when the target ends, or Ctrl-C)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--stack-size", o.stack_size,
@@ -53,6 +59,7 @@ CLI::App* add_record_command(CLI::App& app, RecordCommandOptions& o) {
       "Examples:\n"
       "  framewalk record -- ./prog args        # run prog, record it and its children\n"
       "  framewalk record -p PID --duration 10  # ten seconds of a running process\n"
+      "  framewalk record -a --duration 5       # five seconds of the whole machine\n"
       "  framewalk record --off-cpu -- ./server # where it runs and where it waits\n"
       "  framewalk report framewalk.fwprof      # what it spent its time on\n"
       "Needs perf_event_open: root, CAP_PERFMON, or kernel.perf_event_paranoid <= 2 for your own processes.");
@@ -60,8 +67,14 @@ CLI::App* add_record_command(CLI::App& app, RecordCommandOptions& o) {
 }
 
 int run_record_command(const RecordCommandOptions& o) {
-  if ((o.pid != 0) == !o.command.empty()) {
-    std::fprintf(stderr, "framewalk record: give -p PID or a command after --, one of them\n");
+  if (int(!o.pids.empty()) + int(o.all_cpus) + int(!o.command.empty()) != 1) {
+    std::fprintf(stderr, "framewalk record: give -p PID, -a or a command after --, one of them\n");
+    return 2;
+  }
+  const std::optional<record::EventChoice> event = record::event_by_name(o.event);
+  if (!event) {
+    std::fprintf(stderr, "framewalk record: -e %s: not an event framewalk knows (%s)\n", o.event.c_str(),
+                 record::event_names().c_str());
     return 2;
   }
   if (o.ring_pages == 0 || (o.ring_pages & (o.ring_pages - 1))) {
@@ -75,9 +88,11 @@ int run_record_command(const RecordCommandOptions& o) {
   so.user_registers = host.perf_sample_register_mask();
   so.ring_pages = o.ring_pages;
   so.off_cpu = o.off_cpu;
+  so.event = *event;
+  so.system_wide = o.all_cpus;
 
   std::unique_ptr<record::Command> command;
-  pid_t pid = o.pid;
+  std::vector<pid_t> pids = o.pids;
   if (!o.command.empty()) {
     auto started = record::Command::start(o.command);
     if (!started) {
@@ -86,13 +101,17 @@ int run_record_command(const RecordCommandOptions& o) {
       return 1;
     }
     command = std::move(*started);
-    pid = command->pid();
+    pids = {command->pid()};
     so.enable_on_exec = true;
   }
-  auto sampler = record::Sampler::open(pid, so);
+  auto sampler = record::Sampler::open(pids, so);
   if (!sampler) {
-    std::fprintf(stderr, "framewalk record: process %d: %s\n", static_cast<int>(pid),
-                 record::sampling_error_text(sampler.error()).c_str());
+    const std::string what = o.all_cpus ? std::string("every CPU")
+                             : sampler.error().code == ErrorCode::kNoSuchProcess
+                                 ? "process " + std::to_string(sampler.error().offset)
+                                 : "process " + std::to_string(pids[0]);
+    std::fprintf(stderr, "framewalk record: %s: %s\n", what.c_str(),
+                 record::sampling_error_text(sampler.error(), event->name).c_str());
     return 1;  // a command never released is killed before its exec
   }
   const int fd = ::open(o.output.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -118,8 +137,19 @@ int run_record_command(const RecordCommandOptions& o) {
   ro.max_frames = o.max_frames;
   ro.symbols = !o.no_symbols;
   ro.compress = o.compress;
-  if (!o.command.empty()) ro.command_line = o.command;
-  else ro.command_line = {"-p", std::to_string(pid)};
+  ro.event = event->name;
+  ro.event_is_clock = event->clock;
+  if (!o.command.empty()) {
+    ro.command_line = o.command;
+  } else if (o.all_cpus) {
+    ro.command_line = {"-a"};
+  } else {
+    std::string list;
+    for (pid_t p : pids) list += (list.empty() ? "" : ",") + std::to_string(p);
+    ro.command_line = {"-p", list};
+  }
+  // What ran before the recording: its mappings and threads from /proc.
+  const std::vector<pid_t> existing = o.all_cpus ? record::all_processes() : command ? std::vector<pid_t>{} : pids;
   const auto start = std::chrono::steady_clock::now();
   const bool status_line = !o.quiet && isatty(2);
   auto keep_going = [&] {
@@ -136,7 +166,7 @@ int run_record_command(const RecordCommandOptions& o) {
                  static_cast<unsigned long long>(s.lost), static_cast<unsigned long long>(s.complete),
                  static_cast<unsigned long long>(s.bytes_written / 1024));
   };
-  auto recorded = profile::record_samples(**sampler, pid, o.pid != 0, ro, fd, keep_going, on_status);
+  auto recorded = profile::record_samples(**sampler, existing, ro, fd, keep_going, on_status);
   if (status_line) std::fprintf(stderr, "\n");
   (*sampler).reset();  // the events closed before the command is waited for
   ::close(fd);

@@ -1,5 +1,5 @@
-// `framewalk record [-F HZ] [-o FILE] [--duration S] [--stack-size BYTES] [--off-cpu]
-// (-p PID | -- COMMAND ARGS)`: samples a process's threads (and those it
+// `framewalk record [-F HZ] [-e EVENT] [-o FILE] [--duration S] [--stack-size BYTES] [--off-cpu]
+// (-p PID[,PID...] | -a | -- COMMAND ARGS)`: samples a process's threads (and those it
 // creates), unwinds each sample at once and writes the resolved stacks to a
 // .fwprof recording that `framewalk report` reads (docs/record.md).
 #pragma once
@@ -26,7 +26,9 @@ struct RecordCommandOptions {
   bool compress = false;                 // --compress
   bool off_cpu = false;                  // --off-cpu
   bool quiet = false;                    // -q: no status line
-  pid_t pid = 0;                         // -p
+  std::vector<pid_t> pids;               // -p PID[,PID...]
+  bool all_cpus = false;                 // -a
+  std::string event = "cpu-clock";       // -e
   std::vector<std::string> command;      // after --
 };
 

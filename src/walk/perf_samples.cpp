@@ -140,7 +140,8 @@ class Driver {
         tracker_.on_exit(r.task);
         on_switch_(ThreadSwitch{ThreadSwitch::Kind::kExit, false, r.task.pid, r.task.tid, r.sample_id.cpu, r.task.time});
         return true;
-      case perf::kSwitch: {
+      case perf::kSwitch:
+      case perf::kSwitchCpuWide: {  // a CPU's event (-a): the trailer's task is the one switching
         ++stats.switches;
         ThreadSwitch t;
         t.kind = (r.misc & perf::misc::kSwitchOut) ? ThreadSwitch::Kind::kOut : ThreadSwitch::Kind::kIn;

@@ -14,9 +14,10 @@ library, one in a signal handler), -O2 without frame pointers:
     known chain): that chain's off-CPU time is 70% +- 3 of the thread's
     life, and the main thread's wait in pthread_join is there too, apart
     from the on-CPU samples;
-  - `-p PID --duration`: a running process recorded for half a second is
-    left running, and its recording has samples of both its threads, 99%
-    of them walked to the thread's root;
+  - `-p PID,PID -e task-clock --duration`: two running processes recorded
+    for half a second are left running, and the recording has samples of
+    their four threads, 99% of them walked to the thread's root;
+  - `-a`: the whole machine (where permitted) holds their samples;
   (the formats' own checks, equal totals in each, are
   conformance.sample_reports).
 
@@ -146,28 +147,46 @@ def main():
         text = run([framewalk, "report", recording], check=True).stdout
         if f"lost samples: {lost};" not in text:
             failures.append("the report does not give the lost count the recorder gave")
-    # -p: a running process, left running.
-    proc = subprocess.Popen([target, str(unit * 20)], stdout=subprocess.DEVNULL)
+    # -p: two running processes (and -e task-clock), left running.
+    procs = [subprocess.Popen([target, str(unit * 20)], stdout=subprocess.DEVNULL) for _ in range(2)]
     time.sleep(0.2)
     attached = os.path.join(work, "attached.fwprof")
-    rec = run([framewalk, "record", "-q", "-F", "1000", "--duration", "0.5", "-p", str(proc.pid), "-o", attached])
+    rec = run([framewalk, "record", "-q", "-F", "1000", "-e", "task-clock", "--duration", "0.5",
+               "-p", ",".join(str(p.pid) for p in procs), "-o", attached])
     print(rec.stderr.strip())
-    alive = proc.poll() is None
-    if not alive:
-        failures.append("the process recorded with -p did not keep running")
-    with open(f"/proc/{proc.pid}/status") as f:
-        state = next(l for l in f if l.startswith("State:"))
-    if "R" not in state and "S" not in state:
-        failures.append(f"the process is left {state.strip()}")
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    for proc in procs:
+        if proc.poll() is not None:
+            failures.append("a process recorded with -p did not keep running")
+            continue
+        with open(f"/proc/{proc.pid}/status") as f:
+            state = next(l for l in f if l.startswith("State:"))
+        if "R" not in state and "S" not in state:
+            failures.append(f"a process is left {state.strip()}")
     total, by_path, rooted, _ = shares(framewalk, attached)
     header = run([framewalk, "report", attached], check=True).stdout
     threads = re.search(r"samples, (\d+) threads", header)
-    if total == 0 or not threads or int(threads.group(1)) < 2:
-        failures.append(f"-p recording: {total} ns, threads: {threads.group(1) if threads else None}")
+    if total == 0 or not threads or int(threads.group(1)) < 4:
+        failures.append(f"-p recording: {total} ns, threads: {threads.group(1) if threads else None} (want 4)")
     if rooted < 0.99 * total:
         failures.append(f"-p recording: {rooted} of {total} rooted")
+    if "event: task-clock" not in header:
+        failures.append("-e task-clock: the report does not name the event")
+
+    # -a: the whole machine (where permitted), while they still run.
+    everything = os.path.join(work, "all.fwprof")
+    rec = run([framewalk, "record", "-q", "-a", "--duration", "0.5", "-o", everything])
+    print(rec.stderr.strip())
+    if "not permitted" in rec.stderr:
+        print("-a: not permitted here, not checked")
+    else:
+        total, by_path, rooted, _ = shares(framewalk, everything)
+        spun = sum(by_path.values())
+        print(f"-a: {100.0 * spun / max(total, 1):.1f}% of the machine's samples in split_target's paths")
+        if rec.returncode != 0 or spun == 0:
+            failures.append(f"-a: record exited {rec.returncode}, {spun} ns in split_target")
+    for proc in procs:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
 
     failures += off_cpu(framewalk, source, work, cc, flags)
 
