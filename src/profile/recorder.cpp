@@ -1,5 +1,6 @@
 #include "profile/recorder.hpp"
 
+#include <sys/resource.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -75,6 +76,14 @@ std::string read_first_line(const std::string& path) {
   std::string line;
   std::getline(f, line);
   return line;
+}
+
+// This process's CPU time, user and system (its children's apart).
+double own_cpu_seconds() {
+  struct rusage u {};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
 
 uint64_t now_ms() {
@@ -293,6 +302,7 @@ Result<RecordResult> record_samples(record::Sampler& sampler, const std::vector<
     bytes.clear();
   };
   const uint64_t start_ms = now_ms();
+  const double cpu_seconds_start = own_cpu_seconds();
   uint64_t last_flush = start_ms, last_status = 0;
   auto tick = [&] {
     const uint64_t now = now_ms();
@@ -327,6 +337,8 @@ Result<RecordResult> record_samples(record::Sampler& sampler, const std::vector<
   }, on_switch);
   status.lost = unwound.stats.lost_samples;
   status.records = stream.records();
+  const double cpu_at_start = cpu_seconds_start;
+  status.sampling_cpu_seconds = own_cpu_seconds() - cpu_at_start;
   builder.finish(unwound);
   builder.name_pending();  // after the recording, when no ring buffer waits
   describe();
@@ -339,6 +351,7 @@ Result<RecordResult> record_samples(record::Sampler& sampler, const std::vector<
   if (!kernel.problem().empty()) result.warnings.push_back(kernel.problem());
   if (unwound.read.error) result.read_error = perf::describe(*unwound.read.error);
   status.seconds = static_cast<double>(now_ms() - start_ms) / 1000;
+  status.finishing_cpu_seconds = own_cpu_seconds() - cpu_at_start - status.sampling_cpu_seconds;
   on_status(status);
   return result;
 }

@@ -50,6 +50,11 @@ struct RecordStatus {
   uint64_t bytes_written = 0;
   uint64_t records = 0;       // records read from the ring buffers
   double seconds = 0;
+  // The recorder's own CPU time (user + system) while it sampled, and after
+  // (naming the frames, writing the file's end): what it took from the
+  // machine beside the program.
+  double sampling_cpu_seconds = 0;
+  double finishing_cpu_seconds = 0;
 };
 
 struct RecordResult {
