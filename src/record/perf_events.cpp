@@ -148,6 +148,7 @@ Result<std::unique_ptr<Sampler>> Sampler::open(const std::vector<pid_t>& pids, c
   a.sample_id_all = 1;
   a.exclude_hv = 1;
   a.exclude_callchain_kernel = 0;
+  a.exclude_callchain_user = options.user_callchain ? 0 : 1;
   a.enable_on_exec = options.enable_on_exec ? 1 : 0;
   a.watermark = 1;
   const uint32_t pages = std::max<uint32_t>(options.ring_pages, 2);

@@ -59,9 +59,13 @@ struct SamplingOptions {
   // The user registers each sample carries, as the kernel's perf register
   // mask of the machine (arch::Machine::perf_sample_register_mask).
   uint64_t user_registers = 0;
-  // The kernel's callchain (kernel frames, then the user frame-pointer
-  // chain); kernel frames only where perf_event_paranoid lets us.
+  // The kernel's callchain: its kernel frames (where perf_event_paranoid
+  // lets us) and, with user_callchain, the user frame-pointer chain the
+  // kernel walks too (of no use where the stack copy is unwound: perf's
+  // dwarf mode leaves it out as well; it costs the sampled thread a read a
+  // frame, up to 127, and the ring their bytes).
   bool callchain = true;
+  bool user_callchain = false;
   // Pages of each CPU's ring buffer (a power of two).
   uint32_t ring_pages = 256;
   // Start counting when the process calls exec (a command started stopped
