@@ -269,6 +269,7 @@ Result<RecordResult> record_samples(record::Sampler& sampler, const std::vector<
   RecordStatus& status = result.status;
   symbol::KernelSymbols kernel(options.kallsyms);
   SampleProfileBuilder builder(kernel, options.symbols, /*defer_names=*/true);
+  builder.start_background_naming();
   // What the recording is, in the file's first chunks already (a recording
   // cut short keeps them).
   auto describe = [&] {
@@ -307,6 +308,7 @@ Result<RecordResult> record_samples(record::Sampler& sampler, const std::vector<
   auto tick = [&] {
     const uint64_t now = now_ms();
     status.seconds = static_cast<double>(now - start_ms) / 1000;
+    builder.collect_names();
     if (now - last_flush >= options.flush_interval_ms) {
       writer.flush(builder.profile(), &bytes);
       write_out();
@@ -340,7 +342,7 @@ Result<RecordResult> record_samples(record::Sampler& sampler, const std::vector<
   const double cpu_at_start = cpu_seconds_start;
   status.sampling_cpu_seconds = own_cpu_seconds() - cpu_at_start;
   builder.finish(unwound);
-  builder.name_pending();  // after the recording, when no ring buffer waits
+  builder.name_pending();  // what the background thread had not named yet
   describe();
   writer.finish(builder.profile(), &bytes);
   write_out();

@@ -1,6 +1,13 @@
 #include "profile/sample_builder.hpp"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
 
 #include "elf/debug_file.hpp"
 #include "unwind/symbolize.hpp"
@@ -114,64 +121,157 @@ uint32_t SampleProfileBuilder::frame(const framewalk::SampleFrame& f, const Unwo
   if (named_[id]) return id;
   named_[id] = true;
   if (!symbols_) return id;
-  if (defer_names_) {
-    // Named later (name_pending): the module kept alive by a copy of it.
-    Pending p;
-    p.frame = id;
-    p.kernel = kernel;
-    p.pc = f.frame.pc;
-    p.lookup_pc = f.frame.lookup_pc;
-    p.symbol_pc = f.frame.symbol_pc;
-    p.activation = f.frame.activation;
-    if (m && m->data) {
-      p.module = m->id;
-      kept_modules_.try_emplace(m->id, *m);
-    }
+  Pending p;
+  p.frame = id;
+  p.kernel = kernel;
+  p.pc = f.frame.pc;
+  p.lookup_pc = f.frame.lookup_pc;
+  p.symbol_pc = f.frame.symbol_pc;
+  p.activation = f.frame.activation;
+  if (m && m->data) {
+    // Kept alive by a copy until the frame is named.
+    auto [it, added] = kept_modules_.try_emplace(m->id);
+    if (added) it->second = std::make_shared<const Module>(*m);
+    p.module = it->second;
+  }
+  if (defer_names_) {  // named by the background thread, or name_pending
     if (kernel) osrelease_ = u.file->osrelease;
-    if (kernel || p.module) pending_.push_back(p);
+    if (kernel || p.module) pending_.push_back(std::move(p));
     return id;
   }
-  name(id, kernel, f.frame, u.file->osrelease);
+  apply(names_of(p, u.file->osrelease));
   return id;
 }
 
-void SampleProfileBuilder::name_pending() {
-  for (const Pending& p : pending_) {
-    Frame f;
-    f.pc = p.pc;
-    f.lookup_pc = p.lookup_pc;
-    f.symbol_pc = p.symbol_pc;
-    f.activation = p.activation;
-    if (p.module) {
-      auto it = kept_modules_.find(p.module);
-      if (it == kept_modules_.end()) continue;
-      f.module = &it->second;
-    }
-    name(p.frame, p.kernel, f, osrelease_);
+// The background thread: a queue of frames to name in, names out.
+class SampleProfileBuilder::Background {
+ public:
+  Background(SampleProfileBuilder& owner) : owner_(owner), thread_([this] { run(); }) {}
+  ~Background() { stop(); }
+
+  void give(std::vector<Pending>& pending, const std::string& osrelease) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (Pending& p : pending) in_.push_back(std::move(p));
+    osrelease_ = osrelease;
+    pending.clear();
+    wake_.notify_one();
   }
+  void take(std::vector<Named>* out) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (Named& n : out_) out->push_back(std::move(n));
+    out_.clear();
+  }
+  // Stops after the frame in hand; what was not named is left in `rest`.
+  void stop(std::vector<Pending>* rest = nullptr) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+      wake_.notify_one();
+    }
+    if (thread_.joinable()) thread_.join();
+    if (rest)
+      for (Pending& p : in_) rest->push_back(std::move(p));
+    in_.clear();
+  }
+
+ private:
+  void run() {
+    // Below the program: it names with what the CPUs have left.
+    setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 19);
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (true) {
+      wake_.wait(lock, [&] { return stopping_ || !in_.empty(); });
+      if (stopping_) return;
+      Pending p = std::move(in_.front());
+      in_.pop_front();
+      const std::string osrelease = osrelease_;
+      lock.unlock();
+      Named named = owner_.names_of(p, osrelease);
+      p.module.reset();
+      lock.lock();
+      out_.push_back(std::move(named));
+    }
+  }
+
+  SampleProfileBuilder& owner_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<Pending> in_;
+  std::vector<Named> out_;
+  std::string osrelease_;
+  bool stopping_ = false;
+  std::thread thread_;  // last: started once the rest is made
+};
+
+SampleProfileBuilder::SampleProfileBuilder(symbol::KernelSymbols& kernel, bool symbols, bool defer_names)
+    : kernel_(kernel), symbols_(symbols), defer_names_(defer_names) {}
+
+SampleProfileBuilder::~SampleProfileBuilder() { stop_background_naming(); }
+
+void SampleProfileBuilder::start_background_naming() {
+  if (defer_names_ && symbols_ && !background_) background_ = std::make_unique<Background>(*this);
+}
+
+void SampleProfileBuilder::collect_names() {
+  if (!background_) return;
+  background_->give(pending_, osrelease_);
+  kept_modules_.clear();  // the pending frames hold their modules
+  std::vector<Named> named;
+  background_->take(&named);
+  for (const Named& n : named) apply(n);
+}
+
+void SampleProfileBuilder::stop_background_naming() {
+  if (!background_) return;
+  std::vector<Pending> rest;
+  background_->stop(&rest);
+  std::vector<Named> named;
+  background_->take(&named);
+  background_.reset();
+  for (const Named& n : named) apply(n);
+  rest.insert(rest.end(), std::make_move_iterator(pending_.begin()), std::make_move_iterator(pending_.end()));
+  pending_ = std::move(rest);
+}
+
+void SampleProfileBuilder::name_pending() {
+  stop_background_naming();
+  for (const Pending& p : pending_) apply(names_of(p, osrelease_));
   pending_.clear();
   pending_.shrink_to_fit();
   kept_modules_.clear();
 }
 
-void SampleProfileBuilder::name(uint32_t id, bool kernel, const Frame& frame, const std::string& osrelease) {
-  const Module* m = frame.module;
-  lines_.clear();
-  if (kernel) {
+SampleProfileBuilder::Named SampleProfileBuilder::names_of(const Pending& p, const std::string& osrelease) {
+  Named out;
+  out.frame = p.frame;
+  if (p.kernel) {
     kernel_.load_if(osrelease);
-    std::string n = kernel_.name(frame.pc);
+    std::string n = kernel_.name(p.pc);
     if (const size_t plus = n.rfind("+0x"); plus != std::string::npos) n.resize(plus);
-    if (n != "[unknown]") lines_.push_back({profile_.intern(n), 0, 0, 0});
-  } else if (m && m->data) {
-    const FrameSymbol symbol = symbolize(frame);
-    for (const SourceFrame& sf : source_frames(frame, true)) {
-      const std::string& name = sf.function.empty() ? symbol.function : sf.function;
-      lines_.push_back({name.empty() ? 0 : profile_.intern(name), sf.file.empty() ? 0 : profile_.intern(sf.file), sf.line,
-                        sf.column});
-    }
-    if (lines_.size() == 1 && lines_[0].function == 0 && lines_[0].file == 0) lines_.clear();
+    if (n != "[unknown]") out.lines.push_back({std::move(n), {}, 0, 0});
+    return out;
   }
-  if (!lines_.empty()) profile_.set_frame_lines(id, lines_);
+  if (!p.module || !p.module->data) return out;
+  Frame frame;
+  frame.pc = p.pc;
+  frame.lookup_pc = p.lookup_pc;
+  frame.symbol_pc = p.symbol_pc;
+  frame.activation = p.activation;
+  frame.module = p.module.get();
+  const FrameSymbol symbol = symbolize(frame);
+  for (const SourceFrame& sf : source_frames(frame, true))
+    out.lines.push_back({sf.function.empty() ? symbol.function : sf.function, sf.file, sf.line, sf.column});
+  if (out.lines.size() == 1 && out.lines[0].function.empty() && out.lines[0].file.empty()) out.lines.clear();
+  return out;
+}
+
+void SampleProfileBuilder::apply(const Named& named) {
+  if (named.lines.empty()) return;
+  lines_.clear();
+  for (const NamedLine& l : named.lines)
+    lines_.push_back({l.function.empty() ? 0 : profile_.intern(l.function), l.file.empty() ? 0 : profile_.intern(l.file),
+                      l.line, l.column});
+  profile_.set_frame_lines(named.frame, lines_);
 }
 
 }  // namespace framewalk::profile

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -24,8 +25,7 @@ class SampleProfileBuilder {
   // `defer_names`: frames are named by name_pending() rather than as
   // they first come (a recorder keeps up with the ring buffers that way:
   // loading a library's debug information takes tens of milliseconds).
-  explicit SampleProfileBuilder(symbol::KernelSymbols& kernel, bool symbols = true, bool defer_names = false)
-      : kernel_(kernel), symbols_(symbols), defer_names_(defer_names) {}
+  explicit SampleProfileBuilder(symbol::KernelSymbols& kernel, bool symbols = true, bool defer_names = false);
   SampleProfile& profile() { return profile_; }
 
   // A sample. One of the context-switches event (a thread leaving its
@@ -38,26 +38,54 @@ class SampleProfileBuilder {
   // The accounting of the whole run: lost samples, the recording's length.
   void finish(const PerfUnwindResult& result);
   void finish(uint64_t lost_samples);
-  // Names the frames met since the last call (defer_names).
+  // Names the frames met since the last call (defer_names), and those the
+  // background thread had not named yet (it is stopped first).
   void name_pending();
   size_t pending_names() const { return pending_.size(); }
+
+  // defer_names: a thread of low priority (nice 19: it takes what the
+  // program leaves of the CPUs) names the frames as they come, and
+  // collect_names() puts its names in the profile, so that the file's
+  // chunks carry names while the recording goes on (a recorder killed
+  // with SIGKILL leaves the names of what it flushed). It alone uses the
+  // KernelSymbols until name_pending().
+  void start_background_naming();
+  // Hands the frames met since the last call to the thread and puts the
+  // names it has made in the profile. Called by the recorder between batches.
+  void collect_names();
+  ~SampleProfileBuilder();
+  SampleProfileBuilder(const SampleProfileBuilder&) = delete;
+  SampleProfileBuilder& operator=(const SampleProfileBuilder&) = delete;
 
  private:
   uint32_t module(const Module* m);
   uint32_t frame(const framewalk::SampleFrame& f, const UnwoundSample& u);
-  void name(uint32_t id, bool kernel, const Frame& frame, const std::string& osrelease);
   struct Pending {
     uint32_t frame = 0;
     bool kernel = false, activation = false;
-    uint64_t module = 0;  // Module id (0: none)
+    std::shared_ptr<const Module> module;  // kept alive until named (null: none)
     uint64_t pc = 0, lookup_pc = 0, symbol_pc = 0;
   };
+  // A frame's names as strings, innermost first (made on any thread).
+  struct NamedLine {
+    std::string function, file;
+    uint32_t line = 0, column = 0;
+  };
+  struct Named {
+    uint32_t frame = 0;
+    std::vector<NamedLine> lines;
+  };
+  Named names_of(const Pending& p, const std::string& osrelease);
+  void apply(const Named& named);
+  void stop_background_naming();
+  class Background;
 
   symbol::KernelSymbols& kernel_;
   bool symbols_;
   bool defer_names_;
   std::vector<Pending> pending_;
-  std::unordered_map<uint64_t, Module> kept_modules_;  // by id: the modules pending frames are in
+  std::unordered_map<uint64_t, std::shared_ptr<const Module>> kept_modules_;  // by id: the modules pending frames are in
+  std::unique_ptr<Background> background_;
   std::string osrelease_;
   SampleProfile profile_;
   std::unordered_map<uint64_t, uint32_t> modules_;  // Module id (0: the kernel) -> profile module

@@ -13,7 +13,8 @@ library, one in a signal handler), -O2 without frame pointers:
   - `--off-cpu` (off_cpu_target.c: a thread blocked 70% of its life in a
     known chain): that chain's off-CPU time is 70% +- 3 of the thread's
     life, and the main thread's wait in pthread_join is there too, apart
-    from the on-CPU samples;
+    from the on-CPU samples; a recorder killed with SIGKILL leaves a
+    readable file with names;
   - `-p PID,PID -e task-clock --duration`: two running processes recorded
     for half a second are left running, and the recording has samples of
     their four threads, 99% of them walked to the thread's root;
@@ -85,6 +86,25 @@ def off_cpu(framewalk, source, work, cc, flags):
     # Kept apart: the on-CPU samples are busy_path's (but for the kernel's
     # own work as the thread wakes); a preemption in busy_path is not time
     # blocked.
+    # A recorder killed with SIGKILL leaves the chunks it flushed, with the
+    # names its background thread had made by then.
+    proc = subprocess.Popen([target, "40"], stderr=subprocess.DEVNULL)
+    killed = os.path.join(work, "killed.fwprof")
+    rec = subprocess.Popen([framewalk, "record", "-q", "-p", str(proc.pid), "-o", killed],
+                           stderr=subprocess.DEVNULL)
+    time.sleep(2.5)
+    rec.kill()
+    rec.wait()
+    still = proc.poll() is None
+    proc.kill()
+    proc.wait()
+    left = run([framewalk, "report", killed, "--format=folded"])
+    print(f"recorder killed: report exit {left.returncode}, {len(left.stdout.splitlines())} stacks, "
+          f"{'named' if 'busy_path' in left.stdout else 'not named'}; {left.stderr.strip()}")
+    if not still:
+        failures.append("the process recorded did not outlive its killed recorder")
+    if "busy_path" not in left.stdout:
+        failures.append("a recorder killed with SIGKILL left no names")
     on_total = on_busy = 0
     for line in run([framewalk, "report", recording, "--format=folded"], check=True).stdout.splitlines():
         stack, _, weight = line.rpartition(" ")
