@@ -6,6 +6,8 @@
 # `--call-graph fp`, at each rate; bytes written per sample; samples lost;
 # the program's own time (it measures itself: the profiler's start-up and
 # its work after the program ends are not in it) and the whole command's.
+# The floor: `perf record` without a call graph (the sampling interrupt and
+# a record of a few words), what any profiler at that rate costs here.
 # Medians over RUNS, alternating.
 #   [RATES="1000 10000"] bench/record_overhead.sh build/framewalk [RUNS] [UNIT]
 set -eu
@@ -33,13 +35,14 @@ own() { awk '{print $2}' "$1" | median; }
 
 printf '%-6s %-22s %8s %8s %9s %9s %12s %8s %6s\n' rate tool own_ms slowdown wall_ms overhead bytes/sample samples lost
 for rate in ${RATES:-1000 10000}; do
-  : >"$tmp/bare" ; : >"$tmp/fw" ; : >"$tmp/dwarf" ; : >"$tmp/fp"
+  : >"$tmp/bare" ; : >"$tmp/fw" ; : >"$tmp/dwarf" ; : >"$tmp/fp" ; : >"$tmp/none"
   for _ in $(seq "$runs"); do
     ms "${prog[@]}" >>"$tmp/bare"
     ms "$fw" record -q -F "$rate" -o "$tmp/fw.fwprof" -- "${prog[@]}" >>"$tmp/fw"
     cp "$tmp/err" "$tmp/fw.err"
     ms perf record -q -F "$rate" -e cpu-clock --call-graph dwarf -o "$tmp/dwarf.data" -- "${prog[@]}" >>"$tmp/dwarf"
     ms perf record -q -F "$rate" -e cpu-clock --call-graph fp -o "$tmp/fp.data" -- "${prog[@]}" >>"$tmp/fp"
+    ms perf record -q -F "$rate" -e cpu-clock -o "$tmp/none.data" -- "${prog[@]}" >>"$tmp/none"
   done
   bare=$(wall "$tmp/bare")
   bare_own=$(own "$tmp/bare")
@@ -53,9 +56,11 @@ for rate in ${RATES:-1000 10000}; do
   }
   printf '%-6s %-22s %8d %9s %9d %9s %12s %8s %6s\n' "$rate" bare "$bare_own" - "$bare" - - - -
   row "framewalk record" "$tmp/fw" "$fw_bytes" "${fw_samples:-0}" "${fw_lost:-?}"
-  for kind in dwarf fp; do
+  for kind in dwarf fp none; do
     samples=$(perf report -i "$tmp/$kind.data" --stats 2>/dev/null | awk '/SAMPLE events:/ {print $3; exit}')
     lost=$(perf report -i "$tmp/$kind.data" --stats 2>/dev/null | awk '/LOST_SAMPLES events:|LOST events:/ {s += $3} END {print s + 0}')
-    row "perf --call-graph $kind" "$tmp/$kind" "$(stat -c %s "$tmp/$kind.data")" "${samples:-0}" "$lost"
+    name="perf --call-graph $kind"
+    [ "$kind" = none ] && name="perf, no call graph"
+    row "$name" "$tmp/$kind" "$(stat -c %s "$tmp/$kind.data")" "${samples:-0}" "$lost"
   done
 done
