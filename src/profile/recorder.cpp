@@ -23,8 +23,6 @@ namespace framewalk::profile {
 namespace {
 
 constexpr uint32_t kRecordMmap2 = 10, kRecordComm = 3;
-constexpr uint32_t kHeaderAttr = 64, kFinishedRound = 68, kHeaderFeature = 80;
-constexpr uint64_t kFeatHostname = 3, kFeatOsrelease = 4;
 constexpr uint16_t kMiscUser = 2;
 
 void put16(std::string* out, uint16_t v) { out->append(reinterpret_cast<const char*>(&v), 2); }
@@ -61,15 +59,6 @@ void put_trailer(std::string* body, const perf_event_attr& attr, uint32_t pid, u
   if (t & PERF_SAMPLE_IDENTIFIER) put64(body, identifier);
 }
 
-void put_feature_string(std::string* out, uint64_t feature, const std::string& text) {
-  std::string body;
-  put64(&body, feature);
-  const size_t n = (text.size() + 1 + 7) & ~size_t{7};
-  put32(&body, static_cast<uint32_t>(n));
-  body.append(text);
-  body.append(n - text.size(), '\0');
-  put_record(out, kHeaderFeature, 0, body);
-}
 
 std::string read_first_line(const std::string& path) {
   std::ifstream f(path);
@@ -78,10 +67,10 @@ std::string read_first_line(const std::string& path) {
   return line;
 }
 
-// This process's CPU time, user and system (its children's apart).
-double own_cpu_seconds() {
+// This process's CPU time (or the calling thread's), user and system.
+double own_cpu_seconds(int who = RUSAGE_SELF) {
   struct rusage u {};
-  getrusage(RUSAGE_SELF, &u);
+  getrusage(who, &u);
   return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
          static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
@@ -91,58 +80,6 @@ uint64_t now_ms() {
                                    std::chrono::steady_clock::now().time_since_epoch())
                                    .count());
 }
-
-// The Sampler's records as a pipe-mode perf.data stream, read forward by
-// the perf.data reader: each time it needs bytes beyond those buffered, the
-// ring buffers are read (waiting up to 100 ms), their records appended and
-// a FINISHED_ROUND after them. The end of the stream when the recording is
-// to stop or every thread has ended.
-class LiveStream final : public perf::ByteSource {
- public:
-  LiveStream(record::Sampler& sampler, std::string prelude, FunctionRef<bool()> keep_going,
-             FunctionRef<void()> on_tick)
-      : sampler_(sampler), buffer_(std::move(prelude)), keep_going_(keep_going), on_tick_(on_tick) {}
-
-  Result<size_t> read_at(uint64_t offset, void* out, size_t size) override {
-    if (offset < base_) return Error{ErrorCode::kBadArgument, offset};
-    while (offset >= base_ + buffer_.size() && !done_) pump();
-    const uint64_t end = base_ + buffer_.size();
-    if (offset >= end) return size_t{0};
-    const size_t n = static_cast<size_t>(std::min<uint64_t>(size, end - offset));
-    std::memcpy(out, buffer_.data() + (offset - base_), n);
-    // What the reader has passed is not asked for again (it reads forward).
-    if (offset - base_ > (4u << 20)) {
-      buffer_.erase(0, static_cast<size_t>(offset - base_));
-      base_ = offset;
-    }
-    return n;
-  }
-  std::optional<uint64_t> size() const override { return std::nullopt; }
-  uint64_t records() const { return records_; }
-
- private:
-  void pump() {
-    const bool go_on = keep_going_();
-    const size_t before = buffer_.size();
-    // One more read after the last: what the rings hold when it ends.
-    const perf_event_attr& attr = sampler_.attr();
-    const bool alive = sampler_.read(go_on ? 100 : 0, [&](const uint8_t* record, size_t size) {
-      append_compacted_record(&buffer_, attr, record, size);
-      ++records_;
-    });
-    if (buffer_.size() != before) put_record(&buffer_, kFinishedRound, 0, {});
-    if (!go_on || !alive) done_ = true;
-    on_tick_();
-  }
-
-  record::Sampler& sampler_;
-  std::string buffer_;
-  uint64_t base_ = 0;  // the stream offset of buffer_[0]
-  FunctionRef<bool()> keep_going_;
-  FunctionRef<void()> on_tick_;
-  bool done_ = false;
-  uint64_t records_ = 0;
-};
 
 }  // namespace
 
@@ -238,32 +175,25 @@ Result<RecordResult> record_samples(record::Sampler& sampler, const std::vector<
                                     const RecordOptions& options, int fd, FunctionRef<bool()> keep_going,
                                     FunctionRef<void(const RecordStatus&)> on_status) {
   const perf_event_attr& attr = sampler.attr();
-  // The stream's prelude: the pipe header, the attributes, this machine's
-  // kernel release and name, then what the process already has.
-  std::string prelude;
-  put64(&prelude, 0x32454c4946524550ull);  // "PERFILE2"
-  put64(&prelude, 16);
-  // Each event's attributes and the ids of its instances (samples and
-  // records say which event they are of by id).
-  // An event with more instances than one record holds comes in several
-  // records with the same attributes (the reader joins them).
+  // What a perf.data header would say: the events (their ids tell a
+  // record's event), this machine's kernel release and name.
+  perf::FileInfo info;
+  info.pipe = true;
   for (const record::Sampler::Event& e : sampler.events()) {
-    const size_t per_record = (0xffff - 8 - e.attr.size) / 8;
-    size_t next = 0;
-    do {
-      std::string body(reinterpret_cast<const char*>(&e.attr), e.attr.size);
-      for (size_t n = 0; next < e.ids.size() && n < per_record; ++n) put64(&body, e.ids[next++]);
-      put_record(&prelude, kHeaderAttr, 0, body);
-    } while (next < e.ids.size());
+    auto parsed = perf::parse_event_attr(Bytes(reinterpret_cast<const uint8_t*>(&e.attr), e.attr.size));
+    if (!parsed) return Error{ErrorCode::kBadArgument, 0};
+    parsed->ids = e.ids;
+    info.attrs.add(std::move(*parsed));
   }
-  const uint64_t identifier = sampler.events()[0].ids.empty() ? 0 : sampler.events()[0].ids[0];
   struct utsname u {};
   if (uname(&u) == 0) {
-    put_feature_string(&prelude, kFeatOsrelease, u.release);
-    put_feature_string(&prelude, kFeatHostname, u.nodename);
+    info.osrelease = u.release;
+    info.hostname = u.nodename;
   }
+  const uint64_t identifier = sampler.events()[0].ids.empty() ? 0 : sampler.events()[0].ids[0];
+  // What the processes already have, as the kernel would have said it.
+  std::string prelude;
   for (pid_t pid : existing) prelude += synthesize_process_records(pid, attr, identifier);
-  put_record(&prelude, kFinishedRound, 0, {});
 
   RecordResult result;
   RecordStatus& status = result.status;
@@ -304,6 +234,7 @@ Result<RecordResult> record_samples(record::Sampler& sampler, const std::vector<
   };
   const uint64_t start_ms = now_ms();
   const double cpu_seconds_start = own_cpu_seconds();
+  const double thread_cpu_seconds_start = own_cpu_seconds(RUSAGE_THREAD);
   uint64_t last_flush = start_ms, last_status = 0;
   auto tick = [&] {
     const uint64_t now = now_ms();
@@ -319,15 +250,11 @@ Result<RecordResult> record_samples(record::Sampler& sampler, const std::vector<
       on_status(status);
     }
   };
-  // Named: the stream keeps references to them (FunctionRef).
-  auto go_on = [&] { return keep_going() && !write_error.has_value(); };
-  LiveStream stream(sampler, std::move(prelude), go_on, tick);
-
   PerfUnwindOptions po;
   po.max_frames = options.max_frames;
   po.files.buildid_dir.clear();  // the files are here, as mapped
   auto on_switch = [&](const ThreadSwitch& t) { builder.add_switch(t); };
-  const PerfUnwindResult unwound = unwind_perf_samples(stream, po, [&](const UnwoundSample& s) {
+  auto on_sample = [&](const UnwoundSample& s) {
     builder.add(s);
     ++status.samples;
     if (s.event && is_context_switch_event(*s.event)) ++status.switch_samples;
@@ -336,12 +263,53 @@ Result<RecordResult> record_samples(record::Sampler& sampler, const std::vector<
       else ++status.truncated;
     }
     return true;
-  }, on_switch);
-  status.lost = unwound.stats.lost_samples;
-  status.records = stream.records();
-  const double cpu_at_start = cpu_seconds_start;
-  status.sampling_cpu_seconds = own_cpu_seconds() - cpu_at_start;
-  builder.finish(unwound);
+  };
+  PerfSampleUnwinder unwinder(po, on_sample, on_switch);
+  unwinder.begin(info);
+  // Each record from the ring buffers (or the prelude): a sample's stack
+  // copy cut to its valid bytes, decoded, handed to the unwinder (which
+  // keeps a copy until its round is over: one copy in all).
+  std::string compacted;
+  perf::Record record;
+  auto feed = [&](const uint8_t* bytes, size_t size) {
+    compacted.clear();
+    append_compacted_record(&compacted, attr, bytes, size);
+    const Bytes b(reinterpret_cast<const uint8_t*>(compacted.data()), compacted.size());
+    if (auto decoded = perf::decode_record(b, info.attrs, &record); !decoded) {
+      if (!result.read_error)
+        result.read_error = "record " + std::to_string(status.records) + " (" + perf::record_type_name(record.type) +
+                            "): " + to_string(decoded.error().code) + " at offset " +
+                            std::to_string(decoded.error().offset);
+      ++status.records;
+      return;
+    }
+    record.index = status.records++;
+    record.file_offset = 0;
+    unwinder.record(record);
+  };
+  for (size_t at = 0; at + sizeof(perf_event_header) <= prelude.size();) {
+    perf_event_header h;
+    std::memcpy(&h, prelude.data() + at, sizeof h);
+    if (h.size < sizeof h || at + h.size > prelude.size()) break;
+    feed(reinterpret_cast<const uint8_t*>(prelude.data() + at), h.size);
+    at += h.size;
+  }
+  unwinder.end_round();
+  // Batches until the recording is to stop or every thread has ended, then
+  // one more read: what the rings hold at the end.
+  while (true) {
+    const bool go_on = keep_going() && !write_error.has_value();
+    const bool alive = sampler.read(go_on ? 100 : 0, feed);
+    unwinder.end_round();
+    tick();
+    if (!go_on || !alive) break;
+  }
+  unwinder.finish();
+  status.lost = unwinder.stats().lost_samples;
+  const double cpu_while_sampling = own_cpu_seconds() - cpu_seconds_start;
+  status.sampling_cpu_seconds = own_cpu_seconds(RUSAGE_THREAD) - thread_cpu_seconds_start;
+  status.naming_cpu_seconds = std::max(0.0, cpu_while_sampling - status.sampling_cpu_seconds);
+  builder.finish(status.lost);
   builder.name_pending();  // what the background thread had not named yet
   describe();
   writer.finish(builder.profile(), &bytes);
@@ -349,11 +317,10 @@ Result<RecordResult> record_samples(record::Sampler& sampler, const std::vector<
   if (write_error) return *write_error;
   for (const StopReasonCount& r : builder.profile().stop_reasons())
     result.stop_reasons.emplace_back(std::string(builder.profile().string(r.reason)), r.count);
-  result.warnings = unwound.warnings;
+  result.warnings = unwinder.warnings();
   if (!kernel.problem().empty()) result.warnings.push_back(kernel.problem());
-  if (unwound.read.error) result.read_error = perf::describe(*unwound.read.error);
   status.seconds = static_cast<double>(now_ms() - start_ms) / 1000;
-  status.finishing_cpu_seconds = own_cpu_seconds() - cpu_at_start - status.sampling_cpu_seconds;
+  status.finishing_cpu_seconds = own_cpu_seconds() - cpu_seconds_start - cpu_while_sampling;
   on_status(status);
   return result;
 }

@@ -1,16 +1,16 @@
 // framewalk record's engine: samples a process (record/perf_events), unwinds
-// each sample at once with framewalk's engine (walk/perf_samples: modules
-// from the stream's mmap records, stack from the sample's copy, code from
-// the module images) and keeps only the resolved frames, in a sampled
-// profile (sample_profile.hpp) written out as .fwprof chunks as it goes, so
-// that a recording cut short leaves a readable file.
+// each sample at once with framewalk's engine (walk/perf_samples'
+// PerfSampleUnwinder: modules from the mmap records, stack from the sample's
+// copy, code from the module images) and keeps only the resolved frames, in
+// a sampled profile (sample_profile.hpp) written out as .fwprof chunks as it
+// goes, so that a recording cut short leaves a readable file.
 //
-// The ring buffers' records are read through the same perf.data reader as
-// `framewalk report perf.data`: they are framed as a pipe-mode perf.data
-// stream (a header, the event's attributes, the kernel release, then the
-// records, a FINISHED_ROUND after each batch), with the mappings, names
-// and threads a process already had made into MMAP2 and COMM records first,
-// as perf record does.
+// The ring buffers' records are decoded by the perf.data decoder
+// (perf/perf_data: decode_record) and handed to the unwinder batch by
+// batch, a round after each, as perf.data's are; the mappings, names and
+// threads a process already had are made into MMAP2 and COMM records first,
+// as perf record does. A sample's stack copy is cut to its valid bytes
+// before it is kept for its round: the one copy of it the recorder makes.
 #pragma once
 
 #include <sys/types.h>
@@ -50,10 +50,12 @@ struct RecordStatus {
   uint64_t bytes_written = 0;
   uint64_t records = 0;       // records read from the ring buffers
   double seconds = 0;
-  // The recorder's own CPU time (user + system) while it sampled, and after
-  // (naming the frames, writing the file's end): what it took from the
-  // machine beside the program.
+  // The recorder's own CPU time (user + system): reading and unwinding the
+  // samples (its main thread, while it sampled), naming the frames (the
+  // background thread, then), and after (naming what was left, writing the
+  // file's end): what it took from the machine beside the program.
   double sampling_cpu_seconds = 0;
+  double naming_cpu_seconds = 0;
   double finishing_cpu_seconds = 0;
 };
 

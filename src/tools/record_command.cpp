@@ -210,10 +210,12 @@ int run_record_command(const RecordCommandOptions& o) {
   }
   std::fprintf(stderr, "\n");
   // What recording cost the machine beside the program.
-  std::fprintf(stderr, "framewalk record: its own CPU time: %.0f ms while sampling (%.1f us a sample), %.0f ms after\n",
+  std::fprintf(stderr,
+               "framewalk record: its own CPU time: %.0f ms reading and unwinding (%.1f us a sample), %.0f ms naming "
+               "frames meanwhile (nice 19), %.0f ms after\n",
                s.sampling_cpu_seconds * 1e3,
                s.samples ? s.sampling_cpu_seconds * 1e6 / static_cast<double>(s.samples) : 0.0,
-               s.finishing_cpu_seconds * 1e3);
+               s.naming_cpu_seconds * 1e3, s.finishing_cpu_seconds * 1e3);
   return exit_status;
 }
 

@@ -26,9 +26,11 @@ namespace {
 constexpr size_t kMaxQueued = size_t{16} << 20;
 constexpr size_t kMaxQueuedRecords = size_t{1} << 17;
 
-class Driver {
+}  // namespace
+
+class PerfSampleDriver {
  public:
-  Driver(const PerfUnwindOptions& options, FunctionRef<bool(const UnwoundSample&)> on_sample,
+  PerfSampleDriver(const PerfUnwindOptions& options, FunctionRef<bool(const UnwoundSample&)> on_sample,
          FunctionRef<void(const ThreadSwitch&)> on_switch)
       : options_(options), on_sample_(on_sample), on_switch_(on_switch), tracker_(options.cache, options.files) {}
 
@@ -294,7 +296,30 @@ class Driver {
   bool stopped_ = false;
 };
 
-}  // namespace
+PerfSampleUnwinder::PerfSampleUnwinder(const PerfUnwindOptions& options,
+                                       FunctionRef<bool(const UnwoundSample&)> on_sample,
+                                       FunctionRef<void(const ThreadSwitch&)> on_switch)
+    : driver_(std::make_unique<PerfSampleDriver>(options, on_sample, on_switch)) {}
+
+PerfSampleUnwinder::~PerfSampleUnwinder() = default;
+
+void PerfSampleUnwinder::begin(const perf::FileInfo& info) { driver_->on_info(info); }
+
+bool PerfSampleUnwinder::record(const perf::Record& r) { return driver_->on_record(r); }
+
+bool PerfSampleUnwinder::end_round() {
+  perf::Record round;
+  round.type = perf::kFinishedRound;
+  return driver_->on_record(round);
+}
+
+void PerfSampleUnwinder::finish() { driver_->finish(); }
+
+const PerfUnwindStats& PerfSampleUnwinder::stats() const { return driver_->stats; }
+
+std::vector<std::string> PerfSampleUnwinder::warnings() const { return driver_->tracker().warnings(); }
+
+uint16_t PerfSampleUnwinder::machine() const { return driver_->machine(); }
 
 PerfUnwindResult unwind_perf_samples(perf::ByteSource& source, const PerfUnwindOptions& options,
                                      FunctionRef<bool(const UnwoundSample&)> on_sample) {
@@ -306,7 +331,7 @@ PerfUnwindResult unwind_perf_samples(perf::ByteSource& source, const PerfUnwindO
                                      FunctionRef<bool(const UnwoundSample&)> on_sample,
                                      FunctionRef<void(const ThreadSwitch&)> on_switch) {
   PerfUnwindResult result;
-  auto driver = std::make_unique<Driver>(options, on_sample, on_switch);
+  auto driver = std::make_unique<PerfSampleDriver>(options, on_sample, on_switch);
   perf::PerfDataReader reader(source);
   bool started = false;
   result.read = reader.read(

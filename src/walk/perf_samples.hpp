@@ -102,6 +102,36 @@ struct PerfUnwindResult {
   std::vector<std::string> cmdline;
 };
 
+class PerfSampleDriver;
+
+// The same engine fed record by record, by a caller that reads the records
+// itself (the live recorder, from its ring buffers): begin() with what the
+// stream's header would say, then each record as decode_record made it (its
+// bytes are copied when it must wait for its round), end_round() after each
+// batch of every ring buffer, and finish() at the end.
+class PerfSampleUnwinder {
+ public:
+  PerfSampleUnwinder(const PerfUnwindOptions& options, FunctionRef<bool(const UnwoundSample&)> on_sample,
+                     FunctionRef<void(const ThreadSwitch&)> on_switch);
+  ~PerfSampleUnwinder();
+  PerfSampleUnwinder(const PerfSampleUnwinder&) = delete;
+  PerfSampleUnwinder& operator=(const PerfSampleUnwinder&) = delete;
+
+  // `info` (the events, the machine, the kernel release) must outlive this.
+  void begin(const perf::FileInfo& info);
+  // False once on_sample has said to stop.
+  bool record(const perf::Record& r);
+  bool end_round();
+  // Unwinds what is held. The accounting and the warnings, once each.
+  void finish();
+  const PerfUnwindStats& stats() const;
+  std::vector<std::string> warnings() const;
+  uint16_t machine() const;
+
+ private:
+  std::unique_ptr<PerfSampleDriver> driver_;
+};
+
 // Reads `source` and unwinds each sample, calling `on_sample` (false stops).
 PerfUnwindResult unwind_perf_samples(perf::ByteSource& source, const PerfUnwindOptions& options,
                                      FunctionRef<bool(const UnwoundSample&)> on_sample);
