@@ -50,6 +50,7 @@ void SampleProfileBuilder::add(const UnwoundSample& u) {
   const uint32_t stack = profile_.push_stack(frames_);
   if (u.walked) profile_.add_stop_reason(to_string(u.walk.reason));
   if (switched_out) {
+    if (auto gone = exited_.find(u.tid); gone != exited_.end() && u.time >= gone->second) return;  // its end
     auto [it, added] = away_.try_emplace(u.tid);
     if (!added) ++untimed_off_cpu_;  // the switch back in of the one before was lost
     it->second = Away{stack, u.time, static_cast<uint16_t>(u.cpu)};
@@ -61,6 +62,15 @@ void SampleProfileBuilder::add(const UnwoundSample& u) {
 void SampleProfileBuilder::add_switch(const ThreadSwitch& s) {
   if (!first_time_) first_time_ = s.time;
   last_time_ = std::max(last_time_, s.time);
+  if (s.kind == ThreadSwitch::Kind::kFork) {
+    exited_.erase(s.tid);
+    return;
+  }
+  if (s.kind == ThreadSwitch::Kind::kExit) {
+    exited_[s.tid] = s.time;
+    away_.erase(s.tid);  // its last switch back in was lost: it ran to its end
+    return;
+  }
   if (s.kind == ThreadSwitch::Kind::kOut) {
     // The sample of this switch came just before it: it was preempted, not blocked.
     if (s.preempted) away_.erase(s.tid);

@@ -101,6 +101,9 @@ class SampleProfileBuilder {
     uint16_t cpu = 0;
   };
   std::unordered_map<uint32_t, Away> away_;  // tid -> where it left the CPU, until it comes back
+  // Threads that have ended, and when: their last switch out (seen by a
+  // CPU's event, -a) is not time blocked. Until a thread of that id starts.
+  std::unordered_map<uint32_t, uint64_t> exited_;
   uint64_t untimed_off_cpu_ = 0;  // switched out twice without a switch in between (records lost)
   std::optional<uint64_t> first_time_;
   uint64_t last_time_ = 0;

@@ -137,7 +137,10 @@ class PerfSampleDriver {
       case perf::kMmap:
       case perf::kMmap2: tracker_.on_mmap(r.mmap, r.misc); return true;
       case perf::kComm: tracker_.on_comm(r.comm); return true;
-      case perf::kFork: tracker_.on_fork(r.task); return true;
+      case perf::kFork:
+        tracker_.on_fork(r.task);
+        on_switch_(ThreadSwitch{ThreadSwitch::Kind::kFork, false, r.task.pid, r.task.tid, r.sample_id.cpu, r.task.time});
+        return true;
       case perf::kExit:
         tracker_.on_exit(r.task);
         on_switch_(ThreadSwitch{ThreadSwitch::Kind::kExit, false, r.task.pid, r.task.tid, r.sample_id.cpu, r.task.time});

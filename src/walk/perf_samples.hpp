@@ -51,9 +51,10 @@ struct UnwoundSample {
 };
 
 // A thread leaving its CPU or coming back (PERF_RECORD_SWITCH, recorded
-// with context_switch), or ending (EXIT): what off-CPU time is measured by.
+// with context_switch), starting (FORK) or ending (EXIT): what off-CPU time
+// is measured by.
 struct ThreadSwitch {
-  enum class Kind : uint8_t { kOut, kIn, kExit };
+  enum class Kind : uint8_t { kOut, kIn, kExit, kFork };
   Kind kind = Kind::kOut;
   bool preempted = false;  // out: taken off while still runnable
   uint32_t pid = 0, tid = 0, cpu = 0;

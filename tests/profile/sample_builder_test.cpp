@@ -3,8 +3,9 @@
 // an off-CPU sample weighing the time until the thread's next switch in; a
 // preempted switch out is dropped (runnable, not blocked); a thread still
 // away at the end weighs until the recording's last event; a second switch
-// out without a switch in between is counted, not timed; on-CPU samples
-// stay apart.
+// out without a switch in between is counted, not timed; a thread's last
+// switch out, after its EXIT, is not time blocked; on-CPU samples stay
+// apart.
 #include "profile/sample_builder.hpp"
 
 #include <gtest/gtest.h>
@@ -41,6 +42,14 @@ std::vector<uint8_t> switch_record(uint32_t tid, uint64_t time, bool out, bool p
   return r.done();
 }
 
+// FORK or EXIT of `tid` at `time`, with the trailer.
+std::vector<uint8_t> task_record(uint32_t type, uint32_t tid, uint64_t time) {
+  Rec r(type);
+  r.u32(1).u32(1).u32(tid).u32(1).u64(time);
+  r.u32(1).u32(tid).u64(time).u32(0).u32(0).u64(kClockId);
+  return r.done();
+}
+
 TEST(SampleBuilder, OffCpuTimeFromSwitchSamplesAndRecords) {
   Attr clock, switches;
   clock.sample_type = switches.sample_type = kType;
@@ -59,6 +68,8 @@ TEST(SampleBuilder, OffCpuTimeFromSwitchSamplesAndRecords) {
           sample(kSwitchId, 0x5000, 7, 910, 1),                                       // its switches lost:
           sample(kSwitchId, 0x6000, 7, 920, 1),                                       // counted, not timed
           switch_record(7, 930, false, false),
+          task_record(perf::kExit, 9, 950), sample(kSwitchId, 0x7000, 9, 960, 1),  // its end: dropped
+          task_record(perf::kFork, 9, 970), sample(kSwitchId, 0x8000, 9, 980, 1),  // a new thread 9
           sample(kClockId, 0x1000, 8, 1000, 1000000),                               // the last event
       });
   perf::BufferSource source(Bytes(file.data(), file.size()));
@@ -84,7 +95,7 @@ TEST(SampleBuilder, OffCpuTimeFromSwitchSamplesAndRecords) {
   std::vector<Got> got;
   for (const Sample& s : p.samples())
     got.push_back({s.kind, s.tid, s.weight, p.frames()[p.nodes()[s.stack].frame].address});
-  ASSERT_EQ(got.size(), 5u);
+  ASSERT_EQ(got.size(), 6u);
   EXPECT_EQ(got[0].kind, SampleKind::kOnCpu);
   EXPECT_EQ(got[0].weight, 1000000u);
   EXPECT_EQ(got[1].kind, SampleKind::kOffCpu);
@@ -101,6 +112,10 @@ TEST(SampleBuilder, OffCpuTimeFromSwitchSamplesAndRecords) {
   EXPECT_EQ(got[4].tid, 6u);
   EXPECT_EQ(got[4].weight, 100u);
   EXPECT_EQ(got[4].address, 0x4000u);
+  EXPECT_EQ(got[5].kind, SampleKind::kOffCpu);  // the new thread 9, not the one that ended
+  EXPECT_EQ(got[5].tid, 9u);
+  EXPECT_EQ(got[5].weight, 20u);
+  EXPECT_EQ(got[5].address, 0x8000u);
   // The event is the clock's, not the switches'; the untimed one counted.
   EXPECT_EQ(p.string(p.info().event), "cpu-clock");
   bool counted = false;
