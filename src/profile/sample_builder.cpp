@@ -56,7 +56,10 @@ void SampleProfileBuilder::add(const UnwoundSample& u) {
     it->second = Away{stack, u.time, static_cast<uint16_t>(u.cpu)};
     return;
   }
-  profile_.add_sample(stack, relative(u.time), u.tid, static_cast<uint16_t>(u.cpu), u.period ? u.period : 1);
+  // A fixed period (perf record -c) is not in the samples: the event's.
+  uint64_t weight = u.period;
+  if (!(u.sample->sample_type & perf::sample::kPeriod) && u.event && !u.event->freq()) weight = u.event->sample_period;
+  profile_.add_sample(stack, relative(u.time), u.tid, static_cast<uint16_t>(u.cpu), weight ? weight : 1);
 }
 
 void SampleProfileBuilder::add_switch(const ThreadSwitch& s) {

@@ -124,5 +124,25 @@ TEST(SampleBuilder, OffCpuTimeFromSwitchSamplesAndRecords) {
   EXPECT_TRUE(counted);
 }
 
+// perf record -c N: the samples carry no period; each weighs the event's N.
+TEST(SampleBuilder, AFixedPeriodWeighsEachSample) {
+  Attr clock;  // sample_period 4000, not in frequency mode
+  clock.sample_type = perf::sample::kIp | perf::sample::kTid | perf::sample::kTime;
+  Rec r(perf::kSample, perf::misc::kUser);
+  r.u64(0x1000).u32(1).u32(2).u64(10);
+  const std::vector<uint8_t> file = perf::test::perf_file({clock}, {r.done()});
+  perf::BufferSource source(Bytes(file.data(), file.size()));
+  symbol::KernelSymbols kernel(std::string("none"));
+  SampleProfileBuilder builder(kernel, /*symbols=*/false);
+  PerfUnwindOptions o;
+  o.files.buildid_dir = "";
+  unwind_perf_samples(source, o, [&](const UnwoundSample& u) {
+    builder.add(u);
+    return true;
+  });
+  ASSERT_EQ(builder.profile().samples().size(), 1u);
+  EXPECT_EQ(builder.profile().samples()[0].weight, 4000u);
+}
+
 }  // namespace
 }  // namespace framewalk::profile
