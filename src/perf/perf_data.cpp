@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <bit>
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
+#include <type_traits>
 
 #include "base/text.hpp"
 
@@ -326,6 +328,22 @@ Result<void> decode_sample(ByteReader& r, const EventAttr& attr, Sample* s) {
 
 }  // namespace
 
+namespace {
+
+// A Sample as Sample{} makes it, but for the register array, of which only
+// regs_user_count words are read (zeroing its 512 bytes for every sample is
+// a tenth of a report's reading).
+void reset(Sample& s) {
+  static_assert(std::is_trivially_copyable_v<Sample>);
+  static const Sample kEmpty{};
+  const size_t array = offsetof(Sample, regs_user), after = array + sizeof s.regs_user;
+  std::memcpy(static_cast<void*>(&s), &kEmpty, array);
+  std::memcpy(reinterpret_cast<uint8_t*>(&s) + after, reinterpret_cast<const uint8_t*>(&kEmpty) + after,
+              sizeof(Sample) - after);
+}
+
+}  // namespace
+
 Result<void> decode_record(Bytes bytes, const AttrSet& attrs, Record* out) {
   ByteReader r(bytes, Endian::kLittle);
   PERF_READ(out->type, r.u32());
@@ -341,7 +359,7 @@ Result<void> decode_record(Bytes bytes, const AttrSet& attrs, Record* out) {
     FW_TRY(std::optional<size_t> index, find_attr(body, true, attrs, kHeaderSize));
     out->attr = index;
     Sample& s = out->sample;
-    s = Sample{};
+    reset(s);
     s.attr = *index;
     s.misc = out->misc;
     ByteReader br(body, Endian::kLittle, kHeaderSize);

@@ -45,9 +45,32 @@ void SampleProfileBuilder::add(const UnwoundSample& u) {
     it->second = *u.comm;
     profile_.add_thread(u.pid, u.tid, *u.comm);
   }
-  frames_.clear();
-  for (const framewalk::SampleFrame& f : u.frames) frames_.push_back(frame(f, u));
-  const uint32_t stack = profile_.push_stack(frames_);
+  // Frames at the same depth from the root as the previous sample's, and
+  // the same (pc, module, kind): the same frame (samples share their callers).
+  // Their stack nodes too, as long as every frame from the root matched
+  // the previous sample's; below that, one probe a frame (child_node).
+  const size_t n = u.frames.size();
+  if (previous_.size() < n) previous_.resize(n);
+  bool same_so_far = true;
+  uint32_t node = kNoNode;
+  for (size_t k = 0; k < n; ++k) {
+    const framewalk::SampleFrame& f = u.frames[n - 1 - k];
+    const FrameKey key{f.frame.pc, f.frame.module ? f.frame.module->id : 0, f.kind, f.frame.activation};
+    PreviousFrame& p = previous_[k];
+    if (!(p.key == key)) {
+      p.key = key;
+      p.id = frame(f, u);
+      same_so_far = false;
+    } else if (same_so_far && k < previous_depth_) {
+      node = p.node;
+      continue;
+    } else {
+      same_so_far = false;
+    }
+    node = p.node = profile_.child_node(node, p.id);
+  }
+  previous_depth_ = n;
+  const uint32_t stack = node;
   if (u.walked) profile_.add_stop_reason(to_string(u.walk.reason));
   if (switched_out) {
     if (auto gone = exited_.find(u.tid); gone != exited_.end() && u.time >= gone->second) return;  // its end
@@ -112,8 +135,12 @@ void SampleProfileBuilder::finish(uint64_t lost_samples) {
 }
 
 uint32_t SampleProfileBuilder::module(const Module* m) {
-  auto [it, added] = modules_.try_emplace(m ? m->id : 0, kNoModule);
-  if (!added) return it->second;
+  const uint64_t key = m ? m->id : 0;
+  if (key == last_module_key_ && last_module_ != kNoModule) return last_module_;  // frames come in runs of one module
+  auto [it, added] = modules_.try_emplace(key, kNoModule);
+  last_module_key_ = key;
+  if (!added) return last_module_ = it->second;
+  last_module_ = kNoModule;  // set below, once made
   if (!m) return it->second = profile_.add_module("[kernel.kallsyms]", "", 0, 0, 0, 0);
   std::string build_id;
   uint64_t file_offset = 0;
@@ -130,9 +157,9 @@ uint32_t SampleProfileBuilder::frame(const framewalk::SampleFrame& f, const Unwo
   const uint32_t mod = kernel ? module(nullptr) : m ? module(m) : kNoModule;
   const uint64_t address = kernel ? f.frame.pc : m ? f.frame.lookup_pc - m->bias : f.frame.lookup_pc;
   const uint32_t id = profile_.intern_frame(mod, address);
-  if (id >= named_.size()) named_.resize(id + 1, false);
+  if (id >= named_.size()) named_.resize(std::max<size_t>(id + 1, named_.size() * 2), 0);
   if (named_[id]) return id;
-  named_[id] = true;
+  named_[id] = 1;
   if (!symbols_) return id;
   Pending p;
   p.frame = id;

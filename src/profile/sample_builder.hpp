@@ -90,8 +90,24 @@ class SampleProfileBuilder {
   SampleProfile profile_;
   std::unordered_map<uint64_t, uint32_t> modules_;  // Module id (0: the kernel) -> profile module
   std::unordered_map<uint32_t, std::string> thread_names_;
-  std::vector<bool> named_;
-  std::vector<uint32_t> frames_;
+  std::vector<uint8_t> named_;  // by frame id: named, or being named
+  // The previous samples' frames by depth from the root (add()).
+  struct FrameKey {
+    uint64_t pc = ~uint64_t{0};
+    uint64_t module = 0;  // Module id
+    SampleFrameKind kind = SampleFrameKind::kUser;
+    bool activation = false;
+    bool operator==(const FrameKey&) const = default;
+  };
+  struct PreviousFrame {
+    FrameKey key;
+    uint32_t id = 0;
+    uint32_t node = kNoNode;  // the stack node of the frames from the root to this one
+  };
+  std::vector<PreviousFrame> previous_;
+  size_t previous_depth_ = 0;
+  uint64_t last_module_key_ = ~uint64_t{0};  // module()'s last answer
+  uint32_t last_module_ = kNoModule;
   std::vector<SourceLine> lines_;
   uint64_t relative(uint64_t time) const { return first_time_ && time >= *first_time_ ? time - *first_time_ : 0; }
   void end_off_cpu();
