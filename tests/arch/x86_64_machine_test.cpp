@@ -175,6 +175,18 @@ TEST(X86_64Machine, FramePointerGuessOnlyWhereRbpLooksLikeOne) {
   in.activation = true;  // an activation may not have set rbp up yet
   EXPECT_EQ(x::machine().fallback_row(in, &row), std::nullopt);
   in.activation = false;
+  // A caller without unwind information whose rbp is 0 is the end of the
+  // frame chain (the dynamic linker's _start): the return address
+  // undefined, so the walk ends as outermost; not for an activation.
+  const RegisterFile end = registers(0x7000, 0);
+  in.registers = &end;
+  ASSERT_EQ(x::machine().fallback_row(in, &row), FallbackKind::kFramePointer);
+  const RegisterRule* ra = row.find(x::kRip);
+  ASSERT_NE(ra, nullptr);
+  EXPECT_EQ(ra->kind, RuleKind::kUndefined);
+  in.activation = true;
+  EXPECT_EQ(x::machine().fallback_row(in, &row), std::nullopt);
+  in.activation = false;
   for (const RegisterFile& bad : {registers(0x7000, 0x6ff8),              // below sp
                                   registers(0x7000, 0x7104),              // misaligned
                                   registers(0x7000, 0x7000 + (1u << 27)),  // too far above sp

@@ -86,6 +86,12 @@ UnwindRow frame_pointer_row() {
 
 UnwindRow entry_row() { return base_row(kRsp, 8); }
 
+UnwindRow chain_end_row() {
+  UnwindRow row = base_row(kRsp, 8);
+  (void)row.set(RegisterRule{kRip, RuleKind::kUndefined, 0, {}, 0});
+  return row;
+}
+
 namespace {
 // How the analysis of a prologue ended.
 enum class PrologueEnd {

@@ -63,6 +63,10 @@ UnwindRow frame_pointer_row();
 UnwindRow entry_row();
 // Between `push %rbp` and `mov %rsp,%rbp`: CFA = rsp+16.
 UnwindRow after_push_rbp_row();
+// The end of the frame chain (the psABI: the deepest frame's rbp is 0; the
+// kernel starts a process with it 0 and glibc's _start clears it): the
+// return address undefined, so that the walk ends as at an outermost row.
+UnwindRow chain_end_row();
 
 // Prologue analysis for a function without CFI. `code` holds its first
 // bytes; `pc_offset` is the offset of an activation's PC (frame 0, or the

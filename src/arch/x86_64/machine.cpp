@@ -53,6 +53,13 @@ class X86_64Machine final : public Machine {
     // A frame-pointer guess, only for a return-address frame whose rbp points
     // into the stack above sp (a frameless caller would be skipped).
     if (in.activation) return std::nullopt;
+    // A caller without unwind information whose rbp is 0: the end of the
+    // frame chain (the dynamic linker's _start, which has no CFI, still has
+    // the 0 the kernel started the process with).
+    if (auto fp = in.registers->get(kRbp); fp && *fp == 0) {
+      *row = chain_end_row();
+      return FallbackKind::kFramePointer;
+    }
     if (!frame_pointer_in_stack(*in.registers, kRbp, kRsp) || (*in.registers->get(kRbp) & 7)) return std::nullopt;
     *row = frame_pointer_row();
     return FallbackKind::kFramePointer;
