@@ -152,7 +152,30 @@ Result<void> ElfFile::parse_headers() {
       }
     }
   }
+  index_addresses();
   return ok();
+}
+
+void ElfFile::index_addresses() {
+  // The answer of the scan below for every stretch between two section
+  // boundaries, when there are few sections (linked files; an object file
+  // may have thousands, all at 0) and none reaches past 2^64.
+  if (sections_.size() > kIndexedSectionsAtMost) return;
+  std::vector<uint64_t> bounds;
+  for (const Section& s : sections_) {
+    if (!(s.flags & kShfAlloc) || s.size == 0) continue;
+    if (s.address + s.size < s.address) return;
+    bounds.push_back(s.address);
+    bounds.push_back(s.address + s.size);
+  }
+  std::sort(bounds.begin(), bounds.end());
+  bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
+  for (size_t i = 0; i < bounds.size(); ++i) {
+    const Section* best = scan_by_address(bounds[i]);
+    const uint32_t index = best ? best->index : kNoSection;
+    if (address_index_.empty() || address_index_.back().second != index) address_index_.push_back({bounds[i], index});
+  }
+  address_indexed_ = true;
 }
 
 const Section* ElfFile::section_by_name(std::string_view name) const {
@@ -168,6 +191,15 @@ const Section* ElfFile::debug_section(std::string_view name) const {
 }
 
 const Section* ElfFile::section_by_address(uint64_t address) const {
+  if (!address_indexed_) return scan_by_address(address);
+  auto it = std::upper_bound(address_index_.begin(), address_index_.end(), address,
+                             [](uint64_t a, const std::pair<uint64_t, uint32_t>& e) { return a < e.first; });
+  if (it == address_index_.begin()) return nullptr;
+  const uint32_t index = std::prev(it)->second;
+  return index == kNoSection ? nullptr : &sections_[index];
+}
+
+const Section* ElfFile::scan_by_address(uint64_t address) const {
   const Section* best = nullptr;
   for (const Section& s : sections_) {
     if (!(s.flags & kShfAlloc)) continue;

@@ -103,6 +103,8 @@ class ElfFile {
  private:
   ElfFile() = default;
   Result<void> parse_headers();
+  void index_addresses();
+  const Section* scan_by_address(uint64_t address) const;
 
   std::shared_ptr<const FileImage> image_;
   std::string name_;
@@ -114,6 +116,12 @@ class ElfFile {
   uint64_t entry_ = 0;
   std::vector<Section> sections_;
   std::vector<Segment> segments_;
+  // section_by_address's answer from each address to the next one's, as
+  // (start, section index or kNoSection), when address_indexed_.
+  static constexpr uint32_t kNoSection = UINT32_MAX;
+  static constexpr size_t kIndexedSectionsAtMost = 1024;
+  std::vector<std::pair<uint64_t, uint32_t>> address_index_;
+  bool address_indexed_ = false;
   // Decompressed section contents (or why they could not be had), keyed by
   // section index; kept for the file's lifetime.
   struct DecompressedSection {

@@ -396,6 +396,34 @@ TEST(ElfFileTest, SectionByAddress) {
   EXPECT_EQ(name_at(0x2010), ".tbss");
 }
 
+// section_by_address answers from an index of the boundaries (few sections)
+// or by a scan (many): both as the rule says, on random overlapping sections.
+TEST(ElfFileTest, SectionByAddressOnRandomSections) {
+  std::mt19937_64 rng(7);
+  for (size_t count : {size_t{20}, size_t{1100}}) {
+    SCOPED_TRACE(count);
+    ElfSpec s;
+    for (size_t i = 0; i < count; ++i) {
+      const uint64_t address = 0x1000 + rng() % 0x400;
+      const size_t size = rng() % 4 == 0 ? 0 : 1 + rng() % 0x80;
+      const bool nobits = rng() % 5 == 0;
+      s.sections.push_back({".s" + std::to_string(i), nobits ? kShtNobits : kShtProgbits,
+                            rng() % 6 == 0 ? 0 : kShfAlloc, address,
+                            nobits ? std::vector<uint8_t>{} : std::vector<uint8_t>(size), 0, 0, 0, 1,
+                            nobits ? std::optional<uint64_t>(size) : std::nullopt});
+    }
+    auto elf = parse_ok(build_elf(s));
+    ASSERT_NE(elf, nullptr);
+    for (uint64_t a = 0xff0; a < 0x1500; ++a) {
+      const Section* best = nullptr;
+      for (const Section& sec : elf->sections())
+        if ((sec.flags & kShfAlloc) && a >= sec.address && a - sec.address < sec.size && (!best || sec.size < best->size))
+          best = &sec;
+      ASSERT_EQ(elf->section_by_address(a), best) << std::hex << a;
+    }
+  }
+}
+
 TEST(ElfFileTest, FirstLoadVaddrWithoutLoadSegments) {
   ElfSpec s;
   s.segments = {{kPtNote, kPfR, -1, 0x40, 0x40, 0, 0, 4}};
