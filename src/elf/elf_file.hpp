@@ -123,11 +123,15 @@ class ElfFile {
   std::vector<std::pair<uint64_t, uint32_t>> address_index_;
   bool address_indexed_ = false;
   // Decompressed section contents (or why they could not be had), keyed by
-  // section index; kept for the file's lifetime.
+  // section index; kept for the file's lifetime: inflated here, or mapped
+  // from the cache on disk (elf/section_cache.hpp).
   struct DecompressedSection {
     std::once_flag once;
-    std::optional<Result<ReservedBuffer>> result;
+    std::optional<Result<Bytes>> result;
+    ReservedBuffer inflated;
+    std::shared_ptr<const FileImage> cached;
   };
+  Result<Bytes> inflate(const Section& section, Bytes raw, DecompressedSection& slot) const;
   mutable std::mutex decompressed_mutex_;
   mutable std::map<uint32_t, std::unique_ptr<DecompressedSection>> decompressed_;
 };

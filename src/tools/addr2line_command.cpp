@@ -16,6 +16,7 @@
 #include "base/text_arena.hpp"
 #include "elf/debuginfod.hpp"
 #include "elf/elf_file.hpp"
+#include "elf/section_cache.hpp"
 #include "render/address_text.hpp"
 #include "tools/messages.hpp"
 #include "unwind/symbolize.hpp"
@@ -63,13 +64,18 @@ CLI::App* add_addr2line_command(CLI::App& app, Addr2lineCommandOptions& o) {
       "Names and inline chains come from .debug_info (the separate debug file's, by build-id or\n"
       ".gnu_debuglink, when FILE has none; fetched from debuginfod when DEBUGINFOD_URLS names\n"
       "servers and no local file is found), else from the ELF symbol tables. --format=json prints\n"
-      "every address's inline chain (\"frames\", innermost first) whatever -i says.");
+      "every address's inline chain (\"frames\", innermost first) whatever -i says. Compressed\n"
+      "debug sections, once inflated, are kept in $XDG_CACHE_HOME/framewalk (~/.cache/framewalk;\n"
+      "at most FRAMEWALK_CACHE_MAX_MB, default 1024) unless FRAMEWALK_CACHE=off.");
   return cmd;
 }
 
 int run_addr2line_command(const Addr2lineCommandOptions& o) {
   // As llvm-symbolizer and eu-stack: debuginfod when DEBUGINFOD_URLS names servers.
   elf::enable_debuginfod(!o.no_debuginfod);
+  // Compressed debug sections inflated once, then mapped from
+  // ~/.cache/framewalk (unless FRAMEWALK_CACHE=off): docs/addr2line.md.
+  elf::set_section_cache(elf::section_cache_from_environment());
   auto file = elf::ElfFile::open(o.file);
   if (!file) {
     report(o.file, open_error_text(file.error()));
