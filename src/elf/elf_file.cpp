@@ -273,6 +273,16 @@ Result<ReservedBuffer> inflate_section(const CompressedSection& c, uint64_t offs
   return decompressed;
 }
 
+// What names section `s` in the cache, when it goes there: large enough, of
+// a file with a build-id.
+std::optional<SectionCacheKey> cache_key(const ElfFile& file, const Section& s, const CompressedSection& c,
+                                         const SectionCacheSettings& cache) {
+  if (c.size < cache.min_section_bytes || c.size > kMaxDecompressedSize) return std::nullopt;
+  std::optional<std::vector<uint8_t>> id = file.build_id();
+  if (!id || id->empty()) return std::nullopt;
+  return SectionCacheKey{std::move(*id), s.index, std::string(s.name), c.type, s.size, c.size};
+}
+
 }  // namespace
 
 Result<Bytes> ElfFile::section_data(const Section& s) const {
@@ -293,18 +303,28 @@ Result<Bytes> ElfFile::section_data(const Section& s) const {
     if (!entry) entry = std::make_unique<DecompressedSection>();
     slot = entry.get();
   }
-  std::call_once(slot->once, [&] { slot->result.emplace(inflate(s, raw, *slot)); });
+  bool inflated_here = false;
+  std::call_once(slot->once, [&] {
+    slot->result.emplace(inflate(s, raw, *slot));
+    inflated_here = true;
+  });
+  // Written to the cache on disk by the thread that inflated it, once the
+  // bytes are there: a thread waiting for them goes on meanwhile.
+  if (inflated_here && *slot->result && !slot->cached) {
+    const std::optional<SectionCacheSettings> cache = section_cache();
+    if (auto c = compressed_section(s, raw, is_64_, endian_); c && cache)
+      if (std::optional<SectionCacheKey> key = cache_key(*this, s, *c, *cache))
+        (void)store_cached_section(*cache, *key, slot->inflated.bytes());
+  }
   return *slot->result;
 }
 
 Result<Bytes> ElfFile::inflate(const Section& s, Bytes raw, DecompressedSection& slot) const {
   FW_TRY(const CompressedSection c, compressed_section(s, raw, is_64_, endian_));
   // From the cache on disk when it has the section (a file with a build-id).
-  const std::optional<SectionCacheSettings> cache = section_cache();
-  std::optional<SectionCacheKey> key;
-  if (cache && c.size >= cache->min_section_bytes && c.size <= kMaxDecompressedSize) {
-    if (std::optional<std::vector<uint8_t>> id = build_id(); id && !id->empty()) {
-      key = SectionCacheKey{std::move(*id), s.index, std::string(s.name), c.type, s.size, c.size};
+  // (section_data writes it there once inflated.)
+  if (const std::optional<SectionCacheSettings> cache = section_cache()) {
+    if (std::optional<SectionCacheKey> key = cache_key(*this, s, c, *cache)) {
       if (std::optional<CachedSection> hit = load_cached_section(*cache, *key)) {
         slot.cached = std::move(hit->image);
         return hit->data;
@@ -312,7 +332,6 @@ Result<Bytes> ElfFile::inflate(const Section& s, Bytes raw, DecompressedSection&
     }
   }
   FW_TRY(slot.inflated, inflate_section(c, s.offset));
-  if (key) (void)store_cached_section(*cache, *key, slot.inflated.bytes());
   return slot.inflated.bytes();
 }
 
