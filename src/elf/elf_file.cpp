@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cerrno>
 #include <ctime>
@@ -461,6 +462,10 @@ std::string machine_name(uint16_t machine, bool is_64, Endian endian) {
 
 namespace {
 
+// Whether a cache is set, read without the lock: where none is (every
+// program but addr2line, the in-process unwinder among them) inflating a
+// section takes no lock and makes no copy more than before.
+std::atomic<bool> g_cache_on{false};
 std::mutex g_cache_mutex;
 std::optional<SectionCacheSettings> g_cache;
 
@@ -555,10 +560,12 @@ void keep_within_bound(const SectionCacheSettings& settings) {
 
 void set_section_cache(std::optional<SectionCacheSettings> settings) {
   std::lock_guard<std::mutex> lock(g_cache_mutex);
+  g_cache_on.store(settings.has_value(), std::memory_order_release);
   g_cache = std::move(settings);
 }
 
 std::optional<SectionCacheSettings> section_cache() {
+  if (!g_cache_on.load(std::memory_order_acquire)) return std::nullopt;
   std::lock_guard<std::mutex> lock(g_cache_mutex);
   return g_cache;
 }
