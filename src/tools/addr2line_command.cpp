@@ -3,12 +3,15 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
+#include <system_error>
+#include <thread>
 
 #include <unistd.h>
 
@@ -18,6 +21,8 @@
 #include "elf/elf_file.hpp"
 #include "elf/section_cache.hpp"
 #include "render/address_text.hpp"
+#include "symbol/inline_symbolizer.hpp"
+#include "symbol/line_table.hpp"
 #include "tools/messages.hpp"
 #include "unwind/symbolize.hpp"
 
@@ -118,6 +123,23 @@ int run_addr2line_command(const Addr2lineCommandOptions& o) {
     }
     flush();
   } else {
+    // A stream of addresses: the line table's units are made on a thread
+    // beside this one, which finds them made when an address falls in them
+    // (they report no problems: those were found when the programs were scanned).
+    std::atomic<bool> stop_making{false};
+    std::thread making;
+    try {
+      making = std::thread([&] { symbolizer.dwarf().lines().make_units(stop_making); });
+    } catch (const std::system_error&) {  // no thread to be had: each unit is made when first asked for
+    }
+    struct Joined {
+      std::atomic<bool>& stop;
+      std::thread& thread;
+      ~Joined() {
+        stop = true;
+        if (thread.joinable()) thread.join();
+      }
+    } joined{stop_making, making};
     // Lines as std::getline splits them (the last one may lack its newline).
     // The answers so far are written whenever every line read is answered,
     // before waiting for more: a program on the other end of a pipe gets
