@@ -1,10 +1,20 @@
 #include "elf/elf_file.hpp"
+#include "elf/section_cache.hpp"
 #include "elf/string_table.hpp"
 
 #include "base/radix_sort.hpp"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <bit>
+#include <cerrno>
+#include <ctime>
+#include <cstdlib>
 #include <cstring>
 
 namespace framewalk::elf {
@@ -152,7 +162,30 @@ Result<void> ElfFile::parse_headers() {
       }
     }
   }
+  index_addresses();
   return ok();
+}
+
+void ElfFile::index_addresses() {
+  // The answer of the scan below for every stretch between two section
+  // boundaries, when there are few sections (linked files; an object file
+  // may have thousands, all at 0) and none reaches past 2^64.
+  if (sections_.size() > kIndexedSectionsAtMost) return;
+  std::vector<uint64_t> bounds;
+  for (const Section& s : sections_) {
+    if (!(s.flags & kShfAlloc) || s.size == 0) continue;
+    if (s.address + s.size < s.address) return;
+    bounds.push_back(s.address);
+    bounds.push_back(s.address + s.size);
+  }
+  std::sort(bounds.begin(), bounds.end());
+  bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
+  for (size_t i = 0; i < bounds.size(); ++i) {
+    const Section* best = scan_by_address(bounds[i]);
+    const uint32_t index = best ? best->index : kNoSection;
+    if (address_index_.empty() || address_index_.back().second != index) address_index_.push_back({bounds[i], index});
+  }
+  address_indexed_ = true;
 }
 
 const Section* ElfFile::section_by_name(std::string_view name) const {
@@ -168,6 +201,15 @@ const Section* ElfFile::debug_section(std::string_view name) const {
 }
 
 const Section* ElfFile::section_by_address(uint64_t address) const {
+  if (!address_indexed_) return scan_by_address(address);
+  auto it = std::upper_bound(address_index_.begin(), address_index_.end(), address,
+                             [](uint64_t a, const std::pair<uint64_t, uint32_t>& e) { return a < e.first; });
+  if (it == address_index_.begin()) return nullptr;
+  const uint32_t index = std::prev(it)->second;
+  return index == kNoSection ? nullptr : &sections_[index];
+}
+
+const Section* ElfFile::scan_by_address(uint64_t address) const {
   const Section* best = nullptr;
   for (const Section& s : sections_) {
     if (!(s.flags & kShfAlloc)) continue;
@@ -186,39 +228,60 @@ uint64_t ElfFile::first_load_vaddr() const {
 
 namespace {
 
-// The contents of compressed section `s`, whose bytes in the file are `raw`.
-Result<ReservedBuffer> decompress_section(const Section& s, Bytes raw, bool is_64, Endian endian) {
+// A compressed section's header: how it is compressed, its inflated size and
+// the compressed stream.
+struct CompressedSection {
+  uint32_t type = 0;  // ch_type, or kZdebugCompression
+  uint64_t size = 0;
+  Bytes stream;
+};
+
+Result<CompressedSection> compressed_section(const Section& s, Bytes raw, bool is_64, Endian endian) {
+  CompressedSection c;
   if (s.flags & kShfCompressed) {
     ByteReader r(raw, endian, s.offset);
-    FW_TRY(uint32_t ch_type, r.u32());
-    uint64_t ch_size;
+    FW_TRY(c.type, r.u32());
     if (is_64) {
       FW_TRY(uint32_t reserved, r.u32());
       (void)reserved;
-      FW_TRY(ch_size, r.u64());
+      FW_TRY(c.size, r.u64());
       FW_TRY(uint64_t align, r.u64());
       (void)align;
     } else {
       FW_TRY(uint32_t sz, r.u32());
-      ch_size = sz;
+      c.size = sz;
       FW_TRY(uint32_t align, r.u32());
       (void)align;
     }
-    const Bytes payload = raw.subspan(r.offset());
-    Result<ReservedBuffer> decompressed = Error{ErrorCode::kDecompressFailed, s.offset};
-    if (ch_type == kElfCompressZlib) decompressed = decompress_zlib(payload, ch_size);
-    else if (ch_type == kElfCompressZstd) decompressed = decompress_zstd(payload, ch_size);
-    // The decompressors know no offsets: name the section's.
-    if (!decompressed) return Error{decompressed.error().code, s.offset};
-    return decompressed;
+    c.stream = raw.subspan(r.offset());
+    return c;
   }
   // Legacy .zdebug_*: "ZLIB" + 8-byte big-endian size + zlib stream.
   if (raw.size() < 12 || std::memcmp(raw.data(), "ZLIB", 4) != 0) return Error{ErrorCode::kDecompressFailed, s.offset};
-  uint64_t size = 0;
-  for (int i = 4; i < 12; ++i) size = (size << 8) | raw[i];
-  auto decompressed = decompress_zlib(raw.subspan(12), size);
-  if (!decompressed) return Error{decompressed.error().code, s.offset};
+  for (int i = 4; i < 12; ++i) c.size = (c.size << 8) | raw[i];
+  c.type = kZdebugCompression;
+  c.stream = raw.subspan(12);
+  return c;
+}
+
+// The contents of compressed section `s` at file offset `offset`.
+Result<ReservedBuffer> inflate_section(const CompressedSection& c, uint64_t offset) {
+  Result<ReservedBuffer> decompressed = Error{ErrorCode::kDecompressFailed, offset};
+  if (c.type == kElfCompressZlib || c.type == kZdebugCompression) decompressed = decompress_zlib(c.stream, c.size);
+  else if (c.type == kElfCompressZstd) decompressed = decompress_zstd(c.stream, c.size);
+  // The decompressors know no offsets: name the section's.
+  if (!decompressed) return Error{decompressed.error().code, offset};
   return decompressed;
+}
+
+// What names section `s` in the cache, when it goes there: large enough, of
+// a file with a build-id.
+std::optional<SectionCacheKey> cache_key(const ElfFile& file, const Section& s, const CompressedSection& c,
+                                         const SectionCacheSettings& cache) {
+  if (c.size < cache.min_section_bytes || c.size > kMaxDecompressedSize) return std::nullopt;
+  std::optional<std::vector<uint8_t>> id = file.build_id();
+  if (!id || id->empty()) return std::nullopt;
+  return SectionCacheKey{std::move(*id), s.index, std::string(s.name), c.type, s.size, c.size};
 }
 
 }  // namespace
@@ -241,9 +304,36 @@ Result<Bytes> ElfFile::section_data(const Section& s) const {
     if (!entry) entry = std::make_unique<DecompressedSection>();
     slot = entry.get();
   }
-  std::call_once(slot->once, [&] { slot->result.emplace(decompress_section(s, raw, is_64_, endian_)); });
-  if (!*slot->result) return slot->result->error();
-  return (*slot->result)->bytes();
+  bool inflated_here = false;
+  std::call_once(slot->once, [&] {
+    slot->result.emplace(inflate(s, raw, *slot));
+    inflated_here = true;
+  });
+  // Written to the cache on disk by the thread that inflated it, once the
+  // bytes are there: a thread waiting for them goes on meanwhile.
+  if (inflated_here && *slot->result && !slot->cached) {
+    const std::optional<SectionCacheSettings> cache = section_cache();
+    if (auto c = compressed_section(s, raw, is_64_, endian_); c && cache)
+      if (std::optional<SectionCacheKey> key = cache_key(*this, s, *c, *cache))
+        (void)store_cached_section(*cache, *key, slot->inflated.bytes());
+  }
+  return *slot->result;
+}
+
+Result<Bytes> ElfFile::inflate(const Section& s, Bytes raw, DecompressedSection& slot) const {
+  FW_TRY(const CompressedSection c, compressed_section(s, raw, is_64_, endian_));
+  // From the cache on disk when it has the section (a file with a build-id).
+  // (section_data writes it there once inflated.)
+  if (const std::optional<SectionCacheSettings> cache = section_cache()) {
+    if (std::optional<SectionCacheKey> key = cache_key(*this, s, c, *cache)) {
+      if (std::optional<CachedSection> hit = load_cached_section(*cache, *key)) {
+        slot.cached = std::move(hit->image);
+        return hit->data;
+      }
+    }
+  }
+  FW_TRY(slot.inflated, inflate_section(c, s.offset));
+  return slot.inflated.bytes();
 }
 
 std::vector<Note> ElfFile::notes() const {
@@ -366,6 +456,258 @@ std::string machine_name(uint16_t machine, bool is_64, Endian endian) {
     case kEmLoongarch: return is_64 ? "loongarch64" : "loongarch32";
     default: return "e_machine " + std::to_string(machine);
   }
+}
+
+// ---- the cache of inflated sections (elf/section_cache.hpp) ----------------------------
+
+namespace {
+
+// Whether a cache is set, read without the lock: where none is (every
+// program but addr2line, the in-process unwinder among them) inflating a
+// section takes no lock and makes no copy more than before.
+std::atomic<bool> g_cache_on{false};
+std::mutex g_cache_mutex;
+std::optional<SectionCacheSettings> g_cache;
+
+constexpr char kCacheMagic[8] = {'F', 'W', 'S', 'E', 'C', 'T', 'N', '\n'};
+constexpr size_t kCacheFixedHeader = 64;
+constexpr char kCacheSuffix[] = ".fwsec";
+// A temporary file of a writer that died is removed when this old.
+constexpr time_t kStaleTemporarySeconds = 3600;
+
+void put_le(std::vector<uint8_t>& out, size_t at, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) out[at + i] = static_cast<uint8_t>(v >> (8 * i));
+}
+
+uint64_t get_le(Bytes in, size_t at, int bytes) {
+  uint64_t v = 0;
+  for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | in[at + i];
+  return v;
+}
+
+uint64_t load_le64(const uint8_t* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap64(v);
+  return v;
+}
+
+uint64_t rotl(uint64_t v, int n) { return (v << n) | (v >> (64 - n)); }
+
+size_t payload_offset(const SectionCacheKey& key) {
+  const size_t header = kCacheFixedHeader + key.build_id.size() + key.name.size();
+  return (header + kSectionCachePayloadAlign - 1) / kSectionCachePayloadAlign * kSectionCachePayloadAlign;
+}
+
+bool write_all(int fd, Bytes data) {
+  while (!data.empty()) {
+    const ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data = data.subspan(static_cast<size_t>(n));
+  }
+  return true;
+}
+
+// Every directory of `path` made, the last one private.
+bool make_directory(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) return S_ISDIR(st.st_mode);
+  const size_t slash = path.find_last_of('/');
+  if (slash != std::string::npos && slash > 0 && !make_directory(path.substr(0, slash))) return false;
+  return ::mkdir(path.c_str(), 0700) == 0 || errno == EEXIST;
+}
+
+// Removes the cache files least recently used until those left fit in the
+// bound, and temporary files of writers that died.
+void keep_within_bound(const SectionCacheSettings& settings) {
+  DIR* dir = ::opendir(settings.directory.c_str());
+  if (!dir) return;
+  struct Entry {
+    std::string path;
+    uint64_t size;
+    struct timespec used;
+  };
+  std::vector<Entry> files;
+  uint64_t total = 0;
+  const time_t now = ::time(nullptr);
+  while (const dirent* d = ::readdir(dir)) {
+    const std::string_view name = d->d_name;
+    const bool temporary = name.find(std::string(kCacheSuffix) + ".tmp") != std::string_view::npos;
+    if (!temporary && (name.size() <= sizeof kCacheSuffix - 1 || !name.ends_with(kCacheSuffix))) continue;
+    std::string path = settings.directory + "/" + std::string(name);
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (temporary) {
+      if (now - st.st_mtime > kStaleTemporarySeconds) ::unlink(path.c_str());
+      continue;
+    }
+    files.push_back({std::move(path), static_cast<uint64_t>(st.st_size), st.st_mtim});
+    total += static_cast<uint64_t>(st.st_size);
+  }
+  ::closedir(dir);
+  if (total <= settings.max_bytes) return;
+  std::sort(files.begin(), files.end(), [](const Entry& a, const Entry& b) {
+    return a.used.tv_sec != b.used.tv_sec ? a.used.tv_sec < b.used.tv_sec : a.used.tv_nsec < b.used.tv_nsec;
+  });
+  for (const Entry& f : files) {
+    if (total <= settings.max_bytes) break;
+    if (::unlink(f.path.c_str()) == 0) total -= f.size;
+  }
+}
+
+}  // namespace
+
+void set_section_cache(std::optional<SectionCacheSettings> settings) {
+  std::lock_guard<std::mutex> lock(g_cache_mutex);
+  g_cache_on.store(settings.has_value(), std::memory_order_release);
+  g_cache = std::move(settings);
+}
+
+std::optional<SectionCacheSettings> section_cache() {
+  if (!g_cache_on.load(std::memory_order_acquire)) return std::nullopt;
+  std::lock_guard<std::mutex> lock(g_cache_mutex);
+  return g_cache;
+}
+
+std::optional<SectionCacheSettings> section_cache_from_environment() {
+  if (const char* on = std::getenv("FRAMEWALK_CACHE")) {
+    const std::string_view v = on;
+    if (v == "off" || v == "0" || v == "no" || v == "false") return std::nullopt;
+  }
+  SectionCacheSettings settings;
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  const char* home = std::getenv("HOME");
+  if (xdg && xdg[0] == '/') settings.directory = std::string(xdg) + "/framewalk";
+  else if (home && home[0] == '/') settings.directory = std::string(home) + "/.cache/framewalk";
+  else return std::nullopt;
+  if (const char* mb = std::getenv("FRAMEWALK_CACHE_MAX_MB"); mb && *mb) {
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(mb, &end, 10);
+    if (end && *end == '\0' && v <= (UINT64_MAX >> 20)) settings.max_bytes = uint64_t{v} << 20;
+  }
+  return settings;
+}
+
+uint64_t section_cache_checksum(Bytes data) {
+  // Four lanes of 64-bit multiply-rotate rounds over 32-byte blocks (the
+  // round of xxHash64), then the tail bytes, then a final mix.
+  constexpr uint64_t kP1 = 0x9E3779B185EBCA87ull, kP2 = 0xC2B2AE3D27D4EB4Full, kP3 = 0x165667B19E3779F9ull;
+  uint64_t lane[4] = {kP1 + kP2, kP2, 0, 0 - kP1};
+  const uint8_t* p = data.data();
+  const size_t n = data.size();
+  size_t i = 0;
+  for (; i + 32 <= n; i += 32)
+    for (int k = 0; k < 4; ++k) lane[k] = rotl(lane[k] + load_le64(p + i + 8 * k) * kP2, 31) * kP1;
+  uint64_t h = rotl(lane[0], 1) + rotl(lane[1], 7) + rotl(lane[2], 12) + rotl(lane[3], 18);
+  for (int k = 0; k < 4; ++k) h = (h ^ (rotl(lane[k] * kP2, 31) * kP1)) * kP1 + kP3;
+  h += n;
+  for (; i < n; ++i) h = rotl(h ^ (p[i] * kP3), 11) * kP1;
+  h ^= h >> 33;
+  h *= kP2;
+  h ^= h >> 29;
+  h *= kP3;
+  h ^= h >> 32;
+  return h;
+}
+
+std::string section_cache_file_name(const SectionCacheKey& key) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string name;
+  for (uint8_t b : key.build_id) {
+    name += kHex[b >> 4];
+    name += kHex[b & 15];
+  }
+  name += '-' + std::to_string(key.index) + '-';
+  // The section's name in characters safe in a file name.
+  for (char c : key.name) {
+    const bool safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    if (safe) name += c;
+  }
+  return name + kCacheSuffix;
+}
+
+std::vector<uint8_t> section_cache_header(const SectionCacheKey& key, Bytes payload) {
+  std::vector<uint8_t> out(payload_offset(key), 0);
+  std::memcpy(out.data(), kCacheMagic, sizeof kCacheMagic);
+  put_le(out, 8, kSectionCacheVersion, 4);
+  put_le(out, 12, key.compression, 4);
+  put_le(out, 16, key.index, 8);
+  put_le(out, 24, key.compressed_size, 8);
+  put_le(out, 32, payload.size(), 8);
+  put_le(out, 40, section_cache_checksum(payload), 8);
+  put_le(out, 48, out.size(), 8);
+  put_le(out, 56, key.build_id.size(), 2);
+  put_le(out, 58, key.name.size(), 2);
+  std::copy(key.build_id.begin(), key.build_id.end(), out.begin() + kCacheFixedHeader);
+  std::copy(key.name.begin(), key.name.end(), out.begin() + kCacheFixedHeader + key.build_id.size());
+  return out;
+}
+
+const char* to_string(SectionCacheCheck check) {
+  switch (check) {
+    case SectionCacheCheck::kOk: return "ok";
+    case SectionCacheCheck::kTooShort: return "shorter than its header";
+    case SectionCacheCheck::kNotCacheFile: return "not a section cache file of this version";
+    case SectionCacheCheck::kOtherSection: return "another section's";
+    case SectionCacheCheck::kWrongLength: return "of another length than its header says";
+    case SectionCacheCheck::kBadChecksum: return "payload checksum mismatch";
+  }
+  return "?";
+}
+
+SectionCacheCheck check_section_cache_file(Bytes file, const SectionCacheKey& key, Bytes* payload) {
+  if (file.size() < kCacheFixedHeader) return SectionCacheCheck::kTooShort;
+  if (std::memcmp(file.data(), kCacheMagic, sizeof kCacheMagic) != 0 || get_le(file, 8, 4) != kSectionCacheVersion ||
+      get_le(file, 60, 4) != 0)
+    return SectionCacheCheck::kNotCacheFile;
+  const size_t id_size = static_cast<size_t>(get_le(file, 56, 2)), name_size = static_cast<size_t>(get_le(file, 58, 2));
+  if (file.size() < kCacheFixedHeader + id_size + name_size) return SectionCacheCheck::kTooShort;
+  const Bytes id = file.subspan(kCacheFixedHeader, id_size);
+  const Bytes name = file.subspan(kCacheFixedHeader + id_size, name_size);
+  if (get_le(file, 12, 4) != key.compression || get_le(file, 16, 8) != key.index ||
+      get_le(file, 24, 8) != key.compressed_size || get_le(file, 32, 8) != key.size ||
+      !std::equal(id.begin(), id.end(), key.build_id.begin(), key.build_id.end()) ||
+      !std::equal(name.begin(), name.end(), key.name.begin(), key.name.end(),
+                  [](uint8_t a, char b) { return a == static_cast<uint8_t>(b); }))
+    return SectionCacheCheck::kOtherSection;
+  const uint64_t offset = get_le(file, 48, 8);
+  if (offset != payload_offset(key)) return SectionCacheCheck::kNotCacheFile;
+  if (file.size() < offset) return SectionCacheCheck::kTooShort;
+  if (file.size() - offset != key.size) return SectionCacheCheck::kWrongLength;
+  const Bytes data = file.subspan(static_cast<size_t>(offset));
+  if (section_cache_checksum(data) != get_le(file, 40, 8)) return SectionCacheCheck::kBadChecksum;
+  *payload = data;
+  return SectionCacheCheck::kOk;
+}
+
+std::optional<CachedSection> load_cached_section(const SectionCacheSettings& settings, const SectionCacheKey& key) {
+  const std::string path = settings.directory + "/" + section_cache_file_name(key);
+  auto image = FileImage::map(path);
+  if (!image) return std::nullopt;
+  Bytes payload;
+  if (check_section_cache_file((*image)->bytes(), key, &payload) != SectionCacheCheck::kOk) return std::nullopt;
+  ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0);  // used now: the last to go
+  return CachedSection{std::move(*image), payload};
+}
+
+bool store_cached_section(const SectionCacheSettings& settings, const SectionCacheKey& key, Bytes data) {
+  if (data.size() != key.size || key.build_id.empty()) return false;
+  const std::vector<uint8_t> header = section_cache_header(key, data);
+  if (header.size() + data.size() > settings.max_bytes) return false;
+  if (!make_directory(settings.directory)) return false;
+  const std::string path = settings.directory + "/" + section_cache_file_name(key);
+  std::string temporary = path + ".tmpXXXXXX";
+  const int fd = ::mkostemp(temporary.data(), O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool written = write_all(fd, header) && write_all(fd, data);
+  const bool closed = ::close(fd) == 0;
+  if (!written || !closed || ::rename(temporary.c_str(), path.c_str()) != 0) {
+    ::unlink(temporary.c_str());
+    return false;
+  }
+  keep_within_bound(settings);
+  return true;
 }
 
 }  // namespace framewalk::elf

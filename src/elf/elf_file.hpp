@@ -103,6 +103,8 @@ class ElfFile {
  private:
   ElfFile() = default;
   Result<void> parse_headers();
+  void index_addresses();
+  const Section* scan_by_address(uint64_t address) const;
 
   std::shared_ptr<const FileImage> image_;
   std::string name_;
@@ -114,12 +116,22 @@ class ElfFile {
   uint64_t entry_ = 0;
   std::vector<Section> sections_;
   std::vector<Segment> segments_;
+  // section_by_address's answer from each address to the next one's, as
+  // (start, section index or kNoSection), when address_indexed_.
+  static constexpr uint32_t kNoSection = UINT32_MAX;
+  static constexpr size_t kIndexedSectionsAtMost = 1024;
+  std::vector<std::pair<uint64_t, uint32_t>> address_index_;
+  bool address_indexed_ = false;
   // Decompressed section contents (or why they could not be had), keyed by
-  // section index; kept for the file's lifetime.
+  // section index; kept for the file's lifetime: inflated here, or mapped
+  // from the cache on disk (elf/section_cache.hpp).
   struct DecompressedSection {
     std::once_flag once;
-    std::optional<Result<ReservedBuffer>> result;
+    std::optional<Result<Bytes>> result;
+    ReservedBuffer inflated;
+    std::shared_ptr<const FileImage> cached;
   };
+  Result<Bytes> inflate(const Section& section, Bytes raw, DecompressedSection& slot) const;
   mutable std::mutex decompressed_mutex_;
   mutable std::map<uint32_t, std::unique_ptr<DecompressedSection>> decompressed_;
 };

@@ -100,6 +100,12 @@ InlineSymbolizer::InlineSymbolizer(std::shared_ptr<const elf::ElfFile> dwarf,
   // inflated beside the line programs' sections and their scan, which do
   // not need it.
   const InflateBeside info(*dwarf_, ".debug_info");
+  // The other compressed sections inflate here meanwhile: LineTable::load
+  // waits for .debug_info once it has scanned the line programs, and the
+  // sections asked for after it would inflate only then.
+  for (std::string_view name : {".debug_line", ".debug_line_str", ".debug_str", ".debug_abbrev", ".debug_str_offsets",
+                                ".debug_addr", ".debug_ranges", ".debug_rnglists", ".debug_aranges"})
+    if (const elf::Section* section = dwarf_->debug_section(name)) (void)dwarf_->section_data(*section);
   std::vector<DwarfProblem> alt_problems;
   if (supplementary_) alt_sections_ = dwarf_sections(*supplementary_, &alt_problems);
   lines_ = LineTable::load(dwarf_, style, alt_sections_.str);

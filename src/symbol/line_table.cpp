@@ -292,6 +292,10 @@ std::optional<LineLocation> LineTable::lookup(uint64_t address) const {
   return loc;
 }
 
+void LineTable::make_units(const std::atomic<bool>& stop) const {
+  for (uint32_t i = 0; i < units_.size() && !stop.load(std::memory_order_relaxed); ++i) (void)made(i);
+}
+
 std::optional<LineTable::UnitFiles> LineTable::unit_files(uint64_t offset) const {
   auto unit = std::lower_bound(units_.begin(), units_.end(), offset,
                                [](const std::unique_ptr<Unit>& x, uint64_t o) { return x->offset < o; });

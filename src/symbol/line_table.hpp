@@ -9,6 +9,7 @@
 // then kept. Safe to call from several threads.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -85,6 +86,11 @@ class LineTable {
     bool zero_based;      // DWARF 5 numbers files from 0, earlier versions from 1
   };
   std::optional<UnitFiles> unit_files(uint64_t offset) const;
+
+  // Makes the rows and paths of every unit not made yet, in order, until
+  // `stop` is set: on a thread beside one that looks addresses up, which
+  // then finds them made (a unit being made is waited for, not made twice).
+  void make_units(const std::atomic<bool>& stop) const;
 
   // Whether any sequence has rows (nothing is run for it).
   bool has_rows() const { return !kept_.empty(); }

@@ -3,12 +3,15 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
+#include <system_error>
+#include <thread>
 
 #include <unistd.h>
 
@@ -16,7 +19,10 @@
 #include "base/text_arena.hpp"
 #include "elf/debuginfod.hpp"
 #include "elf/elf_file.hpp"
+#include "elf/section_cache.hpp"
 #include "render/address_text.hpp"
+#include "symbol/inline_symbolizer.hpp"
+#include "symbol/line_table.hpp"
 #include "tools/messages.hpp"
 #include "unwind/symbolize.hpp"
 
@@ -63,13 +69,18 @@ CLI::App* add_addr2line_command(CLI::App& app, Addr2lineCommandOptions& o) {
       "Names and inline chains come from .debug_info (the separate debug file's, by build-id or\n"
       ".gnu_debuglink, when FILE has none; fetched from debuginfod when DEBUGINFOD_URLS names\n"
       "servers and no local file is found), else from the ELF symbol tables. --format=json prints\n"
-      "every address's inline chain (\"frames\", innermost first) whatever -i says.");
+      "every address's inline chain (\"frames\", innermost first) whatever -i says. Compressed\n"
+      "debug sections, once inflated, are kept in $XDG_CACHE_HOME/framewalk (~/.cache/framewalk;\n"
+      "at most FRAMEWALK_CACHE_MAX_MB, default 1024) unless FRAMEWALK_CACHE=off.");
   return cmd;
 }
 
 int run_addr2line_command(const Addr2lineCommandOptions& o) {
   // As llvm-symbolizer and eu-stack: debuginfod when DEBUGINFOD_URLS names servers.
   elf::enable_debuginfod(!o.no_debuginfod);
+  // Compressed debug sections inflated once, then mapped from
+  // ~/.cache/framewalk (unless FRAMEWALK_CACHE=off): docs/addr2line.md.
+  elf::set_section_cache(elf::section_cache_from_environment());
   auto file = elf::ElfFile::open(o.file);
   if (!file) {
     report(o.file, open_error_text(file.error()));
@@ -112,6 +123,23 @@ int run_addr2line_command(const Addr2lineCommandOptions& o) {
     }
     flush();
   } else {
+    // A stream of addresses: the line table's units are made on a thread
+    // beside this one, which finds them made when an address falls in them
+    // (they report no problems: those were found when the programs were scanned).
+    std::atomic<bool> stop_making{false};
+    std::thread making;
+    try {
+      making = std::thread([&] { symbolizer.dwarf().lines().make_units(stop_making); });
+    } catch (const std::system_error&) {  // no thread to be had: each unit is made when first asked for
+    }
+    struct Joined {
+      std::atomic<bool>& stop;
+      std::thread& thread;
+      ~Joined() {
+        stop = true;
+        if (thread.joinable()) thread.join();
+      }
+    } joined{stop_making, making};
     // Lines as std::getline splits them (the last one may lack its newline).
     // The answers so far are written whenever every line read is answered,
     // before waiting for more: a program on the other end of a pipe gets

@@ -14,6 +14,7 @@
 #include <array>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -21,6 +22,7 @@
 
 #include "elf/debug_file.hpp"
 #include "elf/relocations.hpp"
+#include "elf/section_cache.hpp"
 #include "elf/symbols.hpp"
 #include "support/section_builder.hpp"
 
@@ -396,6 +398,34 @@ TEST(ElfFileTest, SectionByAddress) {
   EXPECT_EQ(name_at(0x2010), ".tbss");
 }
 
+// section_by_address answers from an index of the boundaries (few sections)
+// or by a scan (many): both as the rule says, on random overlapping sections.
+TEST(ElfFileTest, SectionByAddressOnRandomSections) {
+  std::mt19937_64 rng(7);
+  for (size_t count : {size_t{20}, size_t{1100}}) {
+    SCOPED_TRACE(count);
+    ElfSpec s;
+    for (size_t i = 0; i < count; ++i) {
+      const uint64_t address = 0x1000 + rng() % 0x400;
+      const size_t size = rng() % 4 == 0 ? 0 : 1 + rng() % 0x80;
+      const bool nobits = rng() % 5 == 0;
+      s.sections.push_back({".s" + std::to_string(i), nobits ? kShtNobits : kShtProgbits,
+                            rng() % 6 == 0 ? 0 : kShfAlloc, address,
+                            nobits ? std::vector<uint8_t>{} : std::vector<uint8_t>(size), 0, 0, 0, 1,
+                            nobits ? std::optional<uint64_t>(size) : std::nullopt});
+    }
+    auto elf = parse_ok(build_elf(s));
+    ASSERT_NE(elf, nullptr);
+    for (uint64_t a = 0xff0; a < 0x1500; ++a) {
+      const Section* best = nullptr;
+      for (const Section& sec : elf->sections())
+        if ((sec.flags & kShfAlloc) && a >= sec.address && a - sec.address < sec.size && (!best || sec.size < best->size))
+          best = &sec;
+      ASSERT_EQ(elf->section_by_address(a), best) << std::hex << a;
+    }
+  }
+}
+
 TEST(ElfFileTest, FirstLoadVaddrWithoutLoadSegments) {
   ElfSpec s;
   s.segments = {{kPtNote, kPfR, -1, 0x40, 0x40, 0, 0, 4}};
@@ -698,6 +728,109 @@ TEST(ElfFileTest, CompressedSectionErrors) {
   ASSERT_FALSE(h.ok());
   EXPECT_EQ(h.error().code, ErrorCode::kTruncated);
   EXPECT_EQ(h.error().offset, layout.section_offsets[6] + 8);
+}
+
+// A compressed section goes through the cache on disk (elf/section_cache.hpp)
+// when one is set and the file has a build-id: written once inflated, read
+// from it by the next file object, and a cache file truncated or corrupted is
+// ignored, the section inflated again and the file written anew.
+TEST(ElfFileTest, CompressedSectionsThroughTheCacheOnDisk) {
+  char dir_template[] = "/tmp/framewalk-elf-cache-XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  SectionCacheSettings settings;
+  settings.directory = dir_template;
+  settings.min_section_bytes = 1000;
+  set_section_cache(settings);
+  const std::vector<uint8_t> plain = text_bytes(5000);
+  SectionBuilder z(Endian::kLittle);
+  z.raw("ZLIB").u64(plain.size(), Endian::kBig).bytes(zlib_compress(plain));
+  ElfSpec s;
+  s.sections = {
+      {".note.gnu.build-id", kShtNote, kShfAlloc, 0x400300, note(Endian::kLittle, 3, "GNU", kBuildId), 0, 0, 0, 4},
+      {".debug_info", kShtProgbits, kShfCompressed, 0, compressed(true, Endian::kLittle, 1, plain.size(), zlib_compress(plain)), 0, 0, 0, 8},
+      {".zdebug_line", kShtProgbits, 0, 0, z.finish()},
+      {".debug_small", kShtProgbits, kShfCompressed, 0, compressed(true, Endian::kLittle, 2, 100, zstd_compress(text_bytes(100))), 0, 0, 0, 8},
+  };
+  const std::vector<uint8_t> image = build_elf(s);
+  auto data_of = [&](const char* name) {
+    auto elf = parse_ok(image);
+    auto d = elf->section_data(*elf->section_by_name(name));
+    EXPECT_TRUE(d.ok());
+    return d.ok() ? vec(*d) : std::vector<uint8_t>{};
+  };
+  auto elf = parse_ok(image);
+  ASSERT_NE(elf, nullptr);
+  const Section& info = *elf->section_by_name(".debug_info");
+  const SectionCacheKey key{kBuildId, info.index, ".debug_info", 1, info.size, plain.size()};
+  const std::string path = settings.directory + "/" + section_cache_file_name(key);
+  auto file_check = [&] {
+    auto mapped = FileImage::map(path);
+    if (!mapped) return SectionCacheCheck::kTooShort;
+    Bytes payload;
+    return check_section_cache_file((*mapped)->bytes(), key, &payload);
+  };
+
+  // Inflated and written.
+  EXPECT_EQ(data_of(".debug_info"), plain);
+  EXPECT_EQ(file_check(), SectionCacheCheck::kOk);
+  EXPECT_EQ(data_of(".zdebug_line"), plain);
+  const Section& line = *elf->section_by_name(".zdebug_line");
+  const SectionCacheKey line_key{kBuildId, line.index, ".zdebug_line", kZdebugCompression, line.size, plain.size()};
+  EXPECT_EQ(::access((settings.directory + "/" + section_cache_file_name(line_key)).c_str(), F_OK), 0);
+  // Below min_section_bytes: inflated each time, not written.
+  EXPECT_EQ(data_of(".debug_small"), text_bytes(100));
+
+  // Read from the cache: a valid file of other bytes is what the next file object sees.
+  std::vector<uint8_t> other = plain;
+  other[0] ^= 0xff;
+  ASSERT_TRUE(store_cached_section(settings, key, Bytes{other.data(), other.size()}));
+  EXPECT_EQ(data_of(".debug_info"), other);
+
+  // Truncated: ignored, inflated again, written anew.
+  ASSERT_EQ(::truncate(path.c_str(), 4096 + 100), 0);
+  EXPECT_EQ(data_of(".debug_info"), plain);
+  EXPECT_EQ(file_check(), SectionCacheCheck::kOk);
+  // Corrupted (a payload byte, then the header): the same.
+  for (long at : {4096L + 2500, 20L}) {
+    SCOPED_TRACE(at);
+    std::FILE* f = std::fopen(path.c_str(), "r+b");
+    ASSERT_NE(f, nullptr);
+    std::fseek(f, at, SEEK_SET);
+    std::fputc(0x77, f);
+    std::fclose(f);
+    EXPECT_NE(file_check(), SectionCacheCheck::kOk);
+    EXPECT_EQ(data_of(".debug_info"), plain);
+    EXPECT_EQ(file_check(), SectionCacheCheck::kOk);
+  }
+
+  // No cache: nothing read or written.
+  set_section_cache(std::nullopt);
+  ASSERT_TRUE(store_cached_section(settings, key, Bytes{other.data(), other.size()}));
+  EXPECT_EQ(data_of(".debug_info"), plain);
+  std::string rm = std::string("rm -rf ") + dir_template;
+  EXPECT_EQ(std::system(rm.c_str()), 0);
+}
+
+// Without a build-id nothing names the file: its sections are not cached.
+TEST(ElfFileTest, NoCacheWithoutBuildId) {
+  char dir_template[] = "/tmp/framewalk-elf-cache-XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  SectionCacheSettings settings;
+  settings.directory = std::string(dir_template) + "/cache";
+  settings.min_section_bytes = 0;
+  set_section_cache(settings);
+  const std::vector<uint8_t> plain = text_bytes(5000);
+  ElfSpec s;
+  s.sections = {{".debug_info", kShtProgbits, kShfCompressed, 0,
+                 compressed(true, Endian::kLittle, 1, plain.size(), zlib_compress(plain)), 0, 0, 0, 8}};
+  auto elf = parse_ok(build_elf(s));
+  auto d = elf->section_data(*elf->section_by_name(".debug_info"));
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(vec(*d), plain);
+  EXPECT_NE(::access(settings.directory.c_str(), F_OK), 0);
+  set_section_cache(std::nullopt);
+  std::string rm = std::string("rm -rf ") + dir_template;
+  EXPECT_EQ(std::system(rm.c_str()), 0);
 }
 
 TEST(ElfFileTest, DecompressionHelpers) {

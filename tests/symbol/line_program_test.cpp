@@ -3,10 +3,14 @@
 // built from the rows, on hand-written bytes.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <functional>
+#include <thread>
 #include <vector>
 
+#include "elf/elf_writer.hpp"
 #include "support/section_builder.hpp"
+#include "support/tiny_elf.hpp"
 #include "symbol/line_program.hpp"
 #include "symbol/line_table.hpp"
 
@@ -402,6 +406,50 @@ TEST(LineTableBuild, SortedSequencesAndLookup) {
   EXPECT_FALSE(t.lookup(0x2020));
   EXPECT_FALSE(t.lookup(0x5000));
   EXPECT_EQ(t.row_addresses(), (std::vector<uint64_t>{0x1000, 0x2000, 0x2010}));
+}
+
+// LineTable::load only scans the programs; make_units, on a thread beside
+// lookups, makes the units' rows and gives the same answers as making them
+// when asked for; stopped, it makes no more and lookups make their own.
+TEST(LineTableBuild, UnitsMadeOnAThreadBesideLookups) {
+  SectionBuilder b;
+  constexpr uint64_t kUnits = 200;
+  for (uint64_t i = 0; i < kUnits; ++i) {
+    UnitSpec u;
+    u.program = cat({set_address(0x1000 + 0x100 * i), {lns::kAdvanceLine, static_cast<uint8_t>(i % 60), lns::kCopy},
+                     {lns::kAdvancePc, 0x10, lns::kAdvanceLine, 1, lns::kCopy}, {lns::kAdvancePc, 0x10}, kEndSequence});
+    unit(b, u);
+  }
+  const std::vector<uint8_t> line = b.finish();
+  const std::vector<uint8_t> tiny = test::tiny_elf(true, Endian::kLittle);
+  auto base = elf::ElfFile::parse(FileImage::from_buffer(tiny), "tiny");
+  ASSERT_TRUE(base.ok());
+  auto placement = elf::plan_added_section(**base, elf::SegmentPolicy::kNever);
+  ASSERT_TRUE(placement.ok());
+  auto with_line = elf::add_section(**base, *placement, {".debug_line", elf::kShtProgbits, Bytes{line.data(), line.size()}});
+  ASSERT_TRUE(with_line.ok());
+  auto file = elf::ElfFile::parse(FileImage::from_buffer(*with_line), "with-line");
+  ASSERT_TRUE(file.ok());
+  auto expect_rows = [](const LineTable& t) {
+    for (uint64_t i = 0; i < kUnits; ++i) {
+      auto a = t.lookup(0x1000 + 0x100 * i + 0x18);
+      ASSERT_TRUE(a) << i;
+      EXPECT_EQ(a->line, 2 + i % 60);  // advance_line takes an SLEB: below 64 in a byte
+      EXPECT_EQ(a->file, "a.c");
+      EXPECT_FALSE(t.lookup(0x1000 + 0x100 * i + 0x20));
+    }
+  };
+  for (bool stop_first : {false, true}) {
+    SCOPED_TRACE(stop_first);
+    const LineTable t = LineTable::load(*file);
+    EXPECT_TRUE(t.problems().empty());
+    std::atomic<bool> stop{stop_first};
+    std::thread beside([&] { t.make_units(stop); });
+    expect_rows(t);
+    stop = true;
+    beside.join();
+    expect_rows(t);
+  }
 }
 
 // A good unit (one row at 0x10..0x12 in a.c) and one of version 9, in either
