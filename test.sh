@@ -10,7 +10,9 @@ cd "$(dirname "$0")"
 scripts/install-deps.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build
-ctest --test-dir build --output-on-failure -j "$(nproc)"
+# The tests' caches (framewalk addr2line's inflated sections) in the build
+# tree, not the user's ~/.cache.
+XDG_CACHE_HOME="$PWD/build/test-cache" ctest --test-dir build --output-on-failure -j "$(nproc)"
 # The in-process unwinders cross-built for AArch64 and 32-bit ARM, run under
 # qemu-user (status 77: skipped, the cross tools are missing).
 tests/cross/inprocess.sh aarch64 build-aarch64 || [ $? = 77 ]
