@@ -7,7 +7,10 @@
 # the program's own time (it measures itself: the profiler's start-up and
 # its work after the program ends are not in it) and the whole command's.
 # The floor: `perf record` without a call graph (the sampling interrupt and
-# a record of a few words), what any profiler at that rate costs here.
+# a record of a few words), what any profiler at that rate costs here. The
+# program's CPU time too (user + system, from its own getrusage: the
+# sampling interrupts' work is its system time), steadier than its wall
+# time on a machine shared with other work.
 # Medians over RUNS, alternating.
 #   [RATES="1000 10000"] bench/record_overhead.sh build/framewalk [RUNS] [UNIT]
 set -eu
@@ -27,13 +30,15 @@ export FW_SPLIT_TIME=1
 ms() {
   local t0 t1
   t0=$(date +%s%N); "$@" >/dev/null 2>"$tmp/err" || true; t1=$(date +%s%N)
-  echo "$(( (t1 - t0) / 1000000 )) $(awk '/^split_target:/ {print int($2)}' "$tmp/err")"
+  echo "$(( (t1 - t0) / 1000000 )) $(awk '/^split_target:/ {print int($2), int($5 + $8), int($8)}' "$tmp/err")"
 }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 wall() { awk '{print $1}' "$1" | median; }
 own() { awk '{print $2}' "$1" | median; }
+cpu() { awk '{print $3}' "$1" | median; }
+sys() { awk '{print $4}' "$1" | median; }
 
-printf '%-6s %-22s %8s %8s %9s %9s %12s %8s %6s\n' rate tool own_ms slowdown wall_ms overhead bytes/sample samples lost
+printf '%-6s %-22s %8s %8s %8s %8s %7s %9s %9s %12s %8s %6s\n' rate tool own_ms slowdown cpu_ms more_cpu sys_ms wall_ms overhead bytes/sample samples lost
 for rate in ${RATES:-1000 10000}; do
   : >"$tmp/bare" ; : >"$tmp/fw" ; : >"$tmp/dwarf" ; : >"$tmp/fp" ; : >"$tmp/none"
   for _ in $(seq "$runs"); do
@@ -46,15 +51,17 @@ for rate in ${RATES:-1000 10000}; do
   done
   bare=$(wall "$tmp/bare")
   bare_own=$(own "$tmp/bare")
+  bare_cpu=$(cpu "$tmp/bare")
   fw_samples=$(grep -o '[0-9]* samples in' "$tmp/fw.err" | awk '{print $1}')
   fw_lost=$(grep -o '; [0-9]* lost' "$tmp/fw.err" | awk '{print $2}')
   fw_bytes=$(stat -c %s "$tmp/fw.fwprof")
   row() {  # name times-file bytes samples lost
-    local w o; w=$(wall "$2"); o=$(own "$2")
-    awk -v r="$rate" -v n="$1" -v w="$w" -v o="$o" -v b="$bare" -v bo="$bare_own" -v by="$3" -v s="$4" -v l="$5" \
-      'BEGIN {printf "%-6s %-22s %8d %7.1f%% %9d %8.1f%% %12.1f %8d %6s\n", r, n, o, 100 * (o - bo) / bo, w, 100 * (w - b) / b, (s ? by / s : 0), s, l}'
+    local w o c y; w=$(wall "$2"); o=$(own "$2"); c=$(cpu "$2"); y=$(sys "$2")
+    awk -v r="$rate" -v n="$1" -v w="$w" -v o="$o" -v c="$c" -v y="$y" -v b="$bare" -v bo="$bare_own" -v bc="$bare_cpu" \
+      -v by="$3" -v s="$4" -v l="$5" \
+      'BEGIN {printf "%-6s %-22s %8d %7.1f%% %8d %7.1f%% %7d %9d %8.1f%% %12.1f %8d %6s\n", r, n, o, 100 * (o - bo) / bo, c, 100 * (c - bc) / bc, y, w, 100 * (w - b) / b, (s ? by / s : 0), s, l}'
   }
-  printf '%-6s %-22s %8d %9s %9d %9s %12s %8s %6s\n' "$rate" bare "$bare_own" - "$bare" - - - -
+  printf '%-6s %-22s %8d %8s %8d %8s %7d %9d %9s %12s %8s %6s\n' "$rate" bare "$bare_own" - "$bare_cpu" - "$(sys "$tmp/bare")" "$bare" - - - -
   row "framewalk record" "$tmp/fw" "$fw_bytes" "${fw_samples:-0}" "${fw_lost:-?}"
   for kind in dwarf fp none; do
     samples=$(perf report -i "$tmp/$kind.data" --stats 2>/dev/null | awk '/SAMPLE events:/ {print $3; exit}')

@@ -18,6 +18,7 @@
 
 #include "dump/text_writer.hpp"
 #include "elf/debug_file.hpp"
+#include "elf/section_cache.hpp"
 #include "perf/perf_data.hpp"
 #include "profile/sample_builder.hpp"
 #include "profile/sample_profile.hpp"
@@ -76,6 +77,9 @@ class SymbolNames {
 }  // namespace
 
 int run_perf_report(const ReportCommandOptions& options) {
+  // Compressed debug sections (a distribution's debug files) inflated once,
+  // then mapped from the cache, as addr2line does (docs/addr2line.md).
+  elf::set_section_cache(elf::section_cache_from_environment());
   // perf script's text unless another format is asked for.
   const bool script = options.format == "script" || !options.format_given;
 #if !FRAMEWALK_PPROF

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "arch/machine.hpp"
+#include "elf/section_cache.hpp"
 #include "profile/recorder.hpp"
 #include "record/perf_events.hpp"
 #include "tools/messages.hpp"
@@ -67,6 +68,9 @@ CLI::App* add_record_command(CLI::App& app, RecordCommandOptions& o) {
 }
 
 int run_record_command(const RecordCommandOptions& o) {
+  // Compressed debug sections inflated once, then mapped from the cache, as
+  // addr2line does (docs/addr2line.md): naming frames costs less that way.
+  elf::set_section_cache(elf::section_cache_from_environment());
   if (int(!o.pids.empty()) + int(o.all_cpus) + int(!o.command.empty()) != 1) {
     std::fprintf(stderr, "framewalk record: give -p PID, -a or a command after --, one of them\n");
     return 2;
