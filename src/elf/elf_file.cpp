@@ -519,8 +519,9 @@ bool make_directory(const std::string& path) {
 }
 
 // Removes the cache files least recently used until those left fit in the
-// bound, and temporary files of writers that died.
-void keep_within_bound(const SectionCacheSettings& settings) {
+// bound, and temporary files of writers that died; never `just_written`
+// (the most recent of all, whatever the clock's granularity says).
+void keep_within_bound(const SectionCacheSettings& settings, const std::string& just_written) {
   DIR* dir = ::opendir(settings.directory.c_str());
   if (!dir) return;
   struct Entry {
@@ -542,13 +543,17 @@ void keep_within_bound(const SectionCacheSettings& settings) {
       if (now - st.st_mtime > kStaleTemporarySeconds) ::unlink(path.c_str());
       continue;
     }
-    files.push_back({std::move(path), static_cast<uint64_t>(st.st_size), st.st_mtim});
     total += static_cast<uint64_t>(st.st_size);
+    if (path != just_written) files.push_back({std::move(path), static_cast<uint64_t>(st.st_size), st.st_mtim});
   }
   ::closedir(dir);
   if (total <= settings.max_bytes) return;
+  // Equal times (a coarse clock) in name order, so that the same directory
+  // always loses the same files.
   std::sort(files.begin(), files.end(), [](const Entry& a, const Entry& b) {
-    return a.used.tv_sec != b.used.tv_sec ? a.used.tv_sec < b.used.tv_sec : a.used.tv_nsec < b.used.tv_nsec;
+    if (a.used.tv_sec != b.used.tv_sec) return a.used.tv_sec < b.used.tv_sec;
+    if (a.used.tv_nsec != b.used.tv_nsec) return a.used.tv_nsec < b.used.tv_nsec;
+    return a.path < b.path;
   });
   for (const Entry& f : files) {
     if (total <= settings.max_bytes) break;
@@ -706,7 +711,7 @@ bool store_cached_section(const SectionCacheSettings& settings, const SectionCac
     ::unlink(temporary.c_str());
     return false;
   }
-  keep_within_bound(settings);
+  keep_within_bound(settings, path);
   return true;
 }
 

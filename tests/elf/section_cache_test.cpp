@@ -6,10 +6,12 @@
 #include "elf/section_cache.hpp"
 
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -231,11 +233,19 @@ TEST(SectionCacheTest, StoreLoadAndTheSizeBound) {
   EXPECT_FALSE(store_cached_section(settings, other, Bytes{data.data(), 10}));
 
   // Room for two files: storing a third removes the least recently used.
+  // Their times set well apart (the file system's clock may be coarser
+  // than the time between two stores).
   settings.max_bytes = 2 * (4096 + data.size()) + 100;
-  for (uint32_t i = 10; i < 12; ++i) {
-    other.index = i;
-    ASSERT_TRUE(store_cached_section(settings, other, Bytes{data.data(), data.size()}));
-  }
+  other.index = 10;
+  ASSERT_TRUE(store_cached_section(settings, other, Bytes{data.data(), data.size()}));
+  const auto set_age = [&](const SectionCacheKey& of, time_t seconds_ago) {
+    const timespec t[2] = {{::time(nullptr) - seconds_ago, 0}, {::time(nullptr) - seconds_ago, 0}};
+    ASSERT_EQ(::utimensat(AT_FDCWD, (settings.directory + "/" + section_cache_file_name(of)).c_str(), t, 0), 0);
+  };
+  set_age(k, 300);
+  set_age(other, 200);
+  other.index = 11;
+  ASSERT_TRUE(store_cached_section(settings, other, Bytes{data.data(), data.size()}));
   other.index = 10;
   EXPECT_FALSE(::access(path.c_str(), F_OK) == 0);  // the first (index 7) went
   EXPECT_TRUE(load_cached_section(settings, other));
