@@ -266,11 +266,10 @@ class PerfSampleDriver {
         Unwinder unwinder(target_->modules(), target_->memory(), target_->machine());
         unwinder.set_unreadable_saved_registers_unknown(true);
         result = unwinder.walk(regs, [&](const Frame& f) {
-            SampleFrame sf;
+            SampleFrame& sf = frames_.emplace_back();
             sf.frame = f;
             sf.frame.registers = nullptr;
             sf.kind = SampleFrameKind::kUser;
-            frames_.push_back(sf);
             return true;
           }, o);
       }
