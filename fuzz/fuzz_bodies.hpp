@@ -51,6 +51,7 @@ int fuzz_backend(const uint8_t* data, size_t size);
 // The bytes as a perf.data file: read record by record, each record decoded
 // alone again, and every sample unwound (no file opened).
 int fuzz_perf_data(const uint8_t* data, size_t size);
+int fuzz_perf_map(const uint8_t* data, size_t size);
 
 }  // namespace framewalk::fuzz
 

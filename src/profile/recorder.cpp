@@ -318,6 +318,7 @@ Result<RecordResult> record_samples(record::Sampler& sampler, const std::vector<
   for (const StopReasonCount& r : builder.profile().stop_reasons())
     result.stop_reasons.emplace_back(std::string(builder.profile().string(r.reason)), r.count);
   result.warnings = unwinder.warnings();
+  for (std::string& w : builder.warnings()) result.warnings.push_back(std::move(w));
   if (!kernel.problem().empty()) result.warnings.push_back(kernel.problem());
   status.seconds = static_cast<double>(now_ms() - start_ms) / 1000;
   status.finishing_cpu_seconds = own_cpu_seconds() - cpu_seconds_start - cpu_while_sampling;

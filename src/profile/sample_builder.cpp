@@ -174,9 +174,10 @@ uint32_t SampleProfileBuilder::frame(const framewalk::SampleFrame& f, const Unwo
     if (added) it->second = std::make_shared<const Module>(*m);
     p.module = it->second;
   }
+  if (!kernel && !p.module) p.jit_pid = u.pid;  // anonymous code: a JIT's, named by its perf map
   if (defer_names_) {  // named by the background thread, or name_pending
     if (kernel) osrelease_ = u.file->osrelease;
-    if (kernel || p.module) pending_.push_back(std::move(p));
+    if (kernel || p.module || p.jit_pid) pending_.push_back(std::move(p));
     return id;
   }
   apply(names_of(p, u.file->osrelease));
@@ -291,6 +292,12 @@ SampleProfileBuilder::Named SampleProfileBuilder::names_of(const Pending& p, con
     if (n != "[unknown]") out.lines.push_back({std::move(n), {}, 0, 0});
     return out;
   }
+  if (p.jit_pid) {
+    // A JIT names its code in its perf map; read again for a name not yet there.
+    if (const symbol::PerfMap* map = perf_map(p.jit_pid, p.lookup_pc))
+      if (const symbol::PerfMap::Entry* e = map->find(p.lookup_pc)) out.lines.push_back({std::string(e->name), {}, 0, 0});
+    return out;
+  }
   if (!p.module || !p.module->data) return out;
   Frame frame;
   frame.pc = p.pc;
@@ -302,6 +309,27 @@ SampleProfileBuilder::Named SampleProfileBuilder::names_of(const Pending& p, con
   for (const SourceFrame& sf : source_frames(frame, true))
     out.lines.push_back({sf.function.empty() ? symbol.function : sf.function, sf.file, sf.line, sf.column});
   if (out.lines.size() == 1 && out.lines[0].function.empty() && out.lines[0].file.empty()) out.lines.clear();
+  return out;
+}
+
+const symbol::PerfMap* SampleProfileBuilder::perf_map(uint32_t pid, uint64_t address) {
+  auto [it, added] = perf_maps_.try_emplace(pid);
+  if (added) {
+    it->second = std::make_unique<symbol::PerfMap>(symbol::PerfMap::path_of(pid));
+    (void)it->second->refresh();  // none, or unreadable: no names
+  } else if (!it->second->find(address)) {
+    (void)it->second->refresh();  // lines appended since
+  }
+  return it->second.get();
+}
+
+std::vector<std::string> SampleProfileBuilder::warnings() const {
+  std::vector<std::string> out;
+  for (const auto& [pid, map] : perf_maps_)
+    if (map->malformed())
+      out.push_back(map->path() + ": " + std::to_string(map->malformed()) + " malformed lines (the first is line " +
+                    std::to_string(map->first_malformed_line()) + "), left out");
+  std::sort(out.begin(), out.end());
   return out;
 }
 

@@ -14,6 +14,7 @@
 
 #include "profile/sample_profile.hpp"
 #include "symbol/kernel_symbols.hpp"
+#include "symbol/perf_map.hpp"
 #include "walk/perf_samples.hpp"
 
 namespace framewalk::profile {
@@ -42,6 +43,9 @@ class SampleProfileBuilder {
   // background thread had not named yet (it is stopped first).
   void name_pending();
   size_t pending_names() const { return pending_.size(); }
+  // What naming met that the user should know (perf maps with malformed
+  // lines); after name_pending() or for a builder that does not defer.
+  std::vector<std::string> warnings() const;
 
   // defer_names: a thread of low priority (nice 19: it takes what the
   // program leaves of the CPUs) names the frames as they come, and
@@ -64,6 +68,7 @@ class SampleProfileBuilder {
     uint32_t frame = 0;
     bool kernel = false, activation = false;
     std::shared_ptr<const Module> module;  // kept alive until named (null: none)
+    uint32_t jit_pid = 0;  // code in no module: named from this process's perf map
     uint64_t pc = 0, lookup_pc = 0, symbol_pc = 0;
   };
   // A frame's names as strings, innermost first (made on any thread).
@@ -79,6 +84,11 @@ class SampleProfileBuilder {
   void apply(const Named& named);
   void stop_background_naming();
   class Background;
+
+  // The perf maps (/tmp/perf-PID.map) of the processes with frames in no
+  // module, by pid: used where the KernelSymbols are (names_of).
+  const symbol::PerfMap* perf_map(uint32_t pid, uint64_t address);
+  std::unordered_map<uint32_t, std::unique_ptr<symbol::PerfMap>> perf_maps_;
 
   symbol::KernelSymbols& kernel_;
   bool symbols_;

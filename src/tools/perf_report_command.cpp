@@ -179,6 +179,7 @@ int run_perf_report(const ReportCommandOptions& options) {
   if (out != stdout) std::fclose(out);
   if (fd != 0) ::close(fd);
   for (const std::string& w : result.warnings) report(options.profile, w);
+  for (const std::string& w : builder.warnings()) report(options.profile, w);
   if (!kernel.problem().empty()) report(options.profile, kernel.problem());
   if (options.stats) {
     const PerfUnwindStats& s = result.stats;

@@ -15,6 +15,8 @@ library, one in a signal handler), -O2 without frame pointers:
     life, and the main thread's wait in pthread_join is there too, apart
     from the on-CPU samples; a recorder killed with SIGKILL leaves a
     readable file with names;
+  - code made at run time (jit_target.c, x86-64): the samples in it named
+    from the process's perf map, whose malformed line is reported;
   - `-p PID,PID -e task-clock --duration`: two running processes recorded
     for half a second are left running, and the recording has samples of
     their four threads, 99% of them walked to the thread's root;
@@ -54,6 +56,38 @@ def shares(framewalk, recording):
         if "on_signal" in frames and "signal_path" in frames[:frames.index("on_signal")]:
             signal_crossed += n
     return total, by_path, rooted, signal_crossed
+
+
+def jit(framewalk, source, work, cc, flags):
+    """Code made at run time, named only in its perf map (x86-64)."""
+    import platform
+    if platform.machine() != "x86_64":
+        print("jit: x86-64 code, not checked on", platform.machine())
+        return []
+    target = os.path.join(work, "jit_target")
+    run([cc, *flags, "-o", target, os.path.join(source, "tests/record/jit_target.c")], check=True)
+    recording = os.path.join(work, "jit.fwprof")
+    rec = run([framewalk, "record", "-q", "-F", "2000", "-o", recording, "--", target, "0.7"])
+    print(rec.stderr.strip())
+    failures = []
+    if rec.returncode != 0 or not rec.stdout.split():
+        return [f"jit: record exited {rec.returncode}"]
+    total = named = 0
+    for line in run([framewalk, "report", recording, "--format=folded"], check=True).stdout.splitlines():
+        stack, _, weight = line.rpartition(" ")
+        total += int(weight)
+        if stack.split(";")[-1] == "jit_spin":
+            named += int(weight)
+    print(f"jit: {100.0 * named / max(total, 1):.1f}% of the samples' leaf named jit_spin from the perf map")
+    if named < 0.8 * total:
+        failures.append(f"jit: only {named} of {total} ns named jit_spin")
+    if "1 malformed lines (the first is line 1)" not in rec.stderr:
+        failures.append("jit: the perf map's malformed line was not reported")
+    try:
+        os.unlink(f"/tmp/perf-{rec.stdout.split()[0]}.map")
+    except OSError:
+        pass
+    return failures
 
 
 def off_cpu(framewalk, source, work, cc, flags):
@@ -209,6 +243,7 @@ def main():
         proc.wait()
 
     failures += off_cpu(framewalk, source, work, cc, flags)
+    failures += jit(framewalk, source, work, cc, flags)
 
     if failures:
         print("FAILED:", "; ".join(failures))

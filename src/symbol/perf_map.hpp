@@ -1,0 +1,75 @@
+// Perf map files: the names a JIT gives its code, one `START SIZE NAME`
+// line each (hexadecimal, with or without 0x; NAME the rest of the line),
+// appended while the process runs, at /tmp/perf-PID.map (V8's
+// --perf-basic-prof, the JVM's Compiler.perfmap, .NET, LuaJIT, CPython's
+// -X perf). Frames in anonymous executable memory are named from it.
+//
+// A map read once keeps its place: refresh() reads only the lines appended
+// since (a line not yet ended is left for the next time). Later lines win
+// where ranges overlap (code moved or reused), as samply takes them.
+// Malformed lines are counted, with the first one's number, never fatal.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.hpp"
+
+namespace framewalk::symbol {
+
+class PerfMap {
+ public:
+  // The conventional file of a process.
+  static std::string path_of(uint32_t pid) { return "/tmp/perf-" + std::to_string(pid) + ".map"; }
+
+  explicit PerfMap(std::string path) : path_(std::move(path)) {}
+  // Reads the lines appended since the last call (all, the first time).
+  // Errors: kIoError (errno in offset) when the file cannot be read; a
+  // file that does not exist is no error (no lines).
+  Result<void> refresh();
+  // Adds the lines in `text` (whole lines; a last one without its newline
+  // too), as refresh() does with the file's (for tests and fuzzing).
+  void add_text(std::string_view text);
+
+  struct Entry {
+    uint64_t start = 0, size = 0;
+    std::string_view name;
+  };
+  // The entry whose [start, start+size) holds `address` (the last line to
+  // name it), or nullptr; valid until the next refresh() or add_text().
+  const Entry* find(uint64_t address) const;
+
+  // Every name's range, sorted and disjoint (the later line's where lines
+  // overlapped); valid until the next refresh() or add_text().
+  const std::vector<Entry>& entries() const {
+    if (!indexed_) index();
+    return entries_;
+  }
+  const std::string& path() const { return path_; }
+  size_t lines() const { return lines_; }  // well-formed lines read
+  size_t malformed() const { return malformed_; }
+  size_t first_malformed_line() const { return first_malformed_; }  // 1-based; 0: none
+
+ private:
+  void add_line(std::string_view line);
+  void index() const;
+
+  std::string path_;
+  uint64_t offset_ = 0;         // bytes of the file read (up to the last newline)
+  std::deque<std::string> names_;  // one per line (a deque: the entries' views stay valid)
+  struct Line {
+    uint64_t start, size;
+    uint32_t name;  // index into names_
+    uint32_t order;  // line order: later wins
+  };
+  std::vector<Line> raw_;
+  size_t lines_ = 0, malformed_ = 0, first_malformed_ = 0, line_number_ = 0;
+  // The index: disjoint ranges, sorted, the later line's where they overlap.
+  mutable std::vector<Entry> entries_;
+  mutable bool indexed_ = true;
+};
+
+}  // namespace framewalk::symbol
