@@ -326,9 +326,7 @@ const symbol::PerfMap* SampleProfileBuilder::perf_map(uint32_t pid, uint64_t add
 std::vector<std::string> SampleProfileBuilder::warnings() const {
   std::vector<std::string> out;
   for (const auto& [pid, map] : perf_maps_)
-    if (map->malformed())
-      out.push_back(map->path() + ": " + std::to_string(map->malformed()) + " malformed lines (the first is line " +
-                    std::to_string(map->first_malformed_line()) + "), left out");
+    if (map->malformed()) out.push_back(map->path() + ": " + map->malformed_text());
   std::sort(out.begin(), out.end());
   return out;
 }

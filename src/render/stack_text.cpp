@@ -10,6 +10,19 @@ namespace framewalk {
 
 namespace {
 
+// A frame's function: its module's symbols, else (code no module holds)
+// the perf map's name for it.
+FrameSymbol frame_symbol(const Frame& f, const StackRenderOptions& options) {
+  FrameSymbol s = symbolize(f);
+  if (s.found || f.module || !options.perf_map) return s;
+  if (const symbol::PerfMap::Entry* e = options.perf_map->find(f.symbol_pc)) {
+    s.found = true;
+    s.function = std::string(e->name);
+    s.offset = f.pc - e->start;
+  }
+  return s;
+}
+
 // `pc_digits`: the hex digits of an address of the target's machine (8 on 32-bit ones).
 void print_text(dump::TextWriter& w, pid_t pid, const std::string& process_name,
                 const std::vector<ThreadStack>& threads, const StackRenderOptions& options, unsigned pc_digits) {
@@ -45,7 +58,7 @@ void print_text(dump::TextWriter& w, pid_t pid, const std::string& process_name,
       }
       frame_number();
       w.str(" 0x").hex(f.pc, pc_digits);
-      const FrameSymbol s = symbolize(f);
+      const FrameSymbol s = frame_symbol(f, options);
       if (s.found) {
         w.ch(' ').str(s.function);
         if (s.offset) w.str("+0x").hex(s.offset);
@@ -105,7 +118,7 @@ void print_json(dump::TextWriter& w, pid_t pid, const std::vector<ThreadStack>& 
       }
       if (!first) w.ch(',');
       first = false;
-      const FrameSymbol s = symbolize(f);
+      const FrameSymbol s = frame_symbol(f, options);
       w.str("\n  {\"pc\":\"0x").hex(f.pc).str("\",\"function\":");
       if (s.found) w.ch('"').str(json_escape(s.function)).ch('"'); else w.str("null");
       w.str(",\"offset\":").udec(s.offset).str(",\"module\":");

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <string>
 
+#include "symbol/perf_map.hpp"
 #include "walk/stack_dump.hpp"
 
 namespace framewalk {
@@ -16,6 +17,8 @@ struct StackRenderOptions {
   bool source_lines = false;  // file:line of each frame (and tail-call frames)
   bool inlines = false;       // inlined calls as frames of their own
   bool modules = true;        // each frame's module
+  // Names for frames in code no module holds (a JIT's perf map), or null.
+  const symbol::PerfMap* perf_map = nullptr;
 };
 
 void render_stacks(std::FILE* out, const StackDump& dump, const StackRenderOptions& options);

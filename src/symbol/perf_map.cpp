@@ -97,6 +97,12 @@ Result<void> PerfMap::refresh() {
   return {};
 }
 
+std::string PerfMap::malformed_text() const {
+  if (!malformed_) return "";
+  return std::to_string(malformed_) + " malformed lines (the first is line " + std::to_string(first_malformed_) +
+         "), left out";
+}
+
 void PerfMap::index() const {
   // Later lines win: each range is laid over what came before it, in line
   // order, cutting the earlier ones where they overlap.

@@ -52,6 +52,8 @@ class PerfMap {
   size_t lines() const { return lines_; }  // well-formed lines read
   size_t malformed() const { return malformed_; }
   size_t first_malformed_line() const { return first_malformed_; }  // 1-based; 0: none
+  // "N malformed lines (the first is line L), left out"; "" when none.
+  std::string malformed_text() const;
 
  private:
   void add_line(std::string_view line);

@@ -13,6 +13,7 @@
 #include "base/clock.hpp"
 #include "elf/debuginfod.hpp"
 #include "render/stack_text.hpp"
+#include "symbol/perf_map.hpp"
 #include "target/core_target.hpp"
 #include "target/live_target.hpp"
 #include "target/snapshot_target.hpp"
@@ -59,9 +60,12 @@ bool save_snapshot(const StackCommandOptions& options, Target& target) {
   return true;
 }
 
-// 0 when every thread was walked to its natural end, else 1.
-int finish(const StackCommandOptions& options, const StackDump& dump) {
-  render_stacks(stdout, dump, render_options(options));
+// 0 when every thread was walked to its natural end, else 1. `perf_map`:
+// names for code no module holds (a live process's JIT), or null.
+int finish(const StackCommandOptions& options, const StackDump& dump, const symbol::PerfMap* perf_map = nullptr) {
+  StackRenderOptions r = render_options(options);
+  r.perf_map = perf_map;
+  render_stacks(stdout, dump, r);
   bool all_natural = dump.threads_error.empty();
   for (const auto& t : dump.threads) all_natural &= natural_end(t);
   if (!dump.threads_error.empty()) report(dump.process_name.empty() ? std::to_string(dump.pid) : dump.process_name,
@@ -113,7 +117,12 @@ int run_live(const StackCommandOptions& options, RowCache* rows) {
     std::fprintf(stderr, "framewalk: %d: %s\n", options.pid, dump.threads[0].error.c_str());
     return 2;
   }
-  return finish(options, dump);
+  // A JIT's names for its code, read after the process was let go.
+  symbol::PerfMap perf_map(symbol::PerfMap::path_of(static_cast<uint32_t>(options.pid)));
+  if (auto read = perf_map.refresh(); !read)
+    report(perf_map.path(), std::string("cannot read it: ") + std::strerror(static_cast<int>(read.error().offset)));
+  if (perf_map.malformed()) report(perf_map.path(), perf_map.malformed_text());
+  return finish(options, dump, &perf_map);
 }
 
 int run_core(const StackCommandOptions& options, RowCache* rows) {

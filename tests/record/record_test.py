@@ -16,7 +16,8 @@ library, one in a signal handler), -O2 without frame pointers:
     from the on-CPU samples; a recorder killed with SIGKILL leaves a
     readable file with names;
   - code made at run time (jit_target.c, x86-64): the samples in it named
-    from the process's perf map, whose malformed line is reported;
+    from the process's perf map, whose malformed line is reported, and its
+    frame in `framewalk stack -p`;
   - `-p PID,PID -e task-clock --duration`: two running processes recorded
     for half a second are left running, and the recording has samples of
     their four threads, 99% of them walked to the thread's root;
@@ -66,12 +67,24 @@ def jit(framewalk, source, work, cc, flags):
         return []
     target = os.path.join(work, "jit_target")
     run([cc, *flags, "-o", target, os.path.join(source, "tests/record/jit_target.c")], check=True)
+    # framewalk stack of the running process: its frame in the code named too.
+    failures = []
+    proc = subprocess.Popen([target, "1.5"], stdout=subprocess.PIPE, text=True)
+    time.sleep(0.3)
+    dump = run([framewalk, "stack", "-p", str(proc.pid)])
+    out, _ = proc.communicate()
+    print("jit: stack:", dump.stdout.strip().splitlines()[:2], dump.stderr.strip())
+    if "jit_spin" not in dump.stdout or "1 malformed lines" not in dump.stderr:
+        failures.append(f"jit: framewalk stack did not name the code: {dump.stdout!r} {dump.stderr!r}")
+    try:
+        os.unlink(f"/tmp/perf-{out.split()[0]}.map")
+    except (OSError, IndexError):
+        pass
     recording = os.path.join(work, "jit.fwprof")
     rec = run([framewalk, "record", "-q", "-F", "2000", "-o", recording, "--", target, "0.7"])
     print(rec.stderr.strip())
-    failures = []
     if rec.returncode != 0 or not rec.stdout.split():
-        return [f"jit: record exited {rec.returncode}"]
+        return failures + [f"jit: record exited {rec.returncode}"]
     total = named = 0
     for line in run([framewalk, "report", recording, "--format=folded"], check=True).stdout.splitlines():
         stack, _, weight = line.rpartition(" ")
