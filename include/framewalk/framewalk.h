@@ -250,7 +250,10 @@ typedef enum fw_frame_source {
   FW_SOURCE_SFRAME = 4,
   FW_SOURCE_SIGNAL = 5,      /* the kernel's signal frame */
   FW_SOURCE_FRAME_POINTER = 6,
-  FW_SOURCE_PROLOGUE = 7     /* read from the callee's instructions */
+  FW_SOURCE_PROLOGUE = 7,    /* read from the callee's instructions */
+  FW_SOURCE_JIT = 8          /* the callee is jit code (executable memory no file backs, its
+                                module's path "[anon]", "[anon:NAME]", "/memfd:NAME"...):
+                                its frame pointer, the return address checked */
 } fw_frame_source;
 
 typedef struct fw_module_info {

@@ -38,6 +38,12 @@ struct FallbackInput {
   Bytes function_code;      // the function's first bytes (an activation's only up to its PC)
   Bytes code_at_pc;         // for an activation: the bytes at its PC
   const RegisterFile* registers = nullptr;  // the frame's registers (never null when called)
+  // The PC is in jit code (executable memory no file backs; function_known
+  // false): a frame-pointer guess is allowed at an activation too, where
+  // the code at the PC (code_at_pc) does not show the frame still unbuilt
+  // or already taken down. JIT compilers that keep frame pointers build
+  // them in every function.
+  bool jit_code = false;
 };
 
 // Whether a frame pointer (or frame record pointer) is worth following

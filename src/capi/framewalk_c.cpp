@@ -289,6 +289,7 @@ fw_frame_source source_of(FrameSource s) {
     case FrameSource::kSignal: return FW_SOURCE_SIGNAL;
     case FrameSource::kFramePointer: return FW_SOURCE_FRAME_POINTER;
     case FrameSource::kPrologue: return FW_SOURCE_PROLOGUE;
+    case FrameSource::kJit: return FW_SOURCE_JIT;
   }
   return FW_SOURCE_CONTEXT;
 }
@@ -630,6 +631,7 @@ const char* fw_frame_source_name(fw_frame_source source) {
     case FW_SOURCE_SIGNAL: return to_string(FrameSource::kSignal);
     case FW_SOURCE_FRAME_POINTER: return to_string(FrameSource::kFramePointer);
     case FW_SOURCE_PROLOGUE: return to_string(FrameSource::kPrologue);
+    case FW_SOURCE_JIT: return to_string(FrameSource::kJit);
   }
   return "?";
 }

@@ -22,6 +22,7 @@ inline constexpr uint16_t kEtRel = 1, kEtExec = 2, kEtDyn = 3, kEtCore = 4;
 inline constexpr uint32_t kShtNull = 0, kShtProgbits = 1, kShtSymtab = 2, kShtStrtab = 3,
                           kShtNobits = 8, kShtDynsym = 11, kShtX86_64Unwind = 0x70000001;
 inline constexpr uint64_t kShfAlloc = 0x2, kShfExecinstr = 0x4, kShfCompressed = 0x800;
+inline constexpr uint32_t kPfX = 1, kPfW = 2, kPfR = 4;
 inline constexpr uint32_t kPtLoad = 1, kPtDynamic = 2, kPtInterp = 3, kPtNote = 4, kPtPhdr = 6, kPtGnuEhFrame = 0x6474e550,
                           kPtGnuSframe = 0x6474e554;
 inline constexpr uint16_t kEm386 = 3, kEmMips = 8, kEmPpc = 20, kEmPpc64 = 21, kEmS390 = 22, kEmArm = 40,

@@ -107,7 +107,6 @@ Result<std::vector<uint8_t>> synthesize_elf(const SyntheticImage& image) {
   h.addr(sh_offset);        // e_shoff
   h.u32(0);                 // e_flags
   h.u16(ehsize); h.u16(phentsize); h.u16(1); h.u16(shentsize); h.u16(6); h.u16(5);
-  constexpr uint32_t kPfR = 4, kPfX = 1;
   h.u32(kPtLoad);
   if (is64) {
     h.u32(kPfR | kPfX);

@@ -9,7 +9,6 @@ namespace framewalk::elf {
 
 namespace {
 
-constexpr uint32_t kPfR = 4;
 constexpr uint16_t kPnXnum = 0xffff;
 constexpr uint32_t kShnLoreserve = 0xff00, kShnXindex = 0xffff;
 

@@ -148,7 +148,7 @@ std::string synthesize_process_records(pid_t pid, const perf_event_attr& attr, u
     put_record(&out, kRecordComm, 0, body);
   }
   for (const MapEntry& e : read_proc_maps(pid)) {
-    if (e.perms.size() < 3 || e.perms[2] != 'x' || e.path.empty()) continue;
+    if (e.perms.size() < 3 || e.perms[2] != 'x') continue;
     std::string body;
     put32(&body, static_cast<uint32_t>(pid));
     put32(&body, static_cast<uint32_t>(pid));
@@ -164,7 +164,7 @@ std::string synthesize_process_records(pid_t pid, const perf_event_attr& attr, u
     const uint32_t prot = (e.perms[0] == 'r' ? 1u : 0u) | (e.perms[1] == 'w' ? 2u : 0u) | 4u;
     put32(&body, prot);
     put32(&body, e.perms.size() > 3 && e.perms[3] == 's' ? 1u : 2u);  // MAP_SHARED or MAP_PRIVATE
-    put_name(&body, e.path);
+    put_name(&body, e.path.empty() ? "//anon" : e.path);  // anonymous code as perf names it
     put_trailer(&body, attr, static_cast<uint32_t>(pid), static_cast<uint32_t>(pid), identifier);
     put_record(&out, kRecordMmap2, kMiscUser, body);
   }

@@ -174,7 +174,7 @@ uint32_t SampleProfileBuilder::frame(const framewalk::SampleFrame& f, const Unwo
     if (added) it->second = std::make_shared<const Module>(*m);
     p.module = it->second;
   }
-  if (!kernel && !p.module) p.jit_pid = u.pid;  // anonymous code: a JIT's, named by its perf map
+  if (!kernel && (!m || m->jit)) p.jit_pid = u.pid;  // anonymous code: a JIT's, named by its perf map
   if (defer_names_) {  // named by the background thread, or name_pending
     if (kernel) osrelease_ = u.file->osrelease;
     if (kernel || p.module || p.jit_pid) pending_.push_back(std::move(p));

@@ -10,11 +10,11 @@ namespace framewalk {
 
 namespace {
 
-// A frame's function: its module's symbols, else (code no module holds)
-// the perf map's name for it.
+// A frame's function: its module's symbols, else (jit code, or code no
+// module holds) the perf map's name for it.
 FrameSymbol frame_symbol(const Frame& f, const StackRenderOptions& options) {
   FrameSymbol s = symbolize(f);
-  if (s.found || f.module || !options.perf_map) return s;
+  if (s.found || (f.module && !f.module->jit) || !options.perf_map) return s;
   if (const symbol::PerfMap::Entry* e = options.perf_map->find(f.symbol_pc)) {
     s.found = true;
     s.function = std::string(e->name);

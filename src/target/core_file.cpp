@@ -486,8 +486,14 @@ ModuleMap CoreFile::modules(ModuleCache& cache, std::vector<std::string>* warnin
   }
   size_t i = 0;
   while (i < mappings_.size()) {
+    // A module: the file's mappings in address order while their file
+    // offsets do not go back (a second mapping of the file, such as the
+    // text node remaps onto huge pages far above it, is a module of its
+    // own: the memory between them is not the file's).
     size_t j = i + 1;
-    while (j < mappings_.size() && mappings_[j].path == mappings_[i].path) ++j;
+    while (j < mappings_.size() && mappings_[j].path == mappings_[i].path &&
+           mappings_[j].file_offset >= mappings_[j - 1].file_offset)
+      ++j;
     const CoreMapping& first = mappings_[i];
     Module m;
     m.start = first.start;
@@ -504,9 +510,12 @@ ModuleMap CoreFile::modules(ModuleCache& cache, std::vector<std::string>* warnin
       m.bias = bias ? *bias : first.start;
       // The file on disk must be the one that was mapped: the core's copy
       // of its first page holds the build-id, where the core has it.
-      auto want = dumped_(first.start) ? build_id_in_memory(*memory_, first.start, core_->endian()) : std::nullopt;
+      // (Only a mapping from the file's start holds its headers.)
+      const bool headers = first.file_offset == 0;
+      auto want = headers && dumped_(first.start) ? build_id_in_memory(*memory_, first.start, core_->endian())
+                                                  : std::nullopt;
       auto have = m.data->elf().build_id();
-      if (!dumped_(first.start)) unchecked.push_back(open_path);
+      if (headers && !dumped_(first.start)) unchecked.push_back(open_path);
       if (want && have && *want != *have && warnings)
         warnings->push_back(open_path + ": build-id " + hex_bytes(*have) + " does not match the core's " +
                             hex_bytes(*want) + (is_exe ? " (core and executable do not match)" : ""));
@@ -547,6 +556,19 @@ ModuleMap CoreFile::modules(ModuleCache& cache, std::vector<std::string>* warnin
       result.add(std::move(m));
       break;
     }
+  }
+  // Executable memory no file mapping explains: jit code (its pages are
+  // dumped, being anonymous). Only where NT_FILE lists the files (without
+  // it, a program's own code would be taken for jit code). Not the
+  // kernel's half of a 64-bit address space (x86-64's vsyscall page).
+  const bool wide = core_->is_64();
+  static const std::vector<elf::Segment> kNone;
+  for (const elf::Segment& p : has_file_note_ ? core_->segments() : kNone) {
+    if (p.type != elf::kPtLoad || !(p.flags & elf::kPfX) || p.memsz == 0 || p.vaddr + p.memsz < p.vaddr) continue;
+    if (wide && (p.vaddr >> 63)) continue;
+    bool covered = false;
+    for (const auto& m : result.modules()) covered |= m->start < p.vaddr + p.memsz && p.vaddr < m->end;
+    if (!covered) result.add(jit_module(p.vaddr, p.vaddr + p.memsz, ""));
   }
   return result;
 }

@@ -62,8 +62,16 @@ ModuleMap modules_from_maps(pid_t pid, const std::vector<MapEntry>& maps, Module
       ++j;
     bool executable = false;
     for (size_t k = i; k < j; ++k) executable |= maps[k].perms.size() > 2 && maps[k].perms[2] == 'x';
-    const bool is_file = !first.path.empty() && first.path[0] == '/';
     const bool is_vdso = first.path == "[vdso]";
+    if (executable && is_anonymous_mapping(first.path)) {
+      // Code without a file (a JIT's): walked by frame pointer, named from a perf map.
+      for (size_t k = i; k < j; ++k)
+        if (maps[k].perms.size() > 2 && maps[k].perms[2] == 'x')
+          result.add(jit_module(maps[k].start, maps[k].end, maps[k].path));
+      i = j;
+      continue;
+    }
+    const bool is_file = !first.path.empty() && first.path[0] == '/';
     if (!executable || (!is_file && !is_vdso)) {
       i = j;
       continue;

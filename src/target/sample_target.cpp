@@ -151,12 +151,14 @@ void ModuleTracker::on_mmap(const perf::Mmap& m, uint16_t misc) {
   p.modules.remove_range(m.address, m.address + m.length);
   if (!m.executable) return;
   std::string name(m.filename);
+  // Anonymous code (a JIT's; V8's code space is "//anon" to perf) and
+  // in-memory files (memfd_create): nothing to read them from.
+  if (is_anonymous_mapping(name)) {
+    p.modules.add(jit_module(m.address, m.address + m.length, name));
+    return;
+  }
   const bool is_file = !name.empty() && name[0] == '/';
-  if (!is_file && name != "[vdso]") return;  // anonymous code (a JIT): nothing to read it from
-  if (name.starts_with("/memfd:")) return;    // an in-memory file (memfd_create): no path to it either
-  // What the kernel and perf name anonymous memory (a JIT's code space:
-  // V8's is "//anon"), as perf's is_anon_memory tells them.
-  if (name.starts_with("//anon") || name.starts_with("/dev/zero") || name.starts_with("/anon_hugepage")) return;
+  if (!is_file && name != "[vdso]") return;
   if (ends_with(name, " (deleted)")) name.resize(name.size() - 10);
   Module module;
   module.start = m.address;

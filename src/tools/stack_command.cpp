@@ -1,8 +1,10 @@
 #include "tools/stack_command.hpp"
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -73,6 +75,22 @@ int finish(const StackCommandOptions& options, const StackDump& dump, const symb
   return all_natural ? 0 : 1;
 }
 
+// The perf map that names jit code: --perf-map, else a live process's own
+// (/tmp/perf-PID.map, where it has one); null for none. Unreadable files and
+// malformed lines are reported.
+std::unique_ptr<symbol::PerfMap> read_perf_map(const StackCommandOptions& options, uint32_t live_pid) {
+  if (options.perf_map.empty() && live_pid == 0) return nullptr;
+  auto map = std::make_unique<symbol::PerfMap>(options.perf_map.empty() ? symbol::PerfMap::path_of(live_pid)
+                                                                        : options.perf_map);
+  struct stat st {};
+  if (!options.perf_map.empty() && ::stat(map->path().c_str(), &st) != 0)
+    report(map->path(), std::string("cannot read it: ") + std::strerror(errno));
+  else if (auto read = map->refresh(); !read)
+    report(map->path(), std::string("cannot read it: ") + std::strerror(static_cast<int>(read.error().offset)));
+  if (map->malformed()) report(map->path(), map->malformed_text());
+  return map;
+}
+
 DumpOptions dump_options(const StackCommandOptions& options, RowCache* rows) {
   DumpOptions d;
   d.max_frames = options.max_frames;
@@ -118,11 +136,8 @@ int run_live(const StackCommandOptions& options, RowCache* rows) {
     return 2;
   }
   // A JIT's names for its code, read after the process was let go.
-  symbol::PerfMap perf_map(symbol::PerfMap::path_of(static_cast<uint32_t>(options.pid)));
-  if (auto read = perf_map.refresh(); !read)
-    report(perf_map.path(), std::string("cannot read it: ") + std::strerror(static_cast<int>(read.error().offset)));
-  if (perf_map.malformed()) report(perf_map.path(), perf_map.malformed_text());
-  return finish(options, dump, &perf_map);
+  const auto perf_map = read_perf_map(options, static_cast<uint32_t>(options.pid));
+  return finish(options, dump, perf_map.get());
 }
 
 int run_core(const StackCommandOptions& options, RowCache* rows) {
@@ -173,7 +188,8 @@ int run_core(const StackCommandOptions& options, RowCache* rows) {
   OneThread one(target, options.tid);
   Target& walked = options.tid ? static_cast<Target&>(one) : target;
   if (!save_snapshot(options, walked)) return 2;
-  return finish(options, dump_stacks(walked, dump_options(options, rows)));
+  const auto perf_map = read_perf_map(options, 0);
+  return finish(options, dump_stacks(walked, dump_options(options, rows)), perf_map.get());
 }
 
 int run_snapshot(const StackCommandOptions& options, RowCache* rows) {
@@ -185,10 +201,11 @@ int run_snapshot(const StackCommandOptions& options, RowCache* rows) {
   }
   SnapshotTarget target(std::move(*data), nullptr, options.sysroot);
   for (const auto& m : target.modules().modules())
-    if (!m->data && m->name != "[vdso]")
+    if (!m->data && !m->jit && m->name != "[vdso]")
       std::fprintf(stderr, "framewalk: %s%s: %s (frames in it get no unwind info)\n", options.sysroot.c_str(),
                    m->name.c_str(), m->problem.c_str());
-  return finish(options, dump_stacks(target, dump_options(options, rows)));
+  const auto perf_map = read_perf_map(options, 0);
+  return finish(options, dump_stacks(target, dump_options(options, rows)), perf_map.get());
 }
 
 }  // namespace

@@ -16,6 +16,7 @@ struct StackCommandOptions {
   std::string save_snapshot;  // where to save the target's snapshot too
   std::string exe;
   std::string sysroot;
+  std::string perf_map;       // names for jit code; empty: /tmp/perf-PID.map of a live process, none otherwise
   std::string format = "text";  // text | json
   std::string freeze = "process";  // process | thread | copy
   std::string source = "auto";     // auto | cfi | sframe

@@ -9,9 +9,8 @@ const uint8_t* code_in_image(const Module& module, uint64_t address, size_t size
   const uint64_t link = address - module.bias;
   const elf::ElfFile& elf = module.data->elf();
   const Bytes image = elf.image();
-  constexpr uint32_t kPfX = 1;
   for (const elf::Segment& p : elf.segments()) {
-    if (p.type != elf::kPtLoad || !(p.flags & kPfX)) continue;
+    if (p.type != elf::kPtLoad || !(p.flags & elf::kPfX)) continue;
     if (link < p.vaddr || link - p.vaddr > p.filesz || size > p.filesz - (link - p.vaddr)) continue;
     const uint64_t offset = p.offset + (link - p.vaddr);
     if (offset > image.size() || size > image.size() - offset) return nullptr;

@@ -125,6 +125,21 @@ std::optional<uint64_t> load_bias(const ModuleData& data, uint64_t start, uint64
   return start - *vaddr;
 }
 
+bool is_anonymous_mapping(std::string_view name) {
+  return name.empty() || name == "[anon]" || name.starts_with("[anon:") || name.starts_with("[anon_shmem:") ||
+         name.starts_with("/memfd:") || name.starts_with("//anon") || name.starts_with("/dev/zero") ||
+         name.starts_with("/anon_hugepage");
+}
+
+Module jit_module(uint64_t start, uint64_t end, std::string_view name) {
+  Module m;
+  m.start = start;
+  m.end = end;
+  m.name = name.empty() ? std::string("[anon]") : std::string(name);
+  m.jit = true;
+  return m;
+}
+
 uint64_t next_module_id() {
   static std::atomic<uint64_t> next{1};
   return next.fetch_add(1, std::memory_order_relaxed);

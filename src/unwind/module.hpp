@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ehabi/exidx_rows.hpp"
@@ -78,11 +79,29 @@ struct Module {
   uint64_t end = 0;    // one past the highest
   uint64_t bias = 0;   // run-time address = link-time address + bias
   std::string name;    // path as mapped, or "[vdso]"
-  std::shared_ptr<const ModuleData> data;  // null when the file could not be read
-  std::string problem;                     // why `data` is null
+  std::shared_ptr<const ModuleData> data;  // null when the file could not be read, or for jit code
+  std::string problem;                     // why `data` is null (empty for jit code)
+  // Executable memory no file backs (an anonymous or memfd mapping: a
+  // JIT's code space). No tables: frames in it are walked by frame pointer
+  // where the caller is plausible, and named from the process's perf map.
+  // `name` is the mapping's ("[anon]", "[anon:NAME]", "//anon", "/memfd:…"),
+  // `bias` 0.
+  bool jit = false;
 
   bool contains(uint64_t address) const { return address >= start && address < end; }
 };
+
+// Whether a mapping's name, as /proc/PID/maps or a perf MMAP record gives
+// it, is memory that no file on disk backs: "" (anonymous; "[anon]" as
+// framewalk names it), "[anon:NAME]"
+// and "[anon_shmem:NAME]" (named with PR_SET_VMA), "/memfd:NAME" (with
+// " (deleted)"), and what perf calls anonymous ("//anon", "/dev/zero",
+// "/anon_hugepage"). Executable, such memory holds jit code.
+bool is_anonymous_mapping(std::string_view name);
+
+// A module for executable anonymous memory [start, end) named `name` as
+// mapped ("[anon]" for an unnamed mapping): Module::jit.
+Module jit_module(uint64_t start, uint64_t end, std::string_view name);
 
 // A fresh module id (ModuleMap::add takes one for a module without).
 uint64_t next_module_id();

@@ -21,6 +21,7 @@ const char* to_string(FrameSource source) {
     case FrameSource::kSignal: return "signal";
     case FrameSource::kFramePointer: return "fp";
     case FrameSource::kPrologue: return "prologue";
+    case FrameSource::kJit: return "jit";
   }
   return "?";
 }
@@ -417,6 +418,13 @@ SframeMiss Unwinder::find_sframe_row(const Frame& frame, Step* step) const {
 
 void Unwinder::fill_fallback_input(const Frame& frame, arch::FallbackInput* in, FallbackCode* code) const {
   in->activation = frame.activation;
+  if (frame.module && frame.module->jit) {
+    // Code without symbols: only what the PC shows (an entry, a return).
+    in->jit_code = true;
+    if (frame.activation)
+      in->code_at_pc = Bytes(code->code_at_pc, this->code().read(frame.pc, code->code_at_pc, sizeof code->code_at_pc));
+    return;
+  }
   if (!frame.module || !frame.module->data) return;
   auto s = frame.module->data->symbols().lookup(frame.lookup_pc - frame.module->bias);
   if (!s) return;
@@ -447,15 +455,22 @@ bool Unwinder::fallback_row(const Frame& frame, const arch::RegisterFile& regs, 
   fill_fallback_input(frame, &in, &code);
   const auto kind = machine_->fallback_row(in, &step->row);
   if (!kind) return false;
-  step->source = *kind == arch::FallbackKind::kFramePointer ? FrameSource::kFramePointer : FrameSource::kPrologue;
+  step->source = *kind == arch::FallbackKind::kPrologue ? FrameSource::kPrologue
+                 : in.jit_code                          ? FrameSource::kJit
+                                                        : FrameSource::kFramePointer;
   return true;
 }
 
 bool Unwinder::plausible_return_address(uint64_t ra, const UnwindOptions& options) const {
   const uint64_t lookup = machine_->lookup_pc(ra, false);
-  if (options.row_finder ? !options.row_finder->in_code(lookup) : !modules_.find(lookup)) return false;
+  const Module* m = nullptr;
+  if (options.row_finder ? !options.row_finder->in_code(lookup) : !(m = modules_.find(lookup))) return false;
   if (machine_->is_signal_trampoline(code(), ra)) return true;  // where a signal handler returns
-  return machine_->follows_call(code(), ra);
+  if (machine_->follows_call(code(), ra)) return true;
+  // Jit code the target holds no bytes of (a perf sample has its stack
+  // alone): in executable memory is all that can be checked.
+  uint8_t byte;
+  return m && m->jit && code().read(lookup, &byte, 1) == 0;
 }
 
 WalkResult Unwinder::walk(const arch::RegisterFile& registers, FunctionRef<bool(const Frame&)> on_frame,
@@ -563,7 +578,8 @@ WalkResult Unwinder::walk_in_place(arch::RegisterFile& regs, FunctionRef<bool(co
       return result;
     }
     // Guesses without unwind information must land after a call.
-    if ((step.source == FrameSource::kPrologue || step.source == FrameSource::kFramePointer) &&
+    if ((step.source == FrameSource::kPrologue || step.source == FrameSource::kFramePointer ||
+         step.source == FrameSource::kJit) &&
         !plausible_return_address(*next_pc, options)) {
       result.reason = StopReason::kNoUnwindInfo;
       result.address = frame.pc;

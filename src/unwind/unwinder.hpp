@@ -27,6 +27,7 @@ enum class FrameSource : uint8_t {
   kFramePointer,  // the callee keeps a frame pointer (no CFI; prologue checked)
   kPrologue,    // the callee was stopped in its prologue (or at an epilogue's return) or is a
                 // frameless leaf: no CFI, or tables exact only in the body (EHABI) at an activation
+  kJit,         // the callee is jit code (Module::jit): its frame pointer, the return address checked
 };
 const char* to_string(FrameSource source);
 

@@ -74,10 +74,17 @@ TEST(ModuleTracker, MappingsOverTime) {
   EXPECT_EQ(child.modules.find(0x200000)->data, nullptr);
   EXPECT_FALSE(child.modules.find(0x200000)->problem.empty());
   // Anonymous code (a JIT's: "//anon", as V8's code space comes; memfd and
-  // the rest perf takes for anonymous memory): no module, no warning.
-  for (const char* anon : {"//anon", "/memfd:jit (deleted)", "/dev/zero (deleted)", "/anon_hugepage"})
+  // the rest perf takes for anonymous memory): a jit module, no warning.
+  for (const char* anon : {"//anon", "/memfd:jit (deleted)", "/dev/zero (deleted)", "/anon_hugepage"}) {
     tracker.on_mmap(mapping(11, 0x400000, 0x1000, anon), perf::misc::kUser);
-  EXPECT_EQ(child.modules.find(0x400000), nullptr);
+    const Module* jit = child.modules.find(0x400000);
+    ASSERT_NE(jit, nullptr) << anon;
+    EXPECT_TRUE(jit->jit);
+    EXPECT_EQ(jit->name, anon);
+    EXPECT_EQ(jit->data, nullptr);
+    EXPECT_EQ(jit->bias, 0u);
+  }
+  EXPECT_EQ(child.modules.size(), 3u);  // each replaced the last
   // Named once, though mapped twice.
   ASSERT_EQ(tracker.warnings().size(), 1u);
   EXPECT_NE(tracker.warnings()[0].find("/nonexistent/libgone.so"), std::string::npos);

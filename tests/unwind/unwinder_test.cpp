@@ -935,3 +935,108 @@ TEST(Unwinder, Ppc64RegisterNumbersUpTo113AreKept) {
 
 }  // namespace
 }  // namespace framewalk
+
+namespace framewalk {
+namespace {
+
+// Jit code: executable memory no file backs, between the fake file's code.
+ModuleMap with_jit_code() {
+  ModuleMap m = fake_modules();
+  m.add(jit_module(0x10000, 0x11000, ""));
+  return m;
+}
+
+// An activation in jit code, past its prologue, walked by its frame pointer
+// (a file's code without unwind information would stop there): through a
+// second jit frame into the file's code, to the end of the chain.
+TEST(Unwinder, JitCodeWalkedByFramePointer) {
+  const ModuleMap modules = with_jit_code();
+  FakeMemory mem;
+  static const uint8_t kNop = 0x90;
+  mem.code(0x10010, &kNop, 1);
+  mem.word(0x7100, 0x7200);
+  mem.word(0x7108, 0x10105);  // into the jit code, after a call
+  mem.word(0x7200, 0x7300);
+  mem.word(0x7208, 0x2000);
+  mem.word(0x7300, 0);
+  mem.word(0x7308, 0);
+  calls_before(mem, {0x10105, 0x2000});
+  const Walk w = walk(mem, regs_at(0x10010, 0x7000, 0x7100), {}, modules);
+  ASSERT_EQ(w.frames.size(), 3u);
+  EXPECT_TRUE(w.frames[0].module && w.frames[0].module->jit);
+  EXPECT_EQ(w.frames[0].module->name, "[anon]");
+  EXPECT_EQ(w.frames[1].pc, 0x10105u);
+  EXPECT_EQ(w.frames[1].source, FrameSource::kJit);
+  EXPECT_EQ(w.frames[2].pc, 0x2000u);
+  EXPECT_EQ(w.frames[2].source, FrameSource::kJit);
+  EXPECT_EQ(w.result.reason, StopReason::kOutermost);
+  EXPECT_STREQ(to_string(FrameSource::kJit), "jit");
+  // The same code as a file's without unwind information: no guess at an activation.
+  const Walk file = walk(mem, regs_at(0x2010, 0x7000, 0x7100));
+  EXPECT_EQ(file.frames.size(), 1u);
+  EXPECT_EQ(file.result.reason, StopReason::kNoUnwindInfo);
+}
+
+// At `push %rbp` the frame is not built: the return address is at rsp.
+// After it (at `mov %rsp,%rbp`), above the saved rbp. At a `ret`, at rsp.
+TEST(Unwinder, JitActivationInItsPrologueOrAtItsReturn) {
+  const ModuleMap modules = with_jit_code();
+  struct Case {
+    std::vector<uint8_t> code;
+    uint64_t return_slot;
+  } cases[] = {{{0x55, 0x48, 0x89, 0xe5}, 0x7000}, {{0x48, 0x89, 0xe5}, 0x7008}, {{0xc3}, 0x7000}, {{0x48, 0x8b, 0xec}, 0x7008}};
+  for (const Case& c : cases) {
+    FakeMemory mem;
+    mem.code(0x10010, c.code.data(), c.code.size());
+    mem.word(0x7000, c.return_slot == 0x7000 ? 0x2000 : 0x7300);  // return address, or the saved rbp
+    mem.word(0x7008, 0x2000);
+    calls_before(mem, {0x2000});
+    UnwindOptions o;
+    o.max_frames = 2;
+    // rbp is the caller's: a frame-pointer guess would skip the caller.
+    const Walk w = walk(mem, regs_at(0x10010, 0x7000, 0x7400), o, modules);
+    ASSERT_EQ(w.frames.size(), 2u) << int(c.code[0]);
+    EXPECT_EQ(w.frames[1].pc, 0x2000u) << int(c.code[0]);
+    EXPECT_EQ(w.frames[1].sp, c.return_slot + 8) << int(c.code[0]);
+    EXPECT_EQ(w.frames[1].source, FrameSource::kPrologue);
+  }
+}
+
+// A frame pointer that leads out of the jit code to an address no call
+// precedes is no frame: the walk stops rather than report it.
+TEST(Unwinder, JitFramePointerToNoReturnAddressStops) {
+  const ModuleMap modules = with_jit_code();
+  FakeMemory mem;
+  static const uint8_t kNop = 0x90;
+  mem.code(0x10010, &kNop, 1);
+  mem.word(0x7100, 0x7200);
+  mem.word(0x7108, 0x10200);  // jit code, but not after a call
+  static const uint8_t kNops[8] = {0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90};
+  mem.code(0x10200 - 8, kNops, 8);
+  const Walk w = walk(mem, regs_at(0x10010, 0x7000, 0x7100), {}, modules);
+  ASSERT_EQ(w.frames.size(), 1u);
+  EXPECT_EQ(w.result.reason, StopReason::kNoUnwindInfo);
+  EXPECT_EQ(w.result.address, 0x10010u);
+}
+
+// A perf sample holds the stack alone: where the jit code cannot be read,
+// a return address into it cannot be checked, and is taken.
+TEST(Unwinder, UnreadableJitCodeTakenOnItsFramePointer) {
+  const ModuleMap modules = with_jit_code();
+  FakeMemory mem;  // no code at all
+  mem.word(0x7100, 0x7200);
+  mem.word(0x7108, 0x10200);
+  mem.word(0x7200, 0);
+  mem.word(0x7208, 0);
+  const Walk w = walk(mem, regs_at(0x10010, 0x7000, 0x7100), {}, modules);
+  ASSERT_EQ(w.frames.size(), 2u);
+  EXPECT_EQ(w.frames[1].pc, 0x10200u);
+  EXPECT_EQ(w.frames[1].source, FrameSource::kJit);
+  EXPECT_EQ(w.result.reason, StopReason::kOutermost);
+  // Not so into a file's code: its bytes are there to check.
+  mem.word(0x7108, 0x2000);
+  EXPECT_EQ(walk(mem, regs_at(0x10010, 0x7000, 0x7100), {}, modules).frames.size(), 1u);
+}
+
+}  // namespace
+}  // namespace framewalk

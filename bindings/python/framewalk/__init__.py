@@ -144,7 +144,7 @@ class Frame:
     sp: int
     activation: bool         # the PC is exact (frame 0, or interrupted by a signal)
     source: str              # how its registers were found: "context", "cfi", "debug_frame", "exidx",
-                             # "sframe", "signal", "fp", "prologue"
+                             # "sframe", "signal", "fp", "prologue", "jit"
     module: Optional[Module]
     function: Optional[str] = None  # demangled; None when no symbol covers the PC (or symbols=False)
     offset: Optional[int] = None    # the PC's offset in the function

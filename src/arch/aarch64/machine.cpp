@@ -66,7 +66,13 @@ class Aarch64Machine final : public Machine {
     // functions with variable-size locals; elsewhere the caller's sp is
     // lower than that, which its own unwind rows correct only if they are
     // frame-based).
-    if (in.activation) return std::nullopt;
+    // Jit code keeps its frame record (V8, HotSpot with
+    // -XX:+PreserveFramePointer): guessed at an activation too, but at a `ret`.
+    if (in.jit_code && in.activation && in.code_at_pc.size() >= 4 && insn_at(in.code_at_pc, 0) == 0xd65f03c0) {
+      *row = entry_row();
+      return FallbackKind::kPrologue;
+    }
+    if (in.activation && !in.jit_code) return std::nullopt;
     // A caller without unwind information whose x29 is 0: the end of the
     // chain of frame records (a static program's _start has no CFI).
     if (auto fp = in.registers->get(kX29); fp && *fp == 0) {

@@ -80,7 +80,7 @@ class ArmMachine final : public Machine {
     // The ARM-state frame record, only for a return-address frame whose fp
     // points into the stack above sp (Thumb's r7 does not point at a record:
     // it cannot be walked without the frame's size).
-    if (in.activation || !frame_pointer_in_stack(regs, kR11, kSp)) return std::nullopt;
+    if ((in.activation && !in.jit_code) || !frame_pointer_in_stack(regs, kR11, kSp)) return std::nullopt;
     *row = arm_frame_pointer_row();
     return FallbackKind::kFramePointer;
   }

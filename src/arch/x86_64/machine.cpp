@@ -50,9 +50,24 @@ class X86_64Machine final : public Machine {
       // A prologue it cannot read (e.g. shrink-wrapped behind a branch) is no
       // better known than a function without a symbol.
     }
-    // A frame-pointer guess, only for a return-address frame whose rbp points
-    // into the stack above sp (a frameless caller would be skipped).
-    if (in.activation) return std::nullopt;
+    // Jit code that is about to build its frame (at `push %rbp`), has only
+    // pushed rbp (at `mov %rsp,%rbp`), or is about to return: the row the
+    // code at the PC says. Elsewhere in it, its frame pointer, as for a caller.
+    if (in.jit_code && in.activation) {
+      const Bytes at = in.code_at_pc;
+      if ((!at.empty() && at[0] == kPushRbp) ||
+          at_epilogue_tail(at.first(std::min(at.size(), kEpilogueWindow)))) {
+        *row = entry_row();
+        return FallbackKind::kPrologue;
+      }
+      if (at.size() >= 3 && at[0] == 0x48 && ((at[1] == 0x89 && at[2] == 0xe5) || (at[1] == 0x8b && at[2] == 0xec))) {
+        *row = after_push_rbp_row();
+        return FallbackKind::kPrologue;
+      }
+    }
+    // A frame-pointer guess, only for a return-address frame (or jit code)
+    // whose rbp points into the stack above sp (a frameless caller would be skipped).
+    if (in.activation && !in.jit_code) return std::nullopt;
     // A caller without unwind information whose rbp is 0: the end of the
     // frame chain (the dynamic linker's _start, which has no CFI, still has
     // the 0 the kernel started the process with).

@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+"""Stacks through jit code (executable memory no file backs), against the
+programs' known chains and eu-stack:
+
+  - jit_chain.c: main -> run_jit -> jit_outer -> jit_middle -> jit_inner ->
+    c_block, the jit_ functions machine code made at run time with frame
+    pointers and no unwind information, named in /tmp/perf-PID.map. Live
+    (framewalk stack -p), from a gcore core (--perf-map), and sampled
+    (framewalk record, its spin mode).
+  - Node.js (where installed) with --perf-basic-prof and
+    --interpreted-frames-native-stack, blocked in Atomics.wait under
+    first -> second -> third x4 -> leaf_wait: every JavaScript frame named,
+    the walk to _start, the PCs eu-stack's.
+
+Usage: jit_test.py FRAMEWALK SOURCE_DIR WORK_DIR. Exit 77: not this machine.
+"""
+import os
+import platform
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+FRAME = re.compile(r"^#(\d+)\s+0x([0-9a-f]+) (.*?)(?:\+0x[0-9a-f]+)? - ([^ ]*?)(?: \[([\w-]+)\])?$")
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, **kw)
+
+
+def frames_of(text, tid=None):
+    """The first thread's (or `tid`'s) frames: (pc, function, module, source), and its stop line."""
+    frames, stop, current = [], "", None
+    for line in text.splitlines():
+        if line.startswith("TID "):
+            if current is not None and frames:
+                break
+            current = line.split()[1].rstrip(":")
+            continue
+        if tid is not None and current != str(tid):
+            continue
+        m = FRAME.match(line)
+        if m:
+            frames.append((int(m.group(2), 16), m.group(3), m.group(4), m.group(5) or ""))
+        elif line.strip().startswith("stop:"):
+            stop = line.strip()
+    return frames, stop
+
+
+def eu_stack_pcs(pid):
+    if not shutil.which("eu-stack"):
+        return None
+    out = run(["eu-stack", "-p", str(pid)]).stdout
+    pcs = []
+    for line in out.splitlines()[2:]:
+        if line.startswith("TID "):
+            break
+        m = re.match(r"^#\d+\s+0x([0-9a-f]+)", line)
+        if m:
+            pcs.append(int(m.group(1), 16))
+    return pcs
+
+
+def in_order(names, want):
+    """Whether `want` appears in `names` as consecutive entries."""
+    for i in range(len(names) - len(want) + 1):
+        if names[i:i + len(want)] == want:
+            return True
+    return False
+
+
+def check_chain(label, frames, stop, failures):
+    names = [f[1] for f in frames]
+    want = ["c_block", "jit_inner", "jit_middle", "jit_outer", "run_jit", "main"]
+    print(f"{label}: {' <- '.join(names)} ({stop})")
+    if not in_order(names, want):
+        failures.append(f"{label}: want the chain {want} in {names}")
+    jit = [f for f in frames if f[1].startswith("jit_")]
+    if any(f[2] != "[anon]" for f in jit):
+        failures.append(f"{label}: jit frames not in [anon]: {jit}")
+    if "outermost" not in stop:
+        failures.append(f"{label}: the walk did not reach the thread's root: {stop}")
+    # The frames found by the jit code's frame pointer say so.
+    after = [f for f, g in zip(frames[1:], frames) if g[1] in ("jit_middle", "jit_outer")]
+    if any(f[3] != "jit" for f in after):
+        failures.append(f"{label}: frames under jit code not marked [jit]: {after}")
+
+
+def own_jit(framewalk, source, work):
+    failures = []
+    cc = shutil.which("cc") or shutil.which("gcc")
+    target = os.path.join(work, "jit_chain")
+    run([cc, "-O2", "-g", "-o", target, os.path.join(source, "tests/jit/jit_chain.c")], check=True)
+    proc = subprocess.Popen([target, "block"], stdout=subprocess.PIPE, text=True)
+    pid = proc.pid
+    perf_map = f"/tmp/perf-{pid}.map"
+    try:
+        line = proc.stdout.readline()
+        if not line.startswith("ready"):
+            return [f"jit_chain: did not start: {line!r}"]
+        live = run([framewalk, "stack", "-p", str(pid), "-v"])
+        frames, stop = frames_of(live.stdout)
+        check_chain("jit_chain live", frames, stop, failures)
+        eu = eu_stack_pcs(pid)
+        if eu is not None:
+            mine = [f[0] for f in frames]
+            print(f"jit_chain: eu-stack {len(eu)} frames, framewalk {len(mine)}, same PCs: {eu == mine}")
+            if eu != mine:
+                failures.append(f"jit_chain: PCs differ from eu-stack's: {[hex(p) for p in eu]} {[hex(p) for p in mine]}")
+        if shutil.which("gcore"):
+            core = os.path.join(work, "jit_chain.core")
+            run(["gcore", "-o", core, str(pid)])
+            core = f"{core}.{pid}"
+            if os.path.exists(core):
+                dumped = run([framewalk, "stack", "--core", core, "--perf-map", perf_map, "-v"])
+                cframes, cstop = frames_of(dumped.stdout)
+                check_chain("jit_chain core", cframes, cstop, failures)
+                if [f[0] for f in cframes] != [f[0] for f in frames]:
+                    failures.append("jit_chain: the core's PCs differ from the live process's")
+                nameless = run([framewalk, "stack", "--core", core])
+                if "jit_inner" in nameless.stdout or "[anon]" not in nameless.stdout:
+                    failures.append("jit_chain core without --perf-map: want unnamed [anon] frames")
+                os.unlink(core)
+            else:
+                failures.append("jit_chain: gcore wrote no core")
+        else:
+            print("jit_chain: no gcore, the core not checked")
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        if os.path.exists(perf_map):
+            os.unlink(perf_map)
+
+    # Samples: jit_inner calls c_more in a loop; every sample's stack has the chain.
+    recording = os.path.join(work, "jit_chain.fwprof")
+    rec = run([framewalk, "record", "-q", "-F", "2000", "-o", recording, "--", target, "spin", "0.8"])
+    spun_pid = rec.stdout.split()[0] if rec.stdout.split() else ""
+    if spun_pid and os.path.exists(f"/tmp/perf-{spun_pid}.map"):
+        os.unlink(f"/tmp/perf-{spun_pid}.map")
+    if rec.returncode != 0:
+        return failures + [f"jit_chain record exited {rec.returncode}: {rec.stderr}"]
+    total = chained = 0
+    for line in run([framewalk, "report", recording, "--format=folded"], check=True).stdout.splitlines():
+        stack, _, weight = line.rpartition(" ")
+        names = stack.split(";")
+        total += int(weight)
+        if in_order(names, ["main", "run_jit", "jit_outer", "jit_middle", "jit_inner"]) and names[0] == "_start":
+            chained += int(weight)
+    share = 100.0 * chained / max(total, 1)
+    print(f"jit_chain record: {share:.1f}% of the samples' stacks _start ... run_jit;jit_outer;jit_middle;jit_inner")
+    if share < 90:
+        failures.append(f"jit_chain record: only {share:.1f}% of the samples through the jit chain to _start")
+    return failures
+
+
+def node(framewalk, source, work):
+    exe = shutil.which("node") or shutil.which("nodejs")
+    if not exe:
+        print("node: not installed, not checked")
+        return []
+    failures = []
+    script = os.path.join(source, "tests/jit/node_chain.js")
+    proc = subprocess.Popen([exe, "--perf-basic-prof", "--interpreted-frames-native-stack", script],
+                            stdout=subprocess.PIPE, text=True, cwd=work)
+    perf_map = f"/tmp/perf-{proc.pid}.map"
+    try:
+        line = proc.stdout.readline()
+        if not line.startswith("ready"):
+            return [f"node: did not start: {line!r}"]
+        time.sleep(0.2)  # into Atomics.wait
+        live = run([framewalk, "stack", "-p", str(proc.pid), "-v"])
+        frames, stop = frames_of(live.stdout, tid=proc.pid)
+        names = [f[1] for f in frames]
+        js = [n.split()[0] for n in names if n.startswith("JS:")]
+        print(f"node: {len(frames)} frames, {stop}; JavaScript: {' <- '.join(js[:8])}")
+        want = ["JS:~leaf_wait", "JS:~third", "JS:~third", "JS:~third", "JS:~third", "JS:~second", "JS:~first"]
+        if not in_order(js, want):
+            failures.append(f"node: want {want} in {js}")
+        if "outermost" not in stop or not names or names[-1] != "_start":
+            failures.append(f"node: the walk did not reach _start: {names[-3:]} {stop}")
+        unnamed = [hex(f[0]) for f in frames if f[1] == "??"]
+        if unnamed:
+            failures.append(f"node: unnamed frames: {unnamed}")
+        eu = eu_stack_pcs(proc.pid)
+        if eu is not None:
+            mine = [f[0] for f in frames]
+            print(f"node: eu-stack {len(eu)} frames, framewalk {len(mine)}, same PCs: {eu == mine}")
+            if eu != mine:
+                failures.append("node: PCs differ from eu-stack's")
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        if os.path.exists(perf_map):
+            os.unlink(perf_map)
+    return failures
+
+
+def main():
+    framewalk, source, work = (os.path.abspath(a) for a in sys.argv[1:4])
+    if platform.machine() not in ("x86_64", "aarch64"):
+        print("jit: x86-64 and AArch64 only")
+        return 77
+    os.makedirs(work, exist_ok=True)
+    failures = own_jit(framewalk, source, work) + node(framewalk, source, work)
+    if failures:
+        print("FAILED:", "\n  ".join(failures))
+        return 1
+    print("jit: all as expected")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
