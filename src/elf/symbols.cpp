@@ -70,6 +70,31 @@ RawSymbol raw_symbol(const ElfFile& file, Bytes data, size_t index) {
   return s;
 }
 
+std::optional<uint64_t> defined_object(const ElfFile& file, std::string_view name, uint64_t min_size) {
+  constexpr uint8_t kSttObject = 1;
+  const size_t entsize = file.is_64() ? 24 : 16;
+  for (uint32_t kind : {kShtDynsym, kShtSymtab}) {
+    for (const Section& table : file.sections()) {
+      if (table.type != kind || table.link >= file.sections().size()) continue;
+      auto data = file.section_data(table);
+      auto strings = file.section_data(file.sections()[table.link]);
+      if (!data || !strings) continue;
+      const size_t count = data->size() / entsize;
+      const size_t info_at = file.is_64() ? 4 : 12;  // st_info: one byte, in either byte order
+      for (size_t i = 1; i < count; ++i) {
+        if (((*data)[i * entsize + info_at] & 0xf) != kSttObject) continue;
+        const RawSymbol raw = raw_symbol(file, *data, i);
+        // The name's bytes, then its terminator, within the string table.
+        if ((raw.info & 0xf) != kSttObject || raw.size < min_size || raw.shndx == 0) continue;
+        if (raw.name >= strings->size() || strings->size() - raw.name <= name.size()) continue;
+        const char* at = reinterpret_cast<const char*>(strings->data() + raw.name);
+        if (at[name.size()] == '\0' && std::memcmp(at, name.data(), name.size()) == 0) return raw.value;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 void SymbolTable::add_from(const ElfFile& file, const Section& table) {
   if (table.link >= file.sections().size()) return;
   auto data = file.section_data(table);

@@ -33,6 +33,12 @@ struct RawSymbol {
 // data.size() / (file.is_64() ? 24 : 16).
 RawSymbol raw_symbol(const ElfFile& file, Bytes data, size_t index);
 
+// The link-time value of the data object `name` (STT_OBJECT) of at least
+// `min_size` bytes that `file` defines, from .dynsym, else .symtab; nullopt
+// when neither defines it. (Type and size are checked before the name: a
+// pass over a large program's symbols reads few names.)
+std::optional<uint64_t> defined_object(const ElfFile& file, std::string_view name, uint64_t min_size);
+
 struct SymbolMatch {
   const Symbol* symbol;
   uint64_t offset;  // address - symbol->address

@@ -4,6 +4,7 @@
 
 #include "arch/machine.hpp"
 #include "base/text.hpp"
+#include "target/gdb_jit.hpp"
 
 namespace framewalk {
 
@@ -43,6 +44,8 @@ CoreTarget::CoreTarget(std::unique_ptr<CoreFile> core, std::shared_ptr<ModuleCac
 const ModuleMap& CoreTarget::modules() {
   if (!modules_built_) {
     modules_ = core_->modules(*cache_, &warnings_);
+    if (const arch::Machine* machine = arch::machine_for(core_->machine()))
+      add_gdb_jit_modules(modules_, memory_, *machine, *cache_, &warnings_);
     modules_built_ = true;
   }
   return modules_;

@@ -5,6 +5,7 @@
 
 #include "arch/machine.hpp"
 #include "base/clock.hpp"
+#include "target/gdb_jit.hpp"
 
 namespace framewalk {
 
@@ -59,8 +60,13 @@ LiveTarget::LiveTarget(pid_t pid, const LiveOptions& options, std::shared_ptr<Mo
   // reading them costs more than anything else in the pause.
   maps_ = read_proc_maps(pid_);
   if (options_.on_step) options_.on_step("maps", "");
+  // The files are opened, and searched for a GDB JIT descriptor, before
+  // anything is stopped too: the pause then finds them in the cache.
+  const ModuleMap early = modules_from_maps(pid_, maps_, *cache_, live_memory_);
+  for (const auto& m : early.modules())
+    if (m->data) m->data->gdb_jit_descriptor();
+  if (options_.on_step) options_.on_step("open", "");
   if (options_.load_before_stop) {
-    const ModuleMap early = modules_from_maps(pid_, maps_, *cache_, live_memory_);
     for (const auto& m : early.modules())
       if (m->data) m->data->cfi();
     if (options_.on_step) options_.on_step("debuginfod", "");
@@ -100,8 +106,7 @@ void LiveTarget::start() {
   switch (options_.freeze) {
     case FreezePolicy::kThread:
       // Least disturbance: each thread is stopped only while it is unwound.
-      modules_ = modules_from_maps(pid_, maps_, *cache_, live_memory_);
-      modules_built_ = true;
+      build_modules(live_memory_);
       break;
     case FreezePolicy::kCopy: {
       snapshot_ = std::make_unique<PtraceSnapshot>(PtraceSnapshot::take(pid_, tids, maps_));
@@ -121,8 +126,7 @@ void LiveTarget::start() {
       }
       snapshot_memory_ = snapshot_->memory(session_.memory());
       snapshot_cached_ = std::make_unique<CachedMemory>(*snapshot_memory_);
-      modules_ = modules_from_maps(pid_, maps_, *cache_, *snapshot_cached_);
-      modules_built_ = true;
+      build_modules(*snapshot_cached_);
       step("modules");
       break;
     }
@@ -158,8 +162,7 @@ void LiveTarget::start() {
         }
       }
       step("stop");
-      modules_ = modules_from_maps(pid_, maps_, *cache_, live_memory_);
-      modules_built_ = true;
+      build_modules(live_memory_);
       step("modules");
       break;
     }
@@ -233,10 +236,15 @@ Memory& LiveTarget::memory() {
 
 const ModuleMap& LiveTarget::modules() {
   if (!modules_built_) {
-    modules_ = modules_from_maps(pid_, maps_, *cache_, live_memory_);
-    modules_built_ = true;
+    build_modules(live_memory_);
   }
   return modules_;
+}
+
+void LiveTarget::build_modules(Memory& memory) {
+  modules_ = modules_from_maps(pid_, maps_, *cache_, memory);
+  add_gdb_jit_modules(modules_, memory, arch::host_machine(), *cache_, &warnings_);
+  modules_built_ = true;
 }
 
 void LiveTarget::detach() {

@@ -61,6 +61,8 @@ class LiveTarget final : public Target {
   const ModuleMap& modules() override;
   std::optional<uint64_t> pointer_auth_mask() override { return pointer_auth_mask_; }
   uint64_t pause_ns() const override { return pause_ns_; }
+  // Problems met reading the modules (a GDB JIT list that breaks).
+  const std::vector<std::string>& warnings() const override { return warnings_; }
 
  private:
   LiveTarget(pid_t pid, const LiveOptions& options, std::shared_ptr<ModuleCache> cache);
@@ -85,6 +87,9 @@ class LiveTarget final : public Target {
   CachedMemory live_memory_;
   std::vector<MapEntry> maps_;
   ModuleMap modules_;
+  std::vector<std::string> warnings_;
+  // The modules of the maps, and the GDB JIT objects (read from `memory`).
+  void build_modules(Memory& memory);
   bool modules_built_ = false;
   bool started_ = false;
   bool detached_ = false;

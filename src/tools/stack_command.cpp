@@ -135,6 +135,7 @@ int run_live(const StackCommandOptions& options, RowCache* rows) {
     std::fprintf(stderr, "framewalk: %d: %s\n", options.pid, dump.threads[0].error.c_str());
     return 2;
   }
+  for (const auto& w : (*target)->warnings()) std::fprintf(stderr, "framewalk: %s\n", w.c_str());
   // A JIT's names for its code, read after the process was let go.
   const auto perf_map = read_perf_map(options, static_cast<uint32_t>(options.pid));
   return finish(options, dump, perf_map.get());

@@ -140,6 +140,14 @@ Module jit_module(uint64_t start, uint64_t end, std::string_view name) {
   return m;
 }
 
+std::optional<uint64_t> ModuleData::gdb_jit_descriptor() const {
+  // struct jit_descriptor: two 32-bit fields and two pointers.
+  std::call_once(jit_once_, [&] {
+    gdb_jit_descriptor_ = elf::defined_object(*elf_, "__jit_debug_descriptor", 8 + 2 * elf_->address_size());
+  });
+  return gdb_jit_descriptor_;
+}
+
 uint64_t next_module_id() {
   static std::atomic<uint64_t> next{1};
   return next.fetch_add(1, std::memory_order_relaxed);

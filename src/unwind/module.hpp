@@ -53,6 +53,11 @@ class ModuleData {
   // unwinds links none of the DWARF reader.
   const symbol::InlineSymbolizer* source() const;
 
+  // The link-time address of the file's `__jit_debug_descriptor` (the GDB
+  // JIT interface's list head; target/gdb_jit.hpp), if it defines one.
+  // Looked up on first use; thread-safe.
+  std::optional<uint64_t> gdb_jit_descriptor() const;
+
   // The link-time address that file offset `offset` is loaded at (via PT_LOAD).
   std::optional<uint64_t> vaddr_of_offset(uint64_t offset) const;
 
@@ -60,7 +65,8 @@ class ModuleData {
   std::string name_;
   std::shared_ptr<const elf::ElfFile> elf_;
   elf::DebugFileSearch search_;
-  mutable std::once_flag cfi_once_, symbols_once_, sframe_once_, exidx_once_, source_once_;
+  mutable std::once_flag cfi_once_, symbols_once_, sframe_once_, exidx_once_, source_once_, jit_once_;
+  mutable std::optional<uint64_t> gdb_jit_descriptor_;
   mutable std::unique_ptr<ehabi::ExidxTables> exidx_;
   mutable std::unique_ptr<sframe::Section> sframe_;
   mutable std::unique_ptr<ElfCfi> cfi_;

@@ -7,6 +7,10 @@ programs' known chains and eu-stack:
     pointers and no unwind information, named in /tmp/perf-PID.map. Live
     (framewalk stack -p), from a gcore core (--perf-map), and sampled
     (framewalk record, its spin mode).
+  - gdb_jit.c: code published through the GDB JIT interface as an ELF
+    object with CFI (gdb_jit_code.S), without frame pointers: the chain
+    through it as gdb gives it, live and from a core; a list that loops and
+    an object that cannot be read, reported.
   - Node.js (where installed) with --perf-basic-prof and
     --interpreted-frames-native-stack, blocked in Atomics.wait under
     first -> second -> third x4 -> leaf_wait: every JavaScript frame named,
@@ -100,6 +104,7 @@ def own_jit(framewalk, source, work):
         line = proc.stdout.readline()
         if not line.startswith("ready"):
             return [f"jit_chain: did not start: {line!r}"]
+        time.sleep(0.2)  # into pause()
         live = run([framewalk, "stack", "-p", str(pid), "-v"])
         frames, stop = frames_of(live.stdout)
         check_chain("jit_chain live", frames, stop, failures)
@@ -155,6 +160,87 @@ def own_jit(framewalk, source, work):
     return failures
 
 
+def gdb_pcs(pid):
+    """gdb's backtrace of the process's main thread: its PCs (gdb reads the GDB JIT list at attach)."""
+    if not shutil.which("gdb"):
+        return None
+    out = run(["gdb", "-batch", "-nx", "-p", str(pid), "-ex", "bt"]).stdout
+    pcs = []
+    for line in out.splitlines():
+        m = re.match(r"^#(\d+)\s+(?:0x([0-9a-f]+) in )?", line)
+        if m and line.startswith("#"):
+            if m.group(2):
+                pcs.append(int(m.group(2), 16))
+            elif m.group(1) == "0":
+                pcs.append(None)  # frame 0 printed without its PC
+    return pcs
+
+
+def gdb_jit(framewalk, source, work):
+    """Code published through the GDB JIT interface: an ELF object with CFI."""
+    failures = []
+    cc = shutil.which("cc") or shutil.which("gcc")
+    obj = os.path.join(work, "gdb_jit_code.o")
+    elf = os.path.join(work, "gdb_jit_code.elf")
+    target = os.path.join(work, "gdb_jit")
+    run([cc, "-c", os.path.join(source, "tests/jit/gdb_jit_code.S"), "-o", obj], check=True)
+    run(["ld", "-o", elf, "-Ttext=0x50000000", "-e", "gdbjit_outer", "--eh-frame-hdr", "--build-id=none", obj],
+        check=True)
+    run([cc, "-O2", "-g", "-o", target, os.path.join(source, "tests/jit/gdb_jit.c")], check=True)
+    for mode in ("", "loop", "wild"):
+        label = f"gdb-jit {mode or 'list'}"
+        proc = subprocess.Popen([target, elf] + ([mode] if mode else []), stdout=subprocess.PIPE, text=True)
+        try:
+            line = proc.stdout.readline()
+            if not line.startswith("ready"):
+                failures.append(f"{label}: did not start: {line!r} (exit {proc.poll()})")
+                continue
+            time.sleep(0.2)  # into pause()
+            live = run([framewalk, "stack", "-p", str(proc.pid), "-v"])
+            frames, stop = frames_of(live.stdout)
+            names = [f[1] for f in frames]
+            print(f"{label}: {' <- '.join(names)} ({stop}); {live.stderr.strip()}")
+            want = ["c_block", "gdbjit_inner", "gdbjit_outer", "run_object", "main"]
+            if mode == "wild":
+                # No object: the walk cannot go on through code without tables or a frame pointer.
+                if "cannot be read (at 0x10)" not in live.stderr or "gdbjit_inner" in names:
+                    failures.append(f"{label}: want the unreadable object named, no jit names: {live.stderr!r}")
+                # Its frame-pointer register is 0: no end of a chain in jit code, the walk says it stopped.
+                if "no-unwind-info" not in stop:
+                    failures.append(f"{label}: want the walk to stop at the jit frame: {stop}")
+                continue
+            if not in_order(names, want) or "outermost" not in stop:
+                failures.append(f"{label}: want {want} to the root in {names} ({stop})")
+            if any(not f[2].startswith("[gdb-jit@0x") for f in frames if f[1].startswith("gdbjit_")):
+                failures.append(f"{label}: frames not in a [gdb-jit@...] module: {frames}")
+            if mode == "loop":
+                if "loops (at 0x" not in live.stderr:
+                    failures.append(f"{label}: the loop was not reported: {live.stderr!r}")
+                continue
+            pcs = gdb_pcs(proc.pid)
+            if pcs is not None:
+                # gdb stops at main (backtrace past-main is off by default).
+                mine = [f[0] for f in frames][:len(pcs)]
+                same = len(pcs) == len(mine) and all(p is None or p == q for p, q in zip(pcs, mine))
+                print(f"{label}: gdb {len(pcs)} frames to main, framewalk's first {len(mine)}, same PCs: {same}")
+                if not same:
+                    failures.append(f"{label}: PCs differ from gdb's: {pcs} {mine}")
+            if shutil.which("gcore"):
+                core = os.path.join(work, "gdb_jit.core")
+                run(["gcore", "-o", core, str(proc.pid)])
+                core = f"{core}.{proc.pid}"
+                dumped = run([framewalk, "stack", "--core", core, "-v"])
+                cframes, cstop = frames_of(dumped.stdout)
+                if [f[:2] for f in cframes] != [f[:2] for f in frames]:
+                    failures.append(f"{label}: the core's frames differ from the live process's: {cframes}")
+                if os.path.exists(core):
+                    os.unlink(core)
+        finally:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+    return failures
+
+
 def node(framewalk, source, work):
     exe = shutil.which("node") or shutil.which("nodejs")
     if not exe:
@@ -203,7 +289,7 @@ def main():
         print("jit: x86-64 and AArch64 only")
         return 77
     os.makedirs(work, exist_ok=True)
-    failures = own_jit(framewalk, source, work) + node(framewalk, source, work)
+    failures = own_jit(framewalk, source, work) + gdb_jit(framewalk, source, work) + node(framewalk, source, work)
     if failures:
         print("FAILED:", "\n  ".join(failures))
         return 1

@@ -1040,3 +1040,24 @@ TEST(Unwinder, UnreadableJitCodeTakenOnItsFramePointer) {
 
 }  // namespace
 }  // namespace framewalk
+
+namespace framewalk {
+namespace {
+
+// In jit code, a frame-pointer register of 0 is no end of a chain (the code
+// may use it as any other register): the walk stops there, not "outermost".
+TEST(Unwinder, ZeroFramePointerInJitCodeIsNoChainEnd) {
+  ModuleMap modules = fake_modules();
+  modules.add(jit_module(0x10000, 0x11000, ""));
+  FakeMemory mem;
+  UnwindOptions o;
+  o.first_is_return_address = true;
+  const Walk jit = walk(mem, regs_at(0x10010, 0x7000, 0), o, modules);
+  EXPECT_EQ(jit.frames.size(), 1u);
+  EXPECT_EQ(jit.result.reason, StopReason::kNoUnwindInfo);
+  const Walk file = walk(mem, regs_at(0x2010, 0x7000, 0), o, modules);
+  EXPECT_EQ(file.result.reason, StopReason::kOutermost);
+}
+
+}  // namespace
+}  // namespace framewalk

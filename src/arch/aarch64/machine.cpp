@@ -75,7 +75,7 @@ class Aarch64Machine final : public Machine {
     if (in.activation && !in.jit_code) return std::nullopt;
     // A caller without unwind information whose x29 is 0: the end of the
     // chain of frame records (a static program's _start has no CFI).
-    if (auto fp = in.registers->get(kX29); fp && *fp == 0) {
+    if (auto fp = in.registers->get(kX29); fp && *fp == 0 && !in.jit_code) {
       *row = chain_end_row();
       return FallbackKind::kFramePointer;
     }

@@ -71,7 +71,8 @@ class X86_64Machine final : public Machine {
     // A caller without unwind information whose rbp is 0: the end of the
     // frame chain (the dynamic linker's _start, which has no CFI, still has
     // the 0 the kernel started the process with).
-    if (auto fp = in.registers->get(kRbp); fp && *fp == 0) {
+    // (Not in jit code, which may use rbp as any other register.)
+    if (auto fp = in.registers->get(kRbp); fp && *fp == 0 && !in.jit_code) {
       *row = chain_end_row();
       return FallbackKind::kFramePointer;
     }
