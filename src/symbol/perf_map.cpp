@@ -5,7 +5,8 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <map>
+
+#include "base/radix_sort.hpp"
 
 namespace framewalk::symbol {
 
@@ -54,13 +55,17 @@ void PerfMap::add_line(std::string_view line) {
     if (!first_malformed_) first_malformed_ = line_number_;
     return;
   }
-  names_.emplace_back(s);
-  raw_.push_back(Line{start, size, static_cast<uint32_t>(names_.size() - 1), static_cast<uint32_t>(raw_.size())});
+  raw_.push_back(Line{start, size, s});
   ++lines_;
   indexed_ = false;
 }
 
 void PerfMap::add_text(std::string_view text) {
+  texts_.emplace_back(text);
+  add_lines(texts_.back());
+}
+
+void PerfMap::add_lines(std::string_view text) {
   while (!text.empty()) {
     const size_t nl = text.find('\n');
     add_line(text.substr(0, nl));
@@ -92,7 +97,9 @@ Result<void> PerfMap::refresh() {
   // Whole lines only: the writer may be in the middle of one.
   const size_t end = text.rfind('\n');
   if (end == std::string::npos) return {};
-  add_text(std::string_view(text).substr(0, end));
+  text.resize(end);
+  texts_.push_back(std::move(text));
+  add_lines(texts_.back());
   offset_ += end + 1;
   return {};
 }
@@ -104,43 +111,44 @@ std::string PerfMap::malformed_text() const {
 }
 
 void PerfMap::index() const {
-  // Later lines win: each range is laid over what came before it, in line
-  // order, cutting the earlier ones where they overlap.
-  std::map<uint64_t, Entry> laid;  // by start, disjoint
-  for (const Line& l : raw_) {
-    const uint64_t start = l.start, end = l.start + l.size;
-    auto it = laid.lower_bound(start);
-    if (it != laid.begin()) {
-      auto before = std::prev(it);
-      const uint64_t b_end = before->second.start + before->second.size;
-      if (b_end > start) {
-        Entry tail = before->second;
-        before->second.size = start - before->second.start;
-        if (b_end > end) {  // the earlier range goes on after this one
-          tail.start = end;
-          tail.size = b_end - end;
-          laid.emplace(end, tail);
-        }
-      }
-    }
-    for (it = laid.lower_bound(start); it != laid.end() && it->first < end;) {
-      const uint64_t e_end = it->second.start + it->second.size;
-      if (e_end > end) {
-        Entry tail = it->second;
-        tail.start = end;
-        tail.size = e_end - end;
-        it = laid.erase(it);
-        laid.emplace(end, tail);
-        break;
-      }
-      it = laid.erase(it);
-    }
-    laid[start] = Entry{start, l.size, names_[l.name]};
-  }
+  // Later lines win: at every address the line that names it last. A sweep
+  // over the lines by start, keeping those that hold the address swept in
+  // a heap by line order: the name changes only where a line starts or
+  // where the latest one ends (the others' ends change nothing).
+  struct Span {
+    uint64_t start, end;
+    uint32_t line;
+    bool operator<(const Span& o) const { return line < o.line; }  // the heap's order: the latest on top
+  };
+  std::vector<Span> by_start(raw_.size());
+  for (uint32_t i = 0; i < by_start.size(); ++i) by_start[i] = Span{raw_[i].start, raw_[i].start + raw_[i].size, i};
+  radix_sort(by_start, [](const Span& s) { return s.start; });  // stable: line order within a start
+  std::vector<Span> heap;  // the latest line on top; ended ones left until they reach the top
   entries_.clear();
-  entries_.reserve(laid.size());
-  for (const auto& [_, e] : laid)
-    if (e.size) entries_.push_back(e);
+  size_t next = 0;
+  uint64_t at = 0;
+  while (next < by_start.size() || !heap.empty()) {
+    if (heap.empty()) at = by_start[next].start;
+    for (; next < by_start.size() && by_start[next].start <= at; ++next) {
+      heap.push_back(by_start[next]);
+      std::push_heap(heap.begin(), heap.end());
+    }
+    while (!heap.empty() && heap.front().end <= at) {
+      std::pop_heap(heap.begin(), heap.end());
+      heap.pop_back();
+    }
+    if (heap.empty()) continue;
+    const Line& top = raw_[heap.front().line];
+    const uint64_t top_end = heap.front().end;
+    const uint64_t until = next < by_start.size() ? std::min(top_end, by_start[next].start) : top_end;
+    // The same line on both sides of a boundary (another line began and ended under it) is one entry.
+    if (!entries_.empty() && entries_.back().start + entries_.back().size == at &&
+        entries_.back().name.data() == top.name.data() && entries_.back().start >= top.start)
+      entries_.back().size += until - at;
+    else
+      entries_.push_back(Entry{at, until - at, top.name});
+    at = until;
+  }
   indexed_ = true;
 }
 

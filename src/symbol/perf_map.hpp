@@ -56,17 +56,18 @@ class PerfMap {
   std::string malformed_text() const;
 
  private:
+  // Parses the lines of `text`, which lives in texts_.
+  void add_lines(std::string_view text);
   void add_line(std::string_view line);
   void index() const;
 
   std::string path_;
-  uint64_t offset_ = 0;         // bytes of the file read (up to the last newline)
-  std::deque<std::string> names_;  // one per line (a deque: the entries' views stay valid)
+  uint64_t offset_ = 0;            // bytes of the file read (up to the last newline)
+  std::deque<std::string> texts_;  // what was read, each time (a deque: the names' views stay valid)
   struct Line {
     uint64_t start, size;
-    uint32_t name;  // index into names_
-    uint32_t order;  // line order: later wins
-  };
+    std::string_view name;  // in texts_
+  };                        // in line order: later wins
   std::vector<Line> raw_;
   size_t lines_ = 0, malformed_ = 0, first_malformed_ = 0, line_number_ = 0;
   // The index: disjoint ranges, sorted, the later line's where they overlap.
