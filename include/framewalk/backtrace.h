@@ -60,6 +60,22 @@ FRAMEWALK_API int framewalk_backtrace_ucontext_status(const void *ucontext, void
  * "bad-unwind-info" (the names framewalk stack prints); "unknown" otherwise. */
 FRAMEWALK_API const char *framewalk_backtrace_end_name(int end);
 FRAMEWALK_API void framewalk_backtrace_flush_cache(void);
+
+/* Code made at run time (a JIT's), unwound by its own .eh_frame:
+ * `eh_frame` is a sequence of CIEs and FDEs ended by a zero length word (what
+ * libgcc's __register_frame takes) or a single FDE whose CIE precedes it
+ * (what LLVM's libunwind takes); its FDEs' addresses are absolute or
+ * relative to where the table is. From then until it is deregistered,
+ * framewalk_backtrace walks through the code the FDEs cover, in any thread
+ * or signal handler. The table stays where it is and is not copied. Returns
+ * 0, or -1 when no FDE can be read or 4096 tables are registered.
+ * framewalk_deregister_frame waits for walks reading the table to finish;
+ * -1 when the table is not registered. Neither is async-signal-safe.
+ * framewalk interposes libgcc's __register_frame and __deregister_frame
+ * (taking note, then calling libgcc's): programs that register their code
+ * with libgcc (LLVM's ORC, LuaJIT, CPython's JIT...) need not call these. */
+FRAMEWALK_API int framewalk_register_frame(const void *eh_frame);
+FRAMEWALK_API int framewalk_deregister_frame(const void *eh_frame);
 FRAMEWALK_API void framewalk_backtrace_prepare(void);
 /* Bytes of memory the process-wide rule cache occupies, shared by all
  * threads; each thread that unwinds also keeps 24 bytes of thread-local state. */

@@ -7,6 +7,7 @@
 #include "dwarf/cfa_program.hpp"
 #include "dwarf/eh_frame_hdr.hpp"
 #include "ehabi/exidx_rows.hpp"
+#include "local/registered_frames.hpp"
 
 namespace framewalk::local {
 
@@ -46,7 +47,8 @@ bool find_own_eh_frame_row(uint64_t lookup_pc, UnwindRow* row) {
 
 bool OwnUnwindTables::in_code(uint64_t address) const {
   dl_find_object dlfo;
-  return _dl_find_object(reinterpret_cast<void*>(static_cast<uintptr_t>(address)), &dlfo) == 0;
+  return _dl_find_object(reinterpret_cast<void*>(static_cast<uintptr_t>(address)), &dlfo) == 0 ||
+         in_registered_code(address);
 }
 
 #if defined(DLFO_STRUCT_HAS_EH_COUNT) && DLFO_STRUCT_HAS_EH_COUNT
@@ -57,7 +59,7 @@ bool OwnUnwindTables::find(const Frame& frame, UnwindRow* row) const {
   dl_find_object dlfo;
   if (_dl_find_object(reinterpret_cast<void*>(static_cast<uintptr_t>(lookup_pc)), &dlfo) != 0 || !dlfo.dlfo_eh_frame ||
       dlfo.dlfo_eh_count <= 0)
-    return false;
+    return find_registered_row(lookup_pc, row);
   const auto index = reinterpret_cast<uintptr_t>(dlfo.dlfo_eh_frame);
   const auto map_start = reinterpret_cast<uintptr_t>(dlfo.dlfo_map_start);
   const auto map_end = reinterpret_cast<uintptr_t>(dlfo.dlfo_map_end);
@@ -68,12 +70,12 @@ bool OwnUnwindTables::find(const Frame& frame, UnwindRow* row) const {
   tables.extab = {Bytes(reinterpret_cast<const uint8_t*>(map_start), map_end - map_start), map_start, Endian::kLittle};
   auto found = ehabi::row_for_pc(tables, lookup_pc, frame.activation, row);
   // EXIDX_CANTUNWIND: no row (the walk ends there, as at a thread's start).
-  return found && *found == ehabi::EntryRow::kUnwinds;
+  return (found && *found == ehabi::EntryRow::kUnwinds) || find_registered_row(lookup_pc, row);
 }
 FrameSource OwnUnwindTables::source() const { return FrameSource::kExidx; }
 #else
 bool OwnUnwindTables::find(const Frame& frame, UnwindRow* row) const {
-  return find_own_eh_frame_row(frame.lookup_pc, row);
+  return find_own_eh_frame_row(frame.lookup_pc, row) || find_registered_row(frame.lookup_pc, row);
 }
 FrameSource OwnUnwindTables::source() const { return FrameSource::kEhFrame; }
 #endif

@@ -1,4 +1,5 @@
 #include "local/fast_unwinder.hpp"
+#include "local/registered_frames.hpp"
 
 #include "framewalk/backtrace.h"
 
@@ -618,6 +619,7 @@ void forget_rules_between(uint64_t start, uint64_t end) { own_rule_cache().forge
 
 // Links dlclose_hook.cpp into every program that links this file.
 [[gnu::used]] void (*const g_keep_dlclose_hook)() = keep_dlclose_hook;
+[[gnu::used]] void (*const g_keep_register_frame_hooks)() = keep_register_frame_hooks;
 
 void prefault_rule_cache() { own_rule_cache().prefault(); }
 
