@@ -501,6 +501,19 @@ TEST(JitdumpNode, FileWrittenByNode) {
     EXPECT_EQ(*cie_id, 0u) << "UNWINDING_INFO record " << u.index;
   }
   EXPECT_GT(with_cfi, 0u) << d->unwinding_infos.size() << " UNWINDING_INFO records, none with .eh_frame";
+  // V8 writes the lines of code with source positions just before its load.
+  EXPECT_FALSE(d->debug_infos.empty());
+  for (const JitCodeLoad& l : d->loads) {
+    if (!l.debug_info) continue;
+    const JitDebugInfo& lines = d->debug_infos[*l.debug_info];
+    EXPECT_EQ(lines.code_addr, l.code_addr) << l.name;
+    for (const JitLine& line : lines.lines) {
+      EXPECT_FALSE(line.file.empty()) << l.name;
+      EXPECT_GT(line.line, 0) << l.name;
+      // (Not below code_end: TurboFan's positions can go a few bytes past the code_size it gives.)
+      EXPECT_GE(line.address, l.code_addr) << l.name;
+    }
+  }
   // The optimized f is named, and the index finds it at its address.
   const JitCodeIndex index(*d, pid);
   size_t found = 0;
