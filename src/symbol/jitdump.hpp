@@ -10,7 +10,9 @@
 // some to 8 bytes). A damaged record ends the reading: what came before it
 // is kept and `stopped` says why and where. perf attaches the last
 // DEBUG_INFO and UNWINDING_INFO read to the next CODE_LOAD (without
-// comparing addresses), which uses them up; so does this reader.
+// comparing addresses), which uses them up; so does this reader (perf
+// leaves an UNWINDING_INFO of no .eh_frame_hdr or a DEBUG_INFO of no entries
+// in place for the loads after: here each applies to one load at most).
 //
 // Everything points into the bytes given: keep them while the JitDump lives.
 #pragma once
