@@ -52,6 +52,9 @@ int fuzz_backend(const uint8_t* data, size_t size);
 // alone again, and every sample unwound (no file opened).
 int fuzz_perf_data(const uint8_t* data, size_t size);
 int fuzz_perf_map(const uint8_t* data, size_t size);
+// The bytes as a jitdump file (jit-PID.dump), read whole and cut at and inside
+// its records; loads looked up in a JitCodeIndex.
+int fuzz_jitdump(const uint8_t* data, size_t size);
 
 }  // namespace framewalk::fuzz
 

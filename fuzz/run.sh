@@ -44,6 +44,7 @@ default_runs() {
     fuzz_profile_file) echo 10000 ;;  # about 18 s: every input is reported in every format
     fuzz_perf_data) echo 30000 ;;  # about 13 s
     fuzz_perf_map) echo 100000 ;;  # a small parser
+    fuzz_jitdump) echo 100000 ;;  # a small parser
   esac
 }
 
