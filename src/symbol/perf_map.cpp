@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <unordered_map>
 
 #include "base/radix_sort.hpp"
 
@@ -63,6 +64,40 @@ void PerfMap::add_line(std::string_view line) {
 void PerfMap::add_text(std::string_view text) {
   texts_.emplace_back(text);
   add_lines(texts_.back());
+}
+
+size_t PerfMap::add_jitdump(const JitDump& dump) {
+  // The names are copied: the entries outlive the dump's bytes.
+  std::string names;
+  for (const JitCodeLoad& l : dump.loads) names.append(l.name);
+  texts_.push_back(std::move(names));
+  const std::string& kept = texts_.back();
+  std::vector<std::string_view> load_names;
+  size_t at = 0;
+  for (const JitCodeLoad& l : dump.loads) {
+    load_names.push_back(std::string_view(kept).substr(at, l.name.size()));
+    at += l.name.size();
+  }
+  // Loads and moves in file order; a move takes its code's latest name.
+  std::unordered_map<uint64_t, std::string_view> by_index;
+  size_t added = 0, li = 0, mi = 0;
+  while (li < dump.loads.size() || mi < dump.moves.size()) {
+    const bool load = mi == dump.moves.size() || (li < dump.loads.size() && dump.loads[li].index < dump.moves[mi].index);
+    if (load) {
+      const JitCodeLoad& l = dump.loads[li];
+      by_index[l.code_index] = load_names[li++];
+      if (l.code_size == 0 || load_names[li - 1].empty()) continue;
+      raw_.push_back(Line{l.code_addr, l.code_size, load_names[li - 1]});
+    } else {
+      const JitCodeMove& m = dump.moves[mi++];
+      auto it = by_index.find(m.code_index);
+      if (it == by_index.end() || m.code_size == 0 || m.new_code_addr + m.code_size < m.new_code_addr) continue;
+      raw_.push_back(Line{m.new_code_addr, m.code_size, it->second});
+    }
+    ++added;
+  }
+  if (added) indexed_ = false;
+  return added;
 }
 
 void PerfMap::add_lines(std::string_view text) {

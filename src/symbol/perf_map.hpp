@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "base/result.hpp"
+#include "symbol/jitdump.hpp"
 
 namespace framewalk::symbol {
 
@@ -33,6 +34,11 @@ class PerfMap {
   // Adds the lines in `text` (whole lines; a last one without its newline
   // too), as refresh() does with the file's (for tests and fuzzing).
   void add_text(std::string_view text);
+  // Adds the code a jitdump names, as lines after those read: each
+  // CODE_LOAD's range with its name, and each CODE_MOVE's new range with the
+  // name of the last load of its code_index, in file order (later wins).
+  // Returns how many were added.
+  size_t add_jitdump(const JitDump& dump);
 
   struct Entry {
     uint64_t start = 0, size = 0;

@@ -84,32 +84,6 @@ bool code_range(const elf::ElfFile& file, uint64_t* start, uint64_t* end) {
   return *start < *end;
 }
 
-// The anonymous mappings' jit modules give way to the objects inside them:
-// each is replaced by what the objects leave of it, so that no module
-// overlaps another (ModuleMap::find looks back only a few modules).
-void carve_out(ModuleMap& modules, std::vector<std::pair<uint64_t, uint64_t>> objects) {
-  if (objects.empty()) return;
-  std::sort(objects.begin(), objects.end());
-  std::vector<std::shared_ptr<const Module>> anonymous;
-  for (const auto& m : modules.modules())
-    if (m->jit) anonymous.push_back(m);
-  for (const auto& m : anonymous) {
-    uint64_t cursor = m->start;
-    bool overlapped = false;
-    std::vector<Module> pieces;
-    for (const auto& [start, end] : objects) {
-      if (end <= m->start || start >= m->end) continue;
-      overlapped = true;
-      if (start > cursor) pieces.push_back(jit_module(cursor, start, m->name));
-      cursor = std::max(cursor, end);
-    }
-    if (!overlapped) continue;
-    if (cursor < m->end) pieces.push_back(jit_module(cursor, m->end, m->name));
-    modules.remove(m->id);
-    for (Module& piece : pieces) modules.add(std::move(piece));
-  }
-}
-
 }  // namespace
 
 GdbJitList read_gdb_jit_list(Memory& memory, uint64_t descriptor, const arch::Machine& machine) {
@@ -166,7 +140,7 @@ size_t add_gdb_jit_modules(ModuleMap& modules, Memory& memory, const arch::Machi
       ++added;
     }
   }
-  carve_out(modules, objects);
+  modules.carve_jit(std::move(objects));
   return added;
 }
 

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "target/cached_memory.hpp"
+#include "target/jitdump_modules.hpp"
 #include "target/proc_maps.hpp"
 #include "target/ptrace_snapshot.hpp"
 #include "target/ptrace_target.hpp"
@@ -61,8 +62,12 @@ class LiveTarget final : public Target {
   const ModuleMap& modules() override;
   std::optional<uint64_t> pointer_auth_mask() override { return pointer_auth_mask_; }
   uint64_t pause_ns() const override { return pause_ns_; }
-  // Problems met reading the modules (a GDB JIT list that breaks).
+  // Problems met reading the modules (a GDB JIT list that breaks, a jitdump damaged).
   const std::vector<std::string>& warnings() const override { return warnings_; }
+  // The jitdump the process writes (found by its marker mapping), or null:
+  // its code with unwind tables is among the modules; the names of all of
+  // it are for the caller (symbol::PerfMap::add_jitdump).
+  const JitdumpFile* jitdump() const { return jitdump_.get(); }
 
  private:
   LiveTarget(pid_t pid, const LiveOptions& options, std::shared_ptr<ModuleCache> cache);
@@ -88,6 +93,7 @@ class LiveTarget final : public Target {
   std::vector<MapEntry> maps_;
   ModuleMap modules_;
   std::vector<std::string> warnings_;
+  std::unique_ptr<JitdumpFile> jitdump_;
   // The modules of the maps, and the GDB JIT objects (read from `memory`).
   void build_modules(Memory& memory);
   bool modules_built_ = false;

@@ -71,7 +71,7 @@ ModuleMap modules_from_maps(pid_t pid, const std::vector<MapEntry>& maps, Module
       i = j;
       continue;
     }
-    const bool is_file = !first.path.empty() && first.path[0] == '/';
+    const bool is_file = !first.path.empty() && first.path[0] == '/' && !is_jitdump_marker(first.path);
     if (!executable || (!is_file && !is_vdso)) {
       i = j;
       continue;

@@ -138,6 +138,8 @@ int run_live(const StackCommandOptions& options, RowCache* rows) {
   for (const auto& w : (*target)->warnings()) std::fprintf(stderr, "framewalk: %s\n", w.c_str());
   // A JIT's names for its code, read after the process was let go.
   const auto perf_map = read_perf_map(options, static_cast<uint32_t>(options.pid));
+  // And the names its jitdump gives (after the map's lines: they win).
+  if (const JitdumpFile* jitdump = (*target)->jitdump()) perf_map->add_jitdump(jitdump->dump);
   return finish(options, dump, perf_map.get());
 }
 

@@ -131,6 +131,12 @@ bool is_anonymous_mapping(std::string_view name) {
          name.starts_with("/anon_hugepage");
 }
 
+bool is_jitdump_marker(std::string_view path) {
+  const size_t slash = path.rfind('/');
+  const std::string_view base = slash == std::string_view::npos ? path : path.substr(slash + 1);
+  return base.starts_with("jit-") && (base.ends_with(".dump") || base.ends_with(".dump (deleted)"));
+}
+
 Module jit_module(uint64_t start, uint64_t end, std::string_view name) {
   Module m;
   m.start = start;
@@ -179,15 +185,56 @@ size_t ModuleMap::remove_range(uint64_t start, uint64_t end) {
   return removed;
 }
 
-const Module* ModuleMap::find(uint64_t address) const {
+size_t ModuleMap::index_of(uint64_t address) const {
   auto it = std::upper_bound(modules_.begin(), modules_.end(), address,
                              [](uint64_t a, const std::shared_ptr<const Module>& m) { return a < m->start; });
   // Modules may nest (a file mapped inside another's gap is rare); look back a little.
   for (int back = 0; back < 4 && it != modules_.begin(); ++back) {
     --it;
-    if ((*it)->contains(address)) return it->get();
+    if ((*it)->contains(address)) return static_cast<size_t>(it - modules_.begin());
   }
-  return nullptr;
+  return modules_.size();
+}
+
+const Module* ModuleMap::find(uint64_t address) const {
+  const size_t i = index_of(address);
+  return i < modules_.size() ? modules_[i].get() : nullptr;
+}
+
+const Module* ModuleMap::find(uint64_t address, FindHint* hint) const {
+  // The hinted module is the one find() gives when it holds the address and
+  // the next module starts after it (none nested there).
+  const size_t h = hint->index;
+  if (hint->map == this && hint->generation == generation_ && h < modules_.size() && modules_[h]->contains(address) &&
+      (h + 1 == modules_.size() || modules_[h + 1]->start > address))
+    return modules_[h].get();
+  const size_t i = index_of(address);
+  if (i == modules_.size()) return nullptr;
+  *hint = FindHint{this, generation_, i};
+  return modules_[i].get();
+}
+
+void ModuleMap::carve_jit(std::vector<std::pair<uint64_t, uint64_t>> taken) {
+  if (taken.empty()) return;
+  std::sort(taken.begin(), taken.end());
+  std::vector<std::shared_ptr<const Module>> anonymous;
+  for (const auto& m : modules_)
+    if (m->jit) anonymous.push_back(m);
+  for (const auto& m : anonymous) {
+    uint64_t cursor = m->start;
+    bool overlapped = false;
+    std::vector<Module> pieces;
+    for (const auto& [start, end] : taken) {
+      if (end <= m->start || start >= m->end) continue;
+      overlapped = true;
+      if (start > cursor) pieces.push_back(jit_module(cursor, start, m->name));
+      cursor = std::max(cursor, end);
+    }
+    if (!overlapped) continue;
+    if (cursor < m->end) pieces.push_back(jit_module(cursor, m->end, m->name));
+    remove(m->id);
+    for (Module& piece : pieces) add(std::move(piece));
+  }
 }
 
 const Module* ModuleMap::by_id(uint64_t id) const {

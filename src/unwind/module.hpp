@@ -105,6 +105,10 @@ struct Module {
 // "/anon_hugepage"). Executable, such memory holds jit code.
 bool is_anonymous_mapping(std::string_view name);
 
+// Whether a mapped file is a jitdump's marker (jit-PID.dump, which a
+// runtime maps executable for perf to see): no code, never a module.
+bool is_jitdump_marker(std::string_view path);
+
 // A module for executable anonymous memory [start, end) named `name` as
 // mapped ("[anon]" for an unnamed mapping): Module::jit.
 Module jit_module(uint64_t start, uint64_t end, std::string_view name);
@@ -130,7 +134,21 @@ class ModuleMap {
   // returns how many.
   size_t remove_range(uint64_t start, uint64_t end);
   const Module* find(uint64_t address) const;
+  // find() through the module an earlier call found (a stack's frames come
+  // in runs of one module): `hint` is the caller's, updated by each call;
+  // any hint is safe, a stale one (of another map or generation) unused.
+  struct FindHint {
+    const ModuleMap* map = nullptr;
+    uint64_t generation = 0;
+    size_t index = 0;
+  };
+  const Module* find(uint64_t address, FindHint* hint) const;
   const Module* by_id(uint64_t id) const;
+  // Jit modules (Module::jit) give way to code now described otherwise (a
+  // GDB JIT object, a jitdump's code with its tables): each that overlaps a
+  // range of `taken` is replaced by what the ranges leave of it, so that no
+  // module overlaps another (find() looks back only a few modules).
+  void carve_jit(std::vector<std::pair<uint64_t, uint64_t>> taken);
   // Sorted by start.
   const Entries& modules() const { return modules_; }
   size_t size() const { return modules_.size(); }
@@ -139,6 +157,9 @@ class ModuleMap {
   uint64_t generation() const { return generation_; }
 
  private:
+  // The index of the module find() gives, or modules_.size().
+  size_t index_of(uint64_t address) const;
+
   Entries modules_;  // sorted by start
   uint64_t generation_ = 0;
 };

@@ -177,32 +177,7 @@ class PerfSampleDriver {
     f.frame.lookup_pc = descriptor_ ? descriptor_->lookup_pc(pc, activation) : pc;
     f.frame.symbol_pc = f.frame.lookup_pc;
     f.frame.source = activation ? FrameSource::kContext : FrameSource::kFramePointer;
-    f.frame.module = modules ? find_module(*modules, f.frame.lookup_pc) : nullptr;
-  }
-
-  // ModuleMap::find, through the module the last frame was in (a chain's
-  // frames are mostly in a few modules): the entry found is the one
-  // find() gives when it contains the address and the next starts after.
-  const Module* find_module(const ModuleMap& map, uint64_t address) {
-    const ModuleMap::Entries& e = map.modules();
-    if (&map == hint_map_ && map.generation() == hint_generation_ && hint_ < e.size() && e[hint_]->contains(address) &&
-        (hint_ + 1 == e.size() || e[hint_ + 1]->start > address))
-      return e[hint_].get();
-    // As ModuleMap::find: the last module starting at or below the address
-    // that contains it, looking back a little (modules may nest).
-    const auto upper = std::upper_bound(e.begin(), e.end(), address,
-                                        [](uint64_t a, const std::shared_ptr<const Module>& m) { return a < m->start; });
-    size_t i = static_cast<size_t>(upper - e.begin());
-    for (int back = 0; back < 4 && i > 0; ++back) {
-      --i;
-      if (e[i]->contains(address)) {
-        hint_map_ = &map;
-        hint_generation_ = map.generation();
-        hint_ = i;
-        return e[i].get();
-      }
-    }
-    return nullptr;
+    f.frame.module = modules ? modules->find(f.frame.lookup_pc, &module_hint_) : nullptr;
   }
 
   bool sample(const perf::Record& r) {
@@ -313,9 +288,7 @@ class PerfSampleDriver {
   std::unique_ptr<SampleTarget> target_;
   RowCache row_cache_{1024};
   std::vector<SampleFrame> frames_;
-  const ModuleMap* hint_map_ = nullptr;  // find_module's last answer
-  uint64_t hint_generation_ = 0;
-  size_t hint_ = 0;
+  ModuleMap::FindHint module_hint_;  // the module of the last frame
   perf::Record record_;
   std::vector<uint8_t> arena_;
   std::vector<Queued> queue_;

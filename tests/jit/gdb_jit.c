@@ -7,14 +7,21 @@
  *
  * argv[2] "loop": the list's only entry points back at itself as its own
  * successor and predecessor's successor (a reader must stop, not spin);
- * "wild": its symfile_addr points at unmapped memory. */
+ * "wild": its symfile_addr points at unmapped memory; "jitdump": nothing
+ * registered, the code described instead by ./jit-PID.dump (mapped
+ * executable as its marker, as V8 and perf's agent map theirs): one
+ * CODE_LOAD "gdbjit_code" from the code's start up to the object's
+ * .eh_frame, after an UNWINDING_INFO with that .eh_frame (which perf's
+ * readers place at the load's end, rounded up to 8: where it was linked). */
 #define _GNU_SOURCE
 #include <elf.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 struct jit_code_entry {
@@ -45,6 +52,60 @@ __attribute__((noinline)) void run_object(void (*outer)(void (*)(void))) {
   __asm__ volatile("" ::: "memory");
 }
 
+static uint64_t now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static void put(FILE* f, const void* p, size_t n) { fwrite(p, 1, n, f); }
+static void record_header(FILE* f, uint32_t id, uint32_t size) {
+  const uint64_t t = now_ns();
+  put(f, &id, 4);
+  put(f, &size, 4);
+  put(f, &t, 8);
+}
+
+/* ./jit-PID.dump for [code, code + size) named `name`, with `eh_frame`. */
+static int write_jitdump(uint64_t code, uint64_t size, const char* name, const char* eh_frame, uint64_t eh_size) {
+  char path[64];
+  snprintf(path, sizeof path, "jit-%d.dump", (int)getpid());
+  FILE* f = fopen(path, "wb");
+  if (!f) return -1;
+  const uint32_t header[6] = {0x4A695444, 1, 40, EM_X86_64, 0, (uint32_t)getpid()};
+  uint32_t h[6];
+  memcpy(h, header, sizeof h);
+#if defined(__aarch64__)
+  h[3] = EM_AARCH64;
+#endif
+  put(f, h, sizeof h);
+  const uint64_t t = now_ns(), flags = 0;
+  put(f, &t, 8);
+  put(f, &flags, 8);
+  /* UNWINDING_INFO: sizes, then .eh_frame (no .eh_frame_hdr), padded to 8. */
+  const uint64_t padded = (eh_size + 7) & ~(uint64_t)7;
+  record_header(f, 4, (uint32_t)(16 + 24 + padded));
+  const uint64_t sizes[3] = {padded, 0, 0};
+  put(f, sizes, sizeof sizes);
+  put(f, eh_frame, eh_size);
+  for (uint64_t i = eh_size; i < padded; ++i) fputc(0, f);
+  /* CODE_LOAD */
+  const uint32_t ids[2] = {(uint32_t)getpid(), (uint32_t)getpid()};
+  const uint64_t fields[4] = {code, code, size, 1};
+  record_header(f, 0, (uint32_t)(16 + 8 + 32 + strlen(name) + 1 + size));
+  put(f, ids, sizeof ids);
+  put(f, fields, sizeof fields);
+  put(f, name, strlen(name) + 1);
+  put(f, (const void*)(uintptr_t)code, size);
+  fclose(f);
+  /* The marker: the file mapped executable. */
+  const int fd = open(path, O_RDONLY);
+  if (fd < 0) return -1;
+  if (mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0) == MAP_FAILED) return -1;
+  close(fd);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) return 2;
   FILE* f = fopen(argv[1], "rb");
@@ -69,13 +130,25 @@ int main(int argc, char** argv) {
     outer = eh->e_entry;
   }
   if (!outer) return 2;
+  const char* mode = argc > 2 ? argv[2] : "";
+  if (strcmp(mode, "jitdump") == 0) {
+    const Elf64_Shdr* sh = (const Elf64_Shdr*)(image + eh->e_shoff);
+    const char* names = image + sh[eh->e_shstrndx].sh_offset;
+    for (int i = 0; i < eh->e_shnum; ++i) {
+      if (strcmp(names + sh[i].sh_name, ".eh_frame") != 0) continue;
+      const uint64_t start = outer & ~(uint64_t)4095;  /* the code's page: .text's start */
+      if (write_jitdump(start, sh[i].sh_addr - start, "gdbjit_code", image + sh[i].sh_offset, sh[i].sh_size) != 0)
+        return 4;
+    }
+    run_object((void (*)(void (*)(void)))outer);
+    return 0;
+  }
   /* The object, registered as a jit registers it. */
   static struct jit_code_entry entry;
   char* copy = malloc(size);
   memcpy(copy, image, size);
   entry.symfile_addr = copy;
   entry.symfile_size = size;
-  const char* mode = argc > 2 ? argv[2] : "";
   if (strcmp(mode, "loop") == 0) entry.next_entry = &entry;
   if (strcmp(mode, "wild") == 0) entry.symfile_addr = (const char*)(uintptr_t)0x10;
   __jit_debug_descriptor.first_entry = &entry;

@@ -11,10 +11,12 @@ programs' known chains and eu-stack:
     object with CFI (gdb_jit_code.S), without frame pointers: the chain
     through it as gdb gives it, live and from a core; a list that loops and
     an object that cannot be read, reported.
-  - Node.js (where installed) with --perf-basic-prof and
-    --interpreted-frames-native-stack, blocked in Atomics.wait under
-    first -> second -> third x4 -> leaf_wait: every JavaScript frame named,
-    the walk to _start, the PCs eu-stack's.
+    The same code described by a jitdump instead (./jit-PID.dump, its
+    marker mapped): named and unwound by the .eh_frame of its UNWINDING_INFO.
+  - Node.js (where installed) with --interpreted-frames-native-stack and
+    --perf-basic-prof (a perf map) or --perf-prof (a jitdump), blocked in
+    Atomics.wait under first -> second -> third x4 -> leaf_wait: every
+    JavaScript frame named, the walk to _start, the PCs eu-stack's.
 
 Usage: jit_test.py FRAMEWALK SOURCE_DIR WORK_DIR. Exit 77: not this machine.
 """
@@ -186,10 +188,14 @@ def gdb_jit(framewalk, source, work):
     run([cc, "-c", os.path.join(source, "tests/jit/gdb_jit_code.S"), "-o", obj], check=True)
     run(["ld", "-o", elf, "-Ttext=0x50000000", "-e", "gdbjit_outer", "--eh-frame-hdr", "--build-id=none", obj],
         check=True)
+    # For the jitdump: .eh_frame right after the code's page (no .eh_frame_hdr between).
+    bare = os.path.join(work, "gdb_jit_code_bare.elf")
+    run(["ld", "-o", bare, "-Ttext=0x50000000", "-e", "gdbjit_outer", "--build-id=none", obj], check=True)
     run([cc, "-O2", "-g", "-o", target, os.path.join(source, "tests/jit/gdb_jit.c")], check=True)
-    for mode in ("", "loop", "wild"):
+    for mode in ("", "loop", "wild", "jitdump"):
         label = f"gdb-jit {mode or 'list'}"
-        proc = subprocess.Popen([target, elf] + ([mode] if mode else []), stdout=subprocess.PIPE, text=True)
+        proc = subprocess.Popen([target, bare if mode == "jitdump" else elf] + ([mode] if mode else []),
+                                stdout=subprocess.PIPE, text=True, cwd=work)
         try:
             line = proc.stdout.readline()
             if not line.startswith("ready"):
@@ -201,6 +207,15 @@ def gdb_jit(framewalk, source, work):
             names = [f[1] for f in frames]
             print(f"{label}: {' <- '.join(names)} ({stop}); {live.stderr.strip()}")
             want = ["c_block", "gdbjit_inner", "gdbjit_outer", "run_object", "main"]
+            if mode == "jitdump":
+                # Named and unwound from ./jit-PID.dump: its .eh_frame, since the code keeps no frame pointer.
+                dumpfile = os.path.join(work, f"jit-{proc.pid}.dump")
+                want = ["c_block", "gdbjit_code", "gdbjit_code", "run_object", "main"]
+                if not in_order(names, want) or "outermost" not in stop:
+                    failures.append(f"{label}: want {want} to the root in {names} ({stop})")
+                if any(f[2] != dumpfile for f in frames if f[1] == "gdbjit_code"):
+                    failures.append(f"{label}: frames not in the jitdump's module: {frames}")
+                continue
             if mode == "wild":
                 # No object: the walk cannot go on through code without tables or a frame pointer.
                 if "cannot be read (at 0x10)" not in live.stderr or "gdbjit_inner" in names:
@@ -238,18 +253,25 @@ def gdb_jit(framewalk, source, work):
         finally:
             proc.send_signal(signal.SIGKILL)
             proc.wait()
+            dumpfile = os.path.join(work, f"jit-{proc.pid}.dump")
+            if os.path.exists(dumpfile):
+                os.unlink(dumpfile)
     return failures
 
 
-def node(framewalk, source, work):
+def node(framewalk, source, work, names_from):
     exe = shutil.which("node") or shutil.which("nodejs")
     if not exe:
         print("node: not installed, not checked")
         return []
     failures = []
     script = os.path.join(source, "tests/jit/node_chain.js")
-    proc = subprocess.Popen([exe, "--perf-basic-prof", "--interpreted-frames-native-stack", script],
-                            stdout=subprocess.PIPE, text=True, cwd=work)
+    # Names from the perf map (--perf-basic-prof) or the jitdump (--perf-prof, in the working directory).
+    flag = "--perf-basic-prof" if names_from == "perf map" else "--perf-prof"
+    cwd = os.path.join(work, "node-" + flag.strip("-"))
+    os.makedirs(cwd, exist_ok=True)
+    proc = subprocess.Popen([exe, flag, "--interpreted-frames-native-stack", script],
+                            stdout=subprocess.PIPE, text=True, cwd=cwd)
     perf_map = f"/tmp/perf-{proc.pid}.map"
     try:
         line = proc.stdout.readline()
@@ -260,7 +282,7 @@ def node(framewalk, source, work):
         frames, stop = frames_of(live.stdout, tid=proc.pid)
         names = [f[1] for f in frames]
         js = [n.split()[0] for n in names if n.startswith("JS:")]
-        print(f"node: {len(frames)} frames, {stop}; JavaScript: {' <- '.join(js[:8])}")
+        print(f"node ({names_from}): {len(frames)} frames, {stop}; JavaScript: {' <- '.join(js[:8])}")
         want = ["JS:~leaf_wait", "JS:~third", "JS:~third", "JS:~third", "JS:~third", "JS:~second", "JS:~first"]
         if not in_order(js, want):
             failures.append(f"node: want {want} in {js}")
@@ -280,6 +302,7 @@ def node(framewalk, source, work):
         proc.wait()
         if os.path.exists(perf_map):
             os.unlink(perf_map)
+        shutil.rmtree(cwd, ignore_errors=True)
     return failures
 
 
@@ -289,7 +312,8 @@ def main():
         print("jit: x86-64 and AArch64 only")
         return 77
     os.makedirs(work, exist_ok=True)
-    failures = own_jit(framewalk, source, work) + gdb_jit(framewalk, source, work) + node(framewalk, source, work)
+    failures = (own_jit(framewalk, source, work) + gdb_jit(framewalk, source, work) +
+                node(framewalk, source, work, "perf map") + node(framewalk, source, work, "jitdump"))
     if failures:
         print("FAILED:", "\n  ".join(failures))
         return 1

@@ -86,3 +86,49 @@ TEST(PerfMap, AFileReadAgainForWhatWasAppended) {
 
 }  // namespace
 }  // namespace framewalk::symbol
+
+namespace framewalk::symbol {
+namespace {
+
+// A jitdump's loads and moves as names, after the map's lines, in file
+// order: a move takes its code's name to the new range; later wins.
+TEST(PerfMap, NamesFromAJitdump) {
+  PerfMap map("none");
+  map.add_text("1000 100 from_the_map\n");
+  JitDump dump;
+  const std::string names = "first" "second";
+  JitCodeLoad a;
+  a.code_addr = 0x1000;
+  a.code_size = 0x40;
+  a.code_index = 1;
+  a.name = std::string_view(names).substr(0, 5);
+  a.index = 0;
+  JitCodeLoad b = a;
+  b.code_addr = 0x2000;
+  b.code_index = 2;
+  b.name = std::string_view(names).substr(5);
+  b.index = 1;
+  JitCodeMove m;
+  m.old_code_addr = 0x2000;
+  m.new_code_addr = 0x3000;
+  m.code_size = 0x40;
+  m.code_index = 2;
+  m.index = 2;
+  JitCodeMove orphan = m;  // of code never loaded: nothing
+  orphan.code_index = 9;
+  orphan.new_code_addr = 0x5000;
+  orphan.index = 3;
+  dump.loads = {a, b};
+  dump.moves = {m, orphan};
+  EXPECT_EQ(map.add_jitdump(dump), 3u);
+  ASSERT_NE(map.find(0x1010), nullptr);
+  EXPECT_EQ(map.find(0x1010)->name, "first");         // the jitdump's line came later
+  EXPECT_EQ(map.find(0x1080)->name, "from_the_map");  // beyond the load: the map's
+  EXPECT_EQ(map.find(0x2010)->name, "second");
+  EXPECT_EQ(map.find(0x3010)->name, "second");
+  EXPECT_EQ(map.find(0x5010), nullptr);
+  EXPECT_EQ(map.lines(), 1u);  // lines read from the file only
+}
+
+}  // namespace
+}  // namespace framewalk::symbol

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "support/sparse_memory.hpp"
+#include "target/jitdump_modules.hpp"
 #include "target/proc_maps.hpp"
 
 namespace framewalk {
@@ -47,6 +48,29 @@ TEST(ProcMaps, AnonymousNames) {
     EXPECT_TRUE(is_anonymous_mapping(name)) << name;
   for (const char* name : {"/usr/lib/libc.so.6", "[vdso]", "[vsyscall]", "[stack]", "[heap]", "/tmp/perf-1.map"})
     EXPECT_FALSE(is_anonymous_mapping(name)) << name;
+}
+
+}  // namespace
+}  // namespace framewalk
+
+namespace framewalk {
+namespace {
+
+// perf's convention: the runtime maps its jit-PID.dump; a marker is no module.
+TEST(ProcMaps, JitdumpMarker) {
+  const std::vector<MapEntry> maps = parse_proc_maps(
+      "7ff4b38d4000-7ff4b38d5000 r-xp 00000000 fe:00 10962033                   /tmp/x/jit-910.dump\n"
+      "7ff4b38d6000-7ff4b38d7000 r-xp 00000000 fe:00 10962034                   /tmp/x/jit-911.dump\n"
+      "7ff4b38d8000-7ff4b38d9000 r-xp 00000000 fe:00 10962035                   /tmp/x/jit-912.dump (deleted)\n");
+  EXPECT_EQ(jitdump_marker(maps, 910), "/tmp/x/jit-910.dump");
+  EXPECT_EQ(jitdump_marker(maps, 911), "/tmp/x/jit-911.dump");
+  EXPECT_EQ(jitdump_marker(maps, 912), "");  // deleted: nothing to read
+  EXPECT_EQ(jitdump_marker(maps, 91), "");
+  EXPECT_TRUE(is_jitdump_marker("/tmp/x/jit-910.dump"));
+  EXPECT_FALSE(is_jitdump_marker("/usr/lib/libjit-1.so"));
+  ModuleCache cache;
+  test::SparseMemory memory;
+  EXPECT_EQ(modules_from_maps(0, maps, cache, memory).size(), 0u);
 }
 
 }  // namespace

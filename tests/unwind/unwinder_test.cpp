@@ -1061,3 +1061,34 @@ TEST(Unwinder, ZeroFramePointerInJitCodeIsNoChainEnd) {
 
 }  // namespace
 }  // namespace framewalk
+
+namespace framewalk {
+namespace {
+
+// find() through a hint gives what find() gives: the hinted module while it
+// holds the address and none nests there, else a lookup (and a new hint);
+// a hint of another map or an older generation is not used.
+TEST(ModuleMap, FindThroughAHint) {
+  ModuleMap map;
+  Module outer = jit_module(0x1000, 0x9000, "outer");
+  map.add(outer);
+  map.add(jit_module(0x4000, 0x5000, "nested"));
+  map.add(jit_module(0xa000, 0xb000, "after"));
+  ModuleMap::FindHint hint;
+  for (uint64_t address : {0x1000, 0x3fff, 0x4000, 0x4fff, 0x5000, 0x8fff, 0x9000, 0xa000, 0xafff, 0x2000, 0x4800})
+    EXPECT_EQ(map.find(address, &hint), map.find(address)) << std::hex << address;
+  EXPECT_EQ(map.find(0x2000, &hint)->name, "outer");
+  EXPECT_EQ(map.find(0x4800, &hint)->name, "nested");
+  // Another map at the same index: the hint is not taken for it.
+  ModuleMap other;
+  other.add(jit_module(0x100000, 0x200000, "other"));
+  EXPECT_EQ(other.find(0x4800, &hint), nullptr);
+  EXPECT_EQ(other.find(0x100000, &hint)->name, "other");
+  // A module removed: the generation moves on, the hint goes stale.
+  EXPECT_EQ(map.find(0xa000, &hint)->name, "after");
+  map.remove_range(0xa000, 0xb000);
+  EXPECT_EQ(map.find(0xa000, &hint), nullptr);
+}
+
+}  // namespace
+}  // namespace framewalk

@@ -1,0 +1,44 @@
+// jitdump files (symbol/jitdump.hpp) of a process: found as perf finds
+// them, through the mapping the runtime makes of the file (named
+// jit-PID.dump, PID the process's), and the code they describe with its
+// unwind tables made into modules, so that those frames are unwound by
+// CFI instead of guessed.
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/mapped_file.hpp"
+#include "symbol/jitdump.hpp"
+#include "target/proc_maps.hpp"
+#include "unwind/module.hpp"
+
+namespace framewalk {
+
+// A jitdump file read whole, with the bytes its records point into.
+struct JitdumpFile {
+  std::string path;
+  std::shared_ptr<const FileImage> image;
+  symbol::JitDump dump;
+};
+
+// The path of the jitdump file `maps` show process `pid` mapping ("" when
+// none): a mapping of a file whose name is jit-PID.dump.
+std::string jitdump_marker(const std::vector<MapEntry>& maps, pid_t pid);
+
+// Reads the jitdump at `path`. Errors: the file's (kIoError, kNotFound) or
+// its header's (symbol::parse_jitdump); damage after the header is in
+// dump.stopped.
+Result<std::unique_ptr<JitdumpFile>> read_jitdump(const std::string& path);
+
+// Modules for the code of `file` that has unwind tables (an UNWINDING_INFO
+// with an .eh_frame) and is still where it was loaded (no later load or
+// move took its place): each an image of its code, .eh_frame and name
+// (module name: the jitdump's path), bias 0. Jit modules around them keep
+// what is left. Returns how many were added.
+size_t add_jitdump_modules(ModuleMap& modules, const JitdumpFile& file);
+
+}  // namespace framewalk
