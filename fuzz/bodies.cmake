@@ -26,6 +26,7 @@ add_library(framewalk_fuzz_bodies STATIC
   ${CMAKE_CURRENT_LIST_DIR}/fuzz_perf_data_body.cpp
   ${CMAKE_CURRENT_LIST_DIR}/fuzz_perf_map_body.cpp
   ${CMAKE_CURRENT_LIST_DIR}/fuzz_jitdump_body.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/fuzz_gdb_jit_body.cpp
 )
 target_include_directories(framewalk_fuzz_bodies PUBLIC ${CMAKE_CURRENT_LIST_DIR})
 target_link_libraries(framewalk_fuzz_bodies PUBLIC framewalk framewalk_profile)

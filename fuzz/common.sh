@@ -11,7 +11,7 @@ fuzz_build=${FUZZ_BUILD_DIR:-$fuzz_root/build-fuzz}
 fuzz_all_targets=(fuzz_elf fuzz_cfi fuzz_expression fuzz_eh_frame_hdr fuzz_sframe fuzz_sframe_roundtrip
                   fuzz_sframe_generate fuzz_core fuzz_unwind fuzz_archive fuzz_exidx fuzz_gmon fuzz_line fuzz_dwarf_info
                   fuzz_cu_index fuzz_backend fuzz_profile_file fuzz_perf_data fuzz_perf_map
-                  fuzz_jitdump)
+                  fuzz_jitdump fuzz_gdb_jit)
 
 # Longest input per target: whole small ELF files; CFI sections of a few dozen
 # records; one expression; a header with a modest table; SFrame sections of a
@@ -41,6 +41,7 @@ fuzz_max_len() {
     fuzz_perf_data) echo 16384 ;;  # a header, attributes and a few small samples
     fuzz_perf_map) echo 4096 ;;  # a few dozen lines
     fuzz_jitdump) echo 4096 ;;  # a header and a few dozen small records
+    fuzz_gdb_jit) echo 1024 ;;  # a descriptor, a few entries and objects
     *) echo "unknown fuzz target: $1" >&2; return 2 ;;
   esac
 }

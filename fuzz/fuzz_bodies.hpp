@@ -55,6 +55,8 @@ int fuzz_perf_map(const uint8_t* data, size_t size);
 // The bytes as a jitdump file (jit-PID.dump), read whole and cut at and inside
 // its records; loads looked up in a JitCodeIndex.
 int fuzz_jitdump(const uint8_t* data, size_t size);
+// The bytes as a process's memory holding a GDB JIT descriptor and its list.
+int fuzz_gdb_jit(const uint8_t* data, size_t size);
 
 }  // namespace framewalk::fuzz
 

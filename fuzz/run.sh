@@ -45,6 +45,7 @@ default_runs() {
     fuzz_perf_data) echo 30000 ;;  # about 13 s
     fuzz_perf_map) echo 100000 ;;  # a small parser
     fuzz_jitdump) echo 100000 ;;  # a small parser
+    fuzz_gdb_jit) echo 100000 ;;  # a small reader
   esac
 }
 

@@ -1,6 +1,7 @@
 #include "profile/sample_builder.hpp"
 
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,7 +10,9 @@
 #include <mutex>
 #include <thread>
 
+#include "base/text.hpp"
 #include "elf/debug_file.hpp"
+#include "target/jitdump_modules.hpp"
 #include "unwind/symbolize.hpp"
 
 namespace framewalk::profile {
@@ -174,7 +177,10 @@ uint32_t SampleProfileBuilder::frame(const framewalk::SampleFrame& f, const Unwo
     if (added) it->second = std::make_shared<const Module>(*m);
     p.module = it->second;
   }
-  if (!kernel && (!m || m->jit)) p.jit_pid = u.pid;  // anonymous code: a JIT's, named by its perf map
+  if (!kernel && (!m || m->jit)) {  // anonymous code: a JIT's, named by its perf map and jitdump
+    p.jit_pid = u.pid;
+    if (u.jitdump) p.jitdump = *u.jitdump;
+  }
   if (defer_names_) {  // named by the background thread, or name_pending
     if (kernel) osrelease_ = u.file->osrelease;
     if (kernel || p.module || p.jit_pid) pending_.push_back(std::move(p));
@@ -277,6 +283,11 @@ void SampleProfileBuilder::stop_background_naming() {
 void SampleProfileBuilder::name_pending() {
   stop_background_naming();
   for (const Pending& p : pending_) apply(names_of(p, osrelease_));
+  // Jit frames whose names were not written yet when they were named.
+  retrying_ = true;
+  for (const Pending& p : unnamed_jit_) apply(names_of(p, osrelease_));
+  unnamed_jit_.clear();
+  retrying_ = false;
   pending_.clear();
   pending_.shrink_to_fit();
   kept_modules_.clear();
@@ -294,8 +305,9 @@ SampleProfileBuilder::Named SampleProfileBuilder::names_of(const Pending& p, con
   }
   if (p.jit_pid) {
     // A JIT names its code in its perf map; read again for a name not yet there.
-    if (const symbol::PerfMap* map = perf_map(p.jit_pid, p.lookup_pc))
+    if (const symbol::PerfMap* map = perf_map(p.jit_pid, p.lookup_pc, p.jitdump))
       if (const symbol::PerfMap::Entry* e = map->find(p.lookup_pc)) out.lines.push_back({std::string(e->name), {}, 0, 0});
+    if (out.lines.empty() && !retrying_) unnamed_jit_.push_back(p);
     return out;
   }
   if (!p.module || !p.module->data) return out;
@@ -312,21 +324,34 @@ SampleProfileBuilder::Named SampleProfileBuilder::names_of(const Pending& p, con
   return out;
 }
 
-const symbol::PerfMap* SampleProfileBuilder::perf_map(uint32_t pid, uint64_t address) {
+const symbol::PerfMap* SampleProfileBuilder::perf_map(uint32_t pid, uint64_t address, const std::string& jitdump) {
   auto [it, added] = perf_maps_.try_emplace(pid);
-  if (added) {
-    it->second = std::make_unique<symbol::PerfMap>(symbol::PerfMap::path_of(pid));
-    (void)it->second->refresh();  // none, or unreadable: no names
-  } else if (!it->second->find(address)) {
-    (void)it->second->refresh();  // lines appended since
+  JitNames& names = it->second;
+  if (added) names.map = std::make_unique<symbol::PerfMap>(symbol::PerfMap::path_of(pid));
+  else if (names.map->find(address)) return names.map.get();
+  (void)names.map->refresh();  // none, or unreadable: no names; else the lines appended since
+  struct stat st {};
+  if (!jitdump.empty() && ::stat(jitdump.c_str(), &st) == 0 && static_cast<uint64_t>(st.st_size) > names.jitdump_bytes) {
+    names.jitdump_bytes = static_cast<uint64_t>(st.st_size);
+    auto file = read_jitdump(jitdump);
+    if (file) {
+      names.map->add_jitdump((*file)->dump, names.jitdump_records);
+      names.jitdump_records = (*file)->dump.records;
+      names.jitdump_problem.clear();
+    } else {
+      names.jitdump_problem = jitdump + ": " + to_string(file.error().code) + " at offset 0x" +
+                              hex_digits(file.error().offset) + ": its names are not read";
+    }
   }
-  return it->second.get();
+  return names.map.get();
 }
 
 std::vector<std::string> SampleProfileBuilder::warnings() const {
   std::vector<std::string> out;
-  for (const auto& [pid, map] : perf_maps_)
-    if (map->malformed()) out.push_back(map->path() + ": " + map->malformed_text());
+  for (const auto& [pid, names] : perf_maps_) {
+    if (names.map->malformed()) out.push_back(names.map->path() + ": " + names.map->malformed_text());
+    if (!names.jitdump_problem.empty()) out.push_back(names.jitdump_problem);
+  }
   std::sort(out.begin(), out.end());
   return out;
 }

@@ -69,6 +69,7 @@ class SampleProfileBuilder {
     bool kernel = false, activation = false;
     std::shared_ptr<const Module> module;  // kept alive until named (null: none)
     uint32_t jit_pid = 0;  // code in no module: named from this process's perf map
+    std::string jitdump;   // and its jitdump (the path), if it writes one
     uint64_t pc = 0, lookup_pc = 0, symbol_pc = 0;
   };
   // A frame's names as strings, innermost first (made on any thread).
@@ -86,9 +87,22 @@ class SampleProfileBuilder {
   class Background;
 
   // The perf maps (/tmp/perf-PID.map) of the processes with frames in no
-  // module, by pid: used where the KernelSymbols are (names_of).
-  const symbol::PerfMap* perf_map(uint32_t pid, uint64_t address);
-  std::unordered_map<uint32_t, std::unique_ptr<symbol::PerfMap>> perf_maps_;
+  // module, and the names their jitdumps give (added after the map's), by
+  // pid: used where the KernelSymbols are (names_of). Both are read again
+  // for an address they do not name (the jitdump when it has grown).
+  struct JitNames {
+    std::unique_ptr<symbol::PerfMap> map;
+    size_t jitdump_records = 0;  // of the jitdump, read into `map`
+    uint64_t jitdump_bytes = 0;  // its size then
+    std::string jitdump_problem;
+  };
+  const symbol::PerfMap* perf_map(uint32_t pid, uint64_t address, const std::string& jitdump);
+  std::unordered_map<uint32_t, JitNames> perf_maps_;
+  // Jit frames their process had not named yet when they were named (a
+  // runtime writes its map and jitdump as it goes, and buffers): named
+  // again once the recording ends (name_pending). Of the naming thread.
+  std::vector<Pending> unnamed_jit_;
+  bool retrying_ = false;
 
   symbol::KernelSymbols& kernel_;
   bool symbols_;

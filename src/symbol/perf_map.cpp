@@ -66,7 +66,7 @@ void PerfMap::add_text(std::string_view text) {
   add_lines(texts_.back());
 }
 
-size_t PerfMap::add_jitdump(const JitDump& dump) {
+size_t PerfMap::add_jitdump(const JitDump& dump, size_t first_record) {
   // The names are copied: the entries outlive the dump's bytes.
   std::string names;
   for (const JitCodeLoad& l : dump.loads) names.append(l.name);
@@ -86,12 +86,12 @@ size_t PerfMap::add_jitdump(const JitDump& dump) {
     if (load) {
       const JitCodeLoad& l = dump.loads[li];
       by_index[l.code_index] = load_names[li++];
-      if (l.code_size == 0 || load_names[li - 1].empty()) continue;
+      if (l.index < first_record || l.code_size == 0 || load_names[li - 1].empty()) continue;
       raw_.push_back(Line{l.code_addr, l.code_size, load_names[li - 1]});
     } else {
       const JitCodeMove& m = dump.moves[mi++];
       auto it = by_index.find(m.code_index);
-      if (it == by_index.end() || m.code_size == 0 || m.new_code_addr + m.code_size < m.new_code_addr) continue;
+      if (m.index < first_record || it == by_index.end() || m.code_size == 0 || m.new_code_addr + m.code_size < m.new_code_addr) continue;
       raw_.push_back(Line{m.new_code_addr, m.code_size, it->second});
     }
     ++added;

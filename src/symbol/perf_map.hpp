@@ -37,8 +37,9 @@ class PerfMap {
   // Adds the code a jitdump names, as lines after those read: each
   // CODE_LOAD's range with its name, and each CODE_MOVE's new range with the
   // name of the last load of its code_index, in file order (later wins).
-  // Returns how many were added.
-  size_t add_jitdump(const JitDump& dump);
+  // Only the records from `first_record` on (a file read again as it grew:
+  // the records read before are there already). Returns how many were added.
+  size_t add_jitdump(const JitDump& dump, size_t first_record = 0);
 
   struct Entry {
     uint64_t start = 0, size = 0;

@@ -151,6 +151,12 @@ void ModuleTracker::on_mmap(const perf::Mmap& m, uint16_t misc) {
   p.modules.remove_range(m.address, m.address + m.length);
   if (!m.executable) return;
   std::string name(m.filename);
+  if (is_jitdump_marker(name)) {
+    // perf's convention: the runtime maps the jitdump it writes.
+    if (ends_with(name, " (deleted)")) name.resize(name.size() - 10);
+    if (ends_with(name, "/jit-" + std::to_string(m.pid) + ".dump")) p.jitdump = name;
+    return;
+  }
   // Anonymous code (a JIT's; V8's code space is "//anon" to perf) and
   // in-memory files (memfd_create): nothing to read them from.
   if (is_anonymous_mapping(name)) {

@@ -38,6 +38,7 @@ class ModuleTracker {
   struct Process {
     ModuleMap modules;
     std::string comm;  // the main thread's name
+    std::string jitdump;  // the jitdump it writes (its marker mapping's path), or ""
   };
 
   ModuleTracker(std::shared_ptr<ModuleCache> cache, Options options);

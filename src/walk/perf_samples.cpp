@@ -196,6 +196,7 @@ class PerfSampleDriver {
     u.time = s.time;
     u.period = s.period;
     u.comm = &tracker_.thread_name(s.pid, s.tid);
+    if (!process.jitdump.empty()) u.jitdump = &process.jitdump;
 
     // The callchain: kernel frames, and the user frames perf's own walk found.
     size_t user_chain_start = 0, user_chain_end = 0;

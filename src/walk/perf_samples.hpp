@@ -44,6 +44,7 @@ struct UnwoundSample {
   uint32_t pid = 0, tid = 0, cpu = 0;
   uint64_t time = 0, period = 0;
   const std::string* comm = nullptr;  // the thread's name ("" when no COMM named it)
+  const std::string* jitdump = nullptr;  // the process's jitdump (its marker mapping's path), or null
   std::span<const SampleFrame> frames;
   bool walked = false;  // the user stack was unwound from registers and stack copy
   WalkResult walk;      // when walked

@@ -71,6 +71,7 @@ TEST(FuzzReplay, CuIndex) { EXPECT_GT(replay("fuzz_cu_index", framewalk::fuzz::f
 TEST(FuzzReplay, PerfData) { EXPECT_GT(replay("fuzz_perf_data", framewalk::fuzz::fuzz_perf_data), 0u); }
 TEST(FuzzReplay, PerfMap) { EXPECT_GT(replay("fuzz_perf_map", framewalk::fuzz::fuzz_perf_map), 0u); }
 TEST(FuzzReplay, Jitdump) { EXPECT_GT(replay("fuzz_jitdump", framewalk::fuzz::fuzz_jitdump), 0u); }
+TEST(FuzzReplay, GdbJit) { EXPECT_GT(replay("fuzz_gdb_jit", framewalk::fuzz::fuzz_gdb_jit), 0u); }
 
 // Empty and one-byte inputs are the first thing a fuzzer tries.
 TEST(FuzzReplay, TinyInputs) {
@@ -82,7 +83,7 @@ TEST(FuzzReplay, TinyInputs) {
                     framewalk::fuzz::fuzz_exidx, framewalk::fuzz::fuzz_gmon, framewalk::fuzz::fuzz_line,
                     framewalk::fuzz::fuzz_dwarf_info, framewalk::fuzz::fuzz_cu_index, framewalk::fuzz::fuzz_backend,
                     framewalk::fuzz::fuzz_profile_file, framewalk::fuzz::fuzz_perf_map,
-                    framewalk::fuzz::fuzz_jitdump}) {
+                    framewalk::fuzz::fuzz_jitdump, framewalk::fuzz::fuzz_gdb_jit}) {
     EXPECT_EQ(body(nullptr, 0), 0);
     EXPECT_EQ(body(zero, 1), 0);
   }

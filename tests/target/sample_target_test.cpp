@@ -160,3 +160,22 @@ TEST(SampleTarget, RegistersAndOnlyTheStackCopy) {
 
 }  // namespace
 }  // namespace framewalk
+
+namespace framewalk {
+namespace {
+
+// A jitdump's marker (the runtime maps jit-PID.dump executable) is no
+// module: it names the process's jitdump, when the pid in its name is the
+// process's.
+TEST(ModuleTracker, JitdumpMarker) {
+  ModuleTracker tracker(nullptr, ModuleTracker::Options{});
+  tracker.on_mmap(mapping(20, 0x7000000, 0x1000, "/tmp/x/jit-21.dump"), perf::misc::kUser);
+  EXPECT_EQ(tracker.process(20).jitdump, "");  // another process's
+  tracker.on_mmap(mapping(20, 0x7001000, 0x1000, "/tmp/x/jit-20.dump"), perf::misc::kUser);
+  EXPECT_EQ(tracker.process(20).jitdump, "/tmp/x/jit-20.dump");
+  EXPECT_EQ(tracker.process(20).modules.size(), 0u);
+  EXPECT_TRUE(tracker.warnings().empty());
+}
+
+}  // namespace
+}  // namespace framewalk
