@@ -59,6 +59,9 @@ void read_once(Memory& memory, uint64_t descriptor, const Layout& l, GdbJitList*
     if (!next || !prev || !symfile || !size) return fail(GdbJitProblem::kUnreadable, entry);
     if (*prev != previous) return fail(GdbJitProblem::kBrokenLink, entry);
     if (*size > kGdbJitMaxObjectBytes) return fail(GdbJitProblem::kTooLarge, entry);
+    // Its last byte first: a wild pointer costs no buffer of its claimed size.
+    uint8_t last;
+    if (*size && memory.read(*symfile + *size - 1, &last, 1) != 1) return fail(GdbJitProblem::kUnreadable, *symfile);
     GdbJitObject object;
     object.entry = entry;
     object.address = *symfile;

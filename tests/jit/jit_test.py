@@ -16,7 +16,11 @@ programs' known chains and eu-stack:
   - Node.js (where installed) with --interpreted-frames-native-stack and
     --perf-basic-prof (a perf map) or --perf-prof (a jitdump), blocked in
     Atomics.wait under first -> second -> third x4 -> leaf_wait: every
-    JavaScript frame named, the walk to _start, the PCs eu-stack's.
+    JavaScript frame named, the walk to _start, the PCs eu-stack's; and
+    recorded with --perf-prof, its samples named from the jitdump.
+  - The JVM (where a JDK is installed), -XX:+PreserveFramePointer -Xcomp,
+    blocked in Thread.sleep under Chain.java's calls, named from the perf
+    map jcmd Compiler.perfmap writes: the chain, the root, eu-stack's PCs.
 
 Usage: jit_test.py FRAMEWALK SOURCE_DIR WORK_DIR. Exit 77: not this machine.
 """
@@ -306,6 +310,72 @@ def node(framewalk, source, work, names_from):
     return failures
 
 
+def eu_stack_thread_pcs(pid, tid):
+    """eu-stack's PCs of one thread of the process."""
+    if not shutil.which("eu-stack"):
+        return None
+    pcs, current = [], None
+    for line in run(["eu-stack", "-p", str(pid)]).stdout.splitlines():
+        if line.startswith("TID "):
+            current = line.split()[1].rstrip(":")
+            continue
+        m = re.match(r"^#\d+\s+0x([0-9a-f]+)", line)
+        if m and current == str(tid):
+            pcs.append(int(m.group(1), 16))
+    return pcs
+
+
+def jvm(framewalk, source, work):
+    """The JVM with -XX:+PreserveFramePointer, every method compiled (-Xcomp),
+    its perf map written by jcmd Compiler.perfmap: the Java chain named, the
+    walk to the thread's root, the PCs eu-stack's."""
+    java, javac, jcmd = shutil.which("java"), shutil.which("javac"), shutil.which("jcmd")
+    if not (java and javac and jcmd):
+        print("jvm: no JDK, not checked")
+        return []
+    failures = []
+    classes = os.path.join(work, "java")
+    os.makedirs(classes, exist_ok=True)
+    run([javac, "-d", classes, os.path.join(source, "tests/jit/Chain.java")], check=True)
+    proc = subprocess.Popen([java, "-XX:+PreserveFramePointer", "-Xcomp", "-XX:CompileCommand=quiet", "-cp", classes,
+                             "Chain"], stdout=subprocess.PIPE, text=True)
+    perf_map = f"/tmp/perf-{proc.pid}.map"
+    try:
+        line = proc.stdout.readline()
+        if not line.startswith("ready"):
+            return [f"jvm: did not start: {line!r}"]
+        time.sleep(0.3)  # into Thread.sleep
+        run([jcmd, str(proc.pid), "Compiler.perfmap"], check=True)
+        dump = run([framewalk, "stack", "-p", str(proc.pid), "-v"])
+        # The thread whose frames hold the chain.
+        tid, frames, stop = None, [], ""
+        for block in dump.stdout.split("\nTID ")[1:]:
+            got, why = frames_of("TID " + block)
+            if any("Chain.leaf" in f[1] for f in got):
+                tid, frames, stop = block.split()[0].rstrip(":"), got, why
+        names = [f[1] for f in frames]
+        java_frames = [n for n in names if "Chain." in n]
+        print(f"jvm: thread {tid}: {len(frames)} frames, {stop}; Java: {' <- '.join(java_frames)}")
+        # The JIT inlines first and second into main (-Xcomp's C2): leaf, third, ..., main remain.
+        if not java_frames or "Chain.leaf" not in java_frames[0] or "Chain.main" not in java_frames[-1] or \
+                not any("Chain.third" in n for n in java_frames):
+            failures.append(f"jvm: want Chain.leaf <- Chain.third ... <- Chain.main in {names}")
+        if "outermost" not in stop:
+            failures.append(f"jvm: the walk did not reach the thread's root: {stop}")
+        eu = eu_stack_thread_pcs(proc.pid, tid)
+        if eu is not None:
+            mine = [f[0] for f in frames]
+            print(f"jvm: eu-stack {len(eu)} frames, framewalk {len(mine)}, same PCs: {eu == mine}")
+            if eu != mine:
+                failures.append("jvm: PCs differ from eu-stack's")
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        if os.path.exists(perf_map):
+            os.unlink(perf_map)
+    return failures
+
+
 def node_record(framewalk, source, work):
     """framewalk record of Node.js writing a jitdump: its JavaScript named from it."""
     exe = shutil.which("node") or shutil.which("nodejs")
@@ -350,7 +420,7 @@ def main():
     os.makedirs(work, exist_ok=True)
     failures = (own_jit(framewalk, source, work) + gdb_jit(framewalk, source, work) +
                 node(framewalk, source, work, "perf map") + node(framewalk, source, work, "jitdump") +
-                node_record(framewalk, source, work))
+                node_record(framewalk, source, work) + jvm(framewalk, source, work))
     if failures:
         print("FAILED:", "\n  ".join(failures))
         return 1
