@@ -466,11 +466,12 @@ bool Unwinder::plausible_return_address(uint64_t ra, const UnwindOptions& option
   const Module* m = nullptr;
   if (options.row_finder ? !options.row_finder->in_code(lookup) : !(m = modules_.find(lookup))) return false;
   if (machine_->is_signal_trampoline(code(), ra)) return true;  // where a signal handler returns
-  if (machine_->follows_call(code(), ra)) return true;
-  // Jit code the target holds no bytes of (a perf sample has its stack
-  // alone): in executable memory is all that can be checked.
-  uint8_t byte;
-  return m && m->jit && code().read(lookup, &byte, 1) == 0;
+  // Jit code: in executable memory is all that is checked. Runtimes return
+  // into it by other means than a call (HotSpot's interpreter stores its
+  // bytecodes' return entries, each after a dispatch jump), and a perf
+  // sample holds none of its bytes.
+  if (m && m->jit) return true;
+  return machine_->follows_call(code(), ra);
 }
 
 WalkResult Unwinder::walk(const arch::RegisterFile& registers, FunctionRef<bool(const Frame&)> on_frame,

@@ -18,9 +18,10 @@ programs' known chains and eu-stack:
     Atomics.wait under first -> second -> third x4 -> leaf_wait: every
     JavaScript frame named, the walk to _start, the PCs eu-stack's; and
     recorded with --perf-prof, its samples named from the jitdump.
-  - The JVM (where a JDK is installed), -XX:+PreserveFramePointer -Xcomp,
-    blocked in Thread.sleep under Chain.java's calls, named from the perf
-    map jcmd Compiler.perfmap writes: the chain, the root, eu-stack's PCs.
+  - The JVM (where a JDK is installed), -XX:+PreserveFramePointer, with
+    -Xcomp and interpreted, blocked in Thread.sleep under Chain.java's
+    calls, named from the perf map jcmd Compiler.perfmap writes: the chain
+    (compiled) or the interpreter's frames, the root, eu-stack's PCs.
 
 Usage: jit_test.py FRAMEWALK SOURCE_DIR WORK_DIR. Exit 77: not this machine.
 """
@@ -325,10 +326,11 @@ def eu_stack_thread_pcs(pid, tid):
     return pcs
 
 
-def jvm(framewalk, source, work):
-    """The JVM with -XX:+PreserveFramePointer, every method compiled (-Xcomp),
-    its perf map written by jcmd Compiler.perfmap: the Java chain named, the
-    walk to the thread's root, the PCs eu-stack's."""
+def jvm(framewalk, source, work, compiled):
+    """The JVM with -XX:+PreserveFramePointer, every method compiled (-Xcomp)
+    or interpreted, its perf map written by jcmd Compiler.perfmap: the Java
+    chain named (compiled; interpreted frames are all "Interpreter"), the
+    walk to the thread's root through HotSpot's frames, the PCs eu-stack's."""
     java, javac, jcmd = shutil.which("java"), shutil.which("javac"), shutil.which("jcmd")
     if not (java and javac and jcmd):
         print("jvm: no JDK, not checked")
@@ -337,13 +339,15 @@ def jvm(framewalk, source, work):
     classes = os.path.join(work, "java")
     os.makedirs(classes, exist_ok=True)
     run([javac, "-d", classes, os.path.join(source, "tests/jit/Chain.java")], check=True)
-    proc = subprocess.Popen([java, "-XX:+PreserveFramePointer", "-Xcomp", "-XX:CompileCommand=quiet", "-cp", classes,
-                             "Chain"], stdout=subprocess.PIPE, text=True)
+    flags = ["-Xcomp", "-XX:CompileCommand=quiet"] if compiled else []
+    label = "jvm -Xcomp" if compiled else "jvm interpreted"
+    proc = subprocess.Popen([java, "-XX:+PreserveFramePointer", *flags, "-cp", classes, "Chain"],
+                            stdout=subprocess.PIPE, text=True)
     perf_map = f"/tmp/perf-{proc.pid}.map"
     try:
         line = proc.stdout.readline()
         if not line.startswith("ready"):
-            return [f"jvm: did not start: {line!r}"]
+            return [f"{label}: did not start: {line!r}"]
         time.sleep(0.3)  # into Thread.sleep
         run([jcmd, str(proc.pid), "Compiler.perfmap"], check=True)
         dump = run([framewalk, "stack", "-p", str(proc.pid), "-v"])
@@ -351,23 +355,28 @@ def jvm(framewalk, source, work):
         tid, frames, stop = None, [], ""
         for block in dump.stdout.split("\nTID ")[1:]:
             got, why = frames_of("TID " + block)
-            if any("Chain.leaf" in f[1] for f in got):
+            if any("JVM_Sleep" in f[1] for f in got):
                 tid, frames, stop = block.split()[0].rstrip(":"), got, why
         names = [f[1] for f in frames]
         java_frames = [n for n in names if "Chain." in n]
-        print(f"jvm: thread {tid}: {len(frames)} frames, {stop}; Java: {' <- '.join(java_frames)}")
+        interpreted = sum(1 for n in names if n.startswith("Interpreter"))
+        print(f"{label}: thread {tid}: {len(frames)} frames, {stop}; Java: {' <- '.join(java_frames)}; "
+              f"{interpreted} interpreted")
         # The JIT inlines first and second into main (-Xcomp's C2): leaf, third, ..., main remain.
-        if not java_frames or "Chain.leaf" not in java_frames[0] or "Chain.main" not in java_frames[-1] or \
-                not any("Chain.third" in n for n in java_frames):
-            failures.append(f"jvm: want Chain.leaf <- Chain.third ... <- Chain.main in {names}")
+        if compiled and (not java_frames or "Chain.leaf" not in java_frames[0] or
+                         "Chain.main" not in java_frames[-1] or not any("Chain.third" in n for n in java_frames)):
+            failures.append(f"{label}: want Chain.leaf <- Chain.third ... <- Chain.main in {names}")
+        # Interpreted: main, first, second, third x4, leaf, Thread.sleep's frames.
+        if not compiled and interpreted < 8:
+            failures.append(f"{label}: want 8 interpreted frames or more in {names}")
         if "outermost" not in stop:
-            failures.append(f"jvm: the walk did not reach the thread's root: {stop}")
+            failures.append(f"{label}: the walk did not reach the thread's root: {stop}")
         eu = eu_stack_thread_pcs(proc.pid, tid)
         if eu is not None:
             mine = [f[0] for f in frames]
-            print(f"jvm: eu-stack {len(eu)} frames, framewalk {len(mine)}, same PCs: {eu == mine}")
+            print(f"{label}: eu-stack {len(eu)} frames, framewalk {len(mine)}, same PCs: {eu == mine}")
             if eu != mine:
-                failures.append("jvm: PCs differ from eu-stack's")
+                failures.append(f"{label}: PCs differ from eu-stack's")
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
@@ -420,7 +429,8 @@ def main():
     os.makedirs(work, exist_ok=True)
     failures = (own_jit(framewalk, source, work) + gdb_jit(framewalk, source, work) +
                 node(framewalk, source, work, "perf map") + node(framewalk, source, work, "jitdump") +
-                node_record(framewalk, source, work) + jvm(framewalk, source, work))
+                node_record(framewalk, source, work) + jvm(framewalk, source, work, True) +
+                jvm(framewalk, source, work, False))
     if failures:
         print("FAILED:", "\n  ".join(failures))
         return 1

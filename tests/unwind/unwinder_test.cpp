@@ -1002,21 +1002,31 @@ TEST(Unwinder, JitActivationInItsPrologueOrAtItsReturn) {
   }
 }
 
-// A frame pointer that leads out of the jit code to an address no call
+// A frame pointer that leads to an address in jit code is taken without a
+// call before it (HotSpot's interpreter returns to its bytecodes' return
+// entries, after a dispatch jump); one that leads to a file's code no call
 // precedes is no frame: the walk stops rather than report it.
-TEST(Unwinder, JitFramePointerToNoReturnAddressStops) {
+TEST(Unwinder, JitReturnAddressesNeedNoCall) {
   const ModuleMap modules = with_jit_code();
   FakeMemory mem;
   static const uint8_t kNop = 0x90;
   mem.code(0x10010, &kNop, 1);
   mem.word(0x7100, 0x7200);
-  mem.word(0x7108, 0x10200);  // jit code, but not after a call
-  static const uint8_t kNops[8] = {0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90};
-  mem.code(0x10200 - 8, kNops, 8);
+  mem.word(0x7108, 0x10200);  // jit code, after a jump
+  static const uint8_t kJump[4] = {0x41, 0xff, 0x24, 0xda};  // jmp *(%r10,%rbx,8)
+  mem.code(0x10200 - 4, kJump, 4);
+  mem.word(0x7200, 0);
+  mem.word(0x7208, 0);
   const Walk w = walk(mem, regs_at(0x10010, 0x7000, 0x7100), {}, modules);
-  ASSERT_EQ(w.frames.size(), 1u);
-  EXPECT_EQ(w.result.reason, StopReason::kNoUnwindInfo);
-  EXPECT_EQ(w.result.address, 0x10010u);
+  ASSERT_EQ(w.frames.size(), 2u);
+  EXPECT_EQ(w.frames[1].pc, 0x10200u);
+  EXPECT_EQ(w.frames[1].source, FrameSource::kJit);
+  mem.word(0x7108, 0x2200);  // a file's code, after the same jump
+  mem.code(0x2200 - 4, kJump, 4);
+  const Walk file = walk(mem, regs_at(0x10010, 0x7000, 0x7100), {}, modules);
+  ASSERT_EQ(file.frames.size(), 1u);
+  EXPECT_EQ(file.result.reason, StopReason::kNoUnwindInfo);
+  EXPECT_EQ(file.result.address, 0x10010u);
 }
 
 // A perf sample holds the stack alone: where the jit code cannot be read,
