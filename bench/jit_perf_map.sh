@@ -17,7 +17,7 @@ functions=${2:-25000}
 runs=${3:-15}
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 work=$(mktemp -d)
-node --perf-basic-prof --interpreted-frames-native-stack "$src/bench/jit_many.js" "$functions" >"$work/out" &
+(cd "$work" && exec node --perf-basic-prof --interpreted-frames-native-stack "$src/bench/jit_many.js" "$functions" >"$work/out") &
 node_pid=$!
 trap 'kill -9 $node_pid 2>/dev/null; wait $node_pid 2>/dev/null; rm -f /tmp/perf-$node_pid.map; rm -rf "$work"' EXIT
 until grep -q ready "$work/out" 2>/dev/null; do sleep 0.1; done
