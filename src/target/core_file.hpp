@@ -54,6 +54,7 @@ class CoreFile {
   // NT_ARM_PAC_MASK; nullopt when the core has no such note.
   std::optional<uint64_t> pointer_auth_mask() const { return pointer_auth_mask_; }
   Memory& memory() { return *memory_; }
+  const CoreOptions& options() const { return options_; }
 
   // Modules of every mapped ELF file and the vDSO. `warnings` collects
   // problems: missing files, build-id mismatches between core and files.

@@ -5,6 +5,7 @@
 #include "arch/machine.hpp"
 #include "base/text.hpp"
 #include "target/gdb_jit.hpp"
+#include "target/jitdump_modules.hpp"
 
 namespace framewalk {
 
@@ -46,6 +47,22 @@ const ModuleMap& CoreTarget::modules() {
     modules_ = core_->modules(*cache_, &warnings_);
     if (const arch::Machine* machine = arch::machine_for(core_->machine()))
       add_gdb_jit_modules(modules_, memory_, *machine, *cache_, &warnings_);
+    // The jitdump the process wrote (NT_FILE lists its marker), where it is here.
+    for (const CoreMapping& m : core_->mappings()) {
+      if (!is_jitdump_of(m.path, core_->pid())) continue;
+      const std::string path = m.host_path.empty() ? core_->options().sysroot + m.path : m.host_path;
+      if (auto file = read_jitdump(path)) {
+        jitdump_ = std::move(*file);
+        add_jitdump_modules(modules_, *jitdump_);
+        if (jitdump_->dump.stopped && jitdump_->dump.stopped->code != ErrorCode::kTruncated)
+          warnings_.push_back(path + ": " + to_string(jitdump_->dump.stopped->code) + " at offset 0x" +
+                              hex_digits(jitdump_->dump.stopped->offset) + ": the records after it are left out");
+      } else {
+        warnings_.push_back(path + ": " + to_string(file.error().code) + " at offset 0x" +
+                            hex_digits(file.error().offset) + ": the process's jitdump is not read");
+      }
+      break;
+    }
     modules_built_ = true;
   }
   return modules_;

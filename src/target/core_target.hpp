@@ -9,6 +9,7 @@
 
 #include "target/cached_memory.hpp"
 #include "target/core_file.hpp"
+#include "target/jitdump_modules.hpp"
 #include "target/target.hpp"
 
 namespace framewalk {
@@ -37,6 +38,9 @@ class CoreTarget final : public Target {
   const std::vector<std::string>& warnings() const override { return warnings_; }
 
   const CoreFile& core() const { return *core_; }
+  // The jitdump the process wrote (its marker in NT_FILE, the file found
+  // here), or null: as LiveTarget::jitdump().
+  const JitdumpFile* jitdump() const { return jitdump_.get(); }
 
  private:
   std::unique_ptr<CoreFile> core_;
@@ -45,6 +49,7 @@ class CoreTarget final : public Target {
   ModuleMap modules_;
   bool modules_built_ = false;
   std::vector<std::string> warnings_;
+  std::unique_ptr<JitdumpFile> jitdump_;
   size_t last_ = ~size_t{0};  // the thread next_thread gave last
 };
 

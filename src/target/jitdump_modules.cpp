@@ -5,16 +5,14 @@
 
 namespace framewalk {
 
+bool is_jitdump_of(std::string_view path, pid_t pid) {
+  const std::string name = "/jit-" + std::to_string(pid) + ".dump";
+  return path.size() > name.size() && path.substr(path.size() - name.size()) == name;  // " (deleted)": gone
+}
+
 std::string jitdump_marker(const std::vector<MapEntry>& maps, pid_t pid) {
-  const std::string name = "jit-" + std::to_string(pid) + ".dump";
-  for (const MapEntry& e : maps) {
-    std::string path = e.path;
-    const std::string deleted = " (deleted)";
-    if (path.size() > deleted.size() && path.compare(path.size() - deleted.size(), deleted.size(), deleted) == 0)
-      continue;  // the file is gone
-    const size_t slash = path.rfind('/');
-    if (slash != std::string::npos && path.compare(slash + 1, std::string::npos, name) == 0) return path;
-  }
+  for (const MapEntry& e : maps)
+    if (is_jitdump_of(e.path, pid)) return e.path;
   return "";
 }
 

@@ -25,8 +25,11 @@ struct JitdumpFile {
   symbol::JitDump dump;
 };
 
+// Whether a mapped file's path (as mapped) is process `pid`'s jitdump
+// marker: a file named jit-PID.dump, not deleted.
+bool is_jitdump_of(std::string_view path, pid_t pid);
 // The path of the jitdump file `maps` show process `pid` mapping ("" when
-// none): a mapping of a file whose name is jit-PID.dump.
+// none).
 std::string jitdump_marker(const std::vector<MapEntry>& maps, pid_t pid);
 
 // Reads the jitdump at `path`. Errors: the file's (kIoError, kNotFound) or

@@ -191,7 +191,12 @@ int run_core(const StackCommandOptions& options, RowCache* rows) {
   OneThread one(target, options.tid);
   Target& walked = options.tid ? static_cast<Target&>(one) : target;
   if (!save_snapshot(options, walked)) return 2;
-  const auto perf_map = read_perf_map(options, 0);
+  auto perf_map = read_perf_map(options, 0);
+  // The names its jitdump gives, where the core's process wrote one.
+  if (const JitdumpFile* jitdump = target.jitdump()) {
+    if (!perf_map) perf_map = std::make_unique<symbol::PerfMap>("");
+    perf_map->add_jitdump(jitdump->dump);
+  }
   return finish(options, dump_stacks(walked, dump_options(options, rows)), perf_map.get());
 }
 

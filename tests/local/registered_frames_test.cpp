@@ -37,15 +37,16 @@ const uint8_t kCieRules[] = {1, 0x78, 16, 0x0c, 7, 8, 0x90, 1};
 // FDE: after sub, CFA = rsp + 16; after add (offset 10), CFA = rsp + 8.
 const uint8_t kFdeRules[] = {0x44, 0x0e, 16, 0x46, 0x0e, 8};
 #else
-// stp x29,x30,[sp,#-16]!; mov x29,sp; blr x0; ldp x29,x30,[sp],#16; ret
-const uint32_t kInsns[] = {0xa9bf7bfd, 0x910003fd, 0xd63f0000, 0xa8c17bfd, 0xd65f03c0};
+// stp x29,x30,[sp,#-16]!; mov x29,#1; blr x0; ldp x29,x30,[sp],#16; ret
+// (x29 is no frame pointer in it: only its CFI leads out of it.)
+const uint32_t kInsns[] = {0xa9bf7bfd, 0xd280003d, 0xd63f0000, 0xa8c17bfd, 0xd65f03c0};
 const uint8_t* const kCode = reinterpret_cast<const uint8_t*>(kInsns);
 constexpr size_t kCodeSize = sizeof kInsns;
 constexpr size_t kReturnOffset = 12;
 // CIE: code 4, data -8, RA x30, CFA = sp.
 const uint8_t kCieRules[] = {4, 0x78, 30, 0x0c, 31, 0};
 // FDE: after stp, CFA = sp + 16, x29 at -16, x30 at -8; after ldp (offset 16), CFA = sp.
-const uint8_t kFdeRules[] = {0x41, 0x0e, 16, 0x9d, 2, 0x9e, 1, 0x42, 0x0e, 0, 0xdd, 0xde};
+const uint8_t kFdeRules[] = {0x41, 0x0e, 16, 0x9d, 2, 0x9e, 1, 0x43, 0x0e, 0, 0xdd, 0xde};
 #endif
 #if defined(__x86_64__)
 constexpr size_t kCodeSize = sizeof kCode;
