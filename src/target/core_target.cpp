@@ -51,16 +51,8 @@ const ModuleMap& CoreTarget::modules() {
     for (const CoreMapping& m : core_->mappings()) {
       if (!is_jitdump_of(m.path, core_->pid())) continue;
       const std::string path = m.host_path.empty() ? core_->options().sysroot + m.path : m.host_path;
-      if (auto file = read_jitdump(path)) {
-        jitdump_ = std::move(*file);
-        add_jitdump_modules(modules_, *jitdump_);
-        if (jitdump_->dump.stopped && jitdump_->dump.stopped->code != ErrorCode::kTruncated)
-          warnings_.push_back(path + ": " + to_string(jitdump_->dump.stopped->code) + " at offset 0x" +
-                              hex_digits(jitdump_->dump.stopped->offset) + ": the records after it are left out");
-      } else {
-        warnings_.push_back(path + ": " + to_string(file.error().code) + " at offset 0x" +
-                            hex_digits(file.error().offset) + ": the process's jitdump is not read");
-      }
+      jitdump_ = load_jitdump(path, &warnings_);
+      if (jitdump_) add_jitdump_modules(modules_, *jitdump_);
       break;
     }
     modules_built_ = true;

@@ -1,6 +1,7 @@
 #include "target/jitdump_modules.hpp"
 
 #include "arch/machine.hpp"
+#include "base/text.hpp"
 #include "elf/elf_synth.hpp"
 
 namespace framewalk {
@@ -24,6 +25,20 @@ Result<std::unique_ptr<JitdumpFile>> read_jitdump(const std::string& path) {
   file->image = std::move(image);
   file->dump = std::move(dump);
   return file;
+}
+
+std::unique_ptr<JitdumpFile> load_jitdump(const std::string& path, std::vector<std::string>* warnings) {
+  auto file = read_jitdump(path);
+  if (!file) {
+    warnings->push_back(path + ": " + to_string(file.error().code) + " at offset 0x" +
+                        hex_digits(file.error().offset) + ": the process's jitdump is not read");
+    return nullptr;
+  }
+  const auto& stopped = (*file)->dump.stopped;
+  if (stopped && stopped->code != ErrorCode::kTruncated)
+    warnings->push_back(path + ": " + to_string(stopped->code) + " at offset 0x" + hex_digits(stopped->offset) +
+                        ": the records after it are left out");
+  return std::move(*file);
 }
 
 size_t add_jitdump_modules(ModuleMap& modules, const JitdumpFile& file) {

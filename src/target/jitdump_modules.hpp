@@ -36,6 +36,10 @@ std::string jitdump_marker(const std::vector<MapEntry>& maps, pid_t pid);
 // its header's (symbol::parse_jitdump); damage after the header is in
 // dump.stopped.
 Result<std::unique_ptr<JitdumpFile>> read_jitdump(const std::string& path);
+// read_jitdump for a target: null when it cannot be read; problems (the
+// file's, a record damaged before the last: a last one cut short is one the
+// runtime is writing) as sentences naming the file and offset in `warnings`.
+std::unique_ptr<JitdumpFile> load_jitdump(const std::string& path, std::vector<std::string>* warnings);
 
 // Modules for the code of `file` that has unwind tables (an UNWINDING_INFO
 // with an .eh_frame) and is still where it was loaded (no later load or

@@ -62,19 +62,7 @@ LiveTarget::LiveTarget(pid_t pid, const LiveOptions& options, std::shared_ptr<Mo
   maps_ = read_proc_maps(pid_);
   if (options_.on_step) options_.on_step("maps", "");
   // A jitdump the process writes (perf's marker mapping), read now too.
-  if (const std::string path = jitdump_marker(maps_, pid_); !path.empty()) {
-    auto file = read_jitdump(path);
-    if (file) {
-      jitdump_ = std::move(*file);
-      // (A last record cut short is one the runtime is writing.)
-      if (jitdump_->dump.stopped && jitdump_->dump.stopped->code != ErrorCode::kTruncated)
-        warnings_.push_back(path + ": " + to_string(jitdump_->dump.stopped->code) + " at offset 0x" +
-                            hex_digits(jitdump_->dump.stopped->offset) + ": the records after it are left out");
-    } else {
-      warnings_.push_back(path + ": " + to_string(file.error().code) + " at offset 0x" +
-                          hex_digits(file.error().offset) + ": not read");
-    }
-  }
+  if (const std::string path = jitdump_marker(maps_, pid_); !path.empty()) jitdump_ = load_jitdump(path, &warnings_);
   // The files are opened, and searched for a GDB JIT descriptor, before
   // anything is stopped too: the pause then finds them in the cache.
   const ModuleMap early = modules_from_maps(pid_, maps_, *cache_, live_memory_);
