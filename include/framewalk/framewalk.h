@@ -290,7 +290,9 @@ FRAMEWALK_API size_t fw_frame_registers(const fw_frame *frame, unsigned *numbers
 /* 1 and *out when the PC is in a module, else 0. */
 FRAMEWALK_API int fw_frame_module(const fw_frame *frame, fw_module_info *out);
 /* The function's name (demangled) and the PC's offset in it; NULL when no
- * symbol covers the PC. */
+ * symbol covers the PC. For jit code (executable memory no file backs), the
+ * name its process gives: a live process's perf map (/tmp/perf-PID.map, read
+ * again for an address it does not name yet) and jitdump, a core's jitdump. */
 FRAMEWALK_API const char *fw_frame_function(const fw_frame *frame, uint64_t *offset);
 
 /* What the debug information says of a frame's PC: the inlined calls there

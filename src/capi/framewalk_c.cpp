@@ -18,6 +18,7 @@
 #include "base/own_memory.hpp"
 #include "base/text.hpp"
 #include "elf/debuginfod.hpp"
+#include "symbol/perf_map.hpp"
 #include "target/core_target.hpp"
 #include "target/live_target.hpp"
 #include "target/local_target.hpp"
@@ -177,6 +178,10 @@ struct fw_target {
   SelfTarget* self = nullptr;
   std::string name;
   std::string pid_text;  // for messages
+  // Names of jit code (a live process's perf map and jitdump, a core's
+  // jitdump), read when a frame first needs one; the map read again for an
+  // address it does not name.
+  std::unique_ptr<symbol::PerfMap> jit_names;
 };
 
 struct fw_thread_state {
@@ -199,6 +204,7 @@ struct fw_frame {
   const Frame* frame;
   size_t index;
   FrameScratch* scratch;
+  fw_target* target;
 };
 
 namespace {
@@ -341,7 +347,7 @@ fw_status walk(fw_target* target, int tid, fw_frame_callback callback, void* arg
       return true;
     }
     scratch.sources_of = nullptr;
-    fw_frame frame{&f, index++, &scratch};
+    fw_frame frame{&f, index++, &scratch, target};
     return callback(&frame, arg) == FW_CONTINUE;
   }, o);
   if (target->self) target->self->captured_ = nullptr;
@@ -696,10 +702,42 @@ int fw_frame_module(const fw_frame* frame, fw_module_info* out) {
   return 1;
 }
 
+namespace {
+
+// The name of jit code at `frame` from its process's perf map and jitdump.
+FrameSymbol jit_symbol(fw_target& t, const Frame& frame) {
+  FrameSymbol s;
+  if (!t.jit_names) {
+    const JitdumpFile* jitdump = nullptr;
+    std::string map_path;
+    if (auto* live = dynamic_cast<LiveTarget*>(t.target.get())) {
+      map_path = symbol::PerfMap::path_of(static_cast<uint32_t>(live->pid()));
+      jitdump = live->jitdump();
+    } else if (auto* core = dynamic_cast<CoreTarget*>(t.target.get())) {
+      jitdump = core->jitdump();
+    }
+    t.jit_names = std::make_unique<symbol::PerfMap>(map_path);
+    if (!map_path.empty()) (void)t.jit_names->refresh();
+    if (jitdump) t.jit_names->add_jitdump(jitdump->dump);
+  } else if (!t.jit_names->path().empty() && !t.jit_names->find(frame.symbol_pc)) {
+    (void)t.jit_names->refresh();  // lines appended since
+  }
+  if (const symbol::PerfMap::Entry* e = t.jit_names->find(frame.symbol_pc)) {
+    s.found = true;
+    s.function = std::string(e->name);
+    s.offset = frame.pc - e->start;
+  }
+  return s;
+}
+
+}  // namespace
+
 const char* fw_frame_function(const fw_frame* frame, uint64_t* offset) {
   if (!frame) return nullptr;
   try {
     FrameSymbol s = symbolize(*frame->frame);
+    const Module* m = frame->frame->module;
+    if (!s.found && frame->target && (!m || m->jit)) s = jit_symbol(*frame->target, *frame->frame);
     if (!s.found) return nullptr;
     frame->scratch->function = std::move(s.function);
     if (offset) *offset = s.offset;

@@ -2,7 +2,7 @@
  * `framewalk stack --format=json` (tests/stack/compare_with_gdb.py --api):
  *   api_stack live PID process|thread|copy
  *   api_stack core CORE
- * {"threads":[{"tid":N,"pcs":["0x...",...],"stop":"outermost"},...]} */
+ * {"threads":[{"tid":N,"pcs":["0x...",...],"functions":["name"|null,...],"stop":"outermost"},...]} */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,10 +10,33 @@
 
 #include <framewalk/framewalk.h>
 
-static fw_walk_action print_pc(const fw_frame *frame, void *arg) {
-  int *count = arg;
-  printf("%s\"0x%" PRIx64 "\"", (*count)++ ? "," : "", fw_frame_pc(frame));
+/* Each frame's PC and function name, kept for the two lists. */
+struct frames {
+  int count;
+  uint64_t pcs[4096];
+  char *names[4096];
+};
+
+static fw_walk_action keep_frame(const fw_frame *frame, void *arg) {
+  struct frames *f = arg;
+  if (f->count == 4096) return FW_STOP;
+  const char *name = fw_frame_function(frame, NULL);
+  f->pcs[f->count] = fw_frame_pc(frame);
+  f->names[f->count] = NULL;
+  if (name && (f->names[f->count] = malloc(strlen(name) + 1)) != NULL) strcpy(f->names[f->count], name);
+  ++f->count;
   return FW_CONTINUE;
+}
+
+/* A JSON string (names may hold quotes and backslashes). */
+static void print_string(const char *s) {
+  putchar('"');
+  for (; *s; ++s) {
+    if (*s == '"' || *s == '\\') putchar('\\');
+    if ((unsigned char)*s < 0x20) printf("\\u%04x", *s);
+    else putchar(*s);
+  }
+  putchar('"');
 }
 
 int main(int argc, char **argv) {
@@ -42,9 +65,19 @@ int main(int argc, char **argv) {
   for (int tid = 0; fw_next_thread(target, tid, &tid) == FW_OK && tid != 0;) {
     printf("%s\n{\"tid\":%d,\"pcs\":[", first ? "" : ",", tid);
     first = 0;
-    int count = 0;
+    static struct frames f;
+    f.count = 0;
     fw_walk_end end;
-    if (fw_walk(target, tid, print_pc, &count, &options, &end) != FW_OK) {
+    const fw_status walked = fw_walk(target, tid, keep_frame, &f, &options, &end);
+    for (int i = 0; i < f.count; ++i) printf("%s\"0x%" PRIx64 "\"", i ? "," : "", f.pcs[i]);
+    printf("],\"functions\":[");
+    for (int i = 0; i < f.count; ++i) {
+      if (i) putchar(',');
+      if (f.names[i]) print_string(f.names[i]);
+      else printf("null");
+      free(f.names[i]);
+    }
+    if (walked != FW_OK) {
       printf("],\"stop\":\"unreadable\"}");
       continue;
     }

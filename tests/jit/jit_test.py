@@ -23,7 +23,10 @@ programs' known chains and eu-stack:
     calls, named from the perf map jcmd Compiler.perfmap writes: the chain
     (compiled) or the interpreter's frames, the root, eu-stack's PCs.
 
-Usage: jit_test.py FRAMEWALK SOURCE_DIR WORK_DIR. Exit 77: not this machine.
+The C API (tests/capi/api_stack, when given) walks the own jit live and the
+jitdump-described code's core alike, naming the jit frames as the command does.
+
+Usage: jit_test.py FRAMEWALK SOURCE_DIR WORK_DIR [API_STACK]. Exit 77: not this machine.
 """
 import os
 import platform
@@ -99,6 +102,37 @@ def check_chain(label, frames, stop, failures):
         failures.append(f"{label}: frames under jit code not marked [jit]: {after}")
 
 
+API_STACK = None  # tests/capi/api_stack: the C API's frames and names, when given
+
+
+def api_frames(args, tid):
+    """(pcs, functions) of thread `tid` as the C API gives them, or None without api_stack."""
+    if not API_STACK:
+        return None
+    import json
+    out = run([API_STACK] + args)
+    for t in json.loads(out.stdout)["threads"]:
+        if t["tid"] == tid:
+            return [int(p, 16) for p in t["pcs"]], t["functions"]
+    return [], []
+
+
+def check_api(label, args, tid, frames, failures):
+    """The C API's walk of the thread: framewalk stack's PCs, its jit frames named alike."""
+    got = api_frames(args, tid)
+    if got is None:
+        return
+    pcs, functions = got
+    want = [f[1] for f in frames]
+    named = [fn for fn, w in zip(functions, want) if fn and fn == w]
+    print(f"{label} C API: {len(pcs)} frames, {len(named)} named as framewalk stack names them")
+    if pcs != [f[0] for f in frames]:
+        failures.append(f"{label} C API: PCs differ: {pcs}")
+    jit = [(fn, w) for fn, w in zip(functions, want) if w.startswith(("jit_", "gdbjit_", "JS:"))]
+    if not jit or any(fn is None or fn.split("+")[0] != w for fn, w in jit):
+        failures.append(f"{label} C API: jit frames not named as framewalk stack names them: {jit}")
+
+
 def own_jit(framewalk, source, work):
     failures = []
     cc = shutil.which("cc") or shutil.which("gcc")
@@ -115,6 +149,7 @@ def own_jit(framewalk, source, work):
         live = run([framewalk, "stack", "-p", str(pid), "-v"])
         frames, stop = frames_of(live.stdout)
         check_chain("jit_chain live", frames, stop, failures)
+        check_api("jit_chain live", ["live", str(pid), "process"], pid, frames, failures)
         eu = eu_stack_pcs(pid)
         if eu is not None:
             mine = [f[0] for f in frames]
@@ -230,6 +265,7 @@ def gdb_jit(framewalk, source, work):
                     print(f"{label} core: {' <- '.join(f[1] for f in cframes)} ({cstop})")
                     if [f[:3] for f in cframes] != [f[:3] for f in frames]:
                         failures.append(f"{label}: the core's frames differ from the live process's: {cframes}")
+                    check_api(f"{label} core", ["core", core], proc.pid, cframes, failures)
                     if os.path.exists(core):
                         os.unlink(core)
                 continue
@@ -438,7 +474,9 @@ def node_record(framewalk, source, work):
 
 
 def main():
+    global API_STACK
     framewalk, source, work = (os.path.abspath(a) for a in sys.argv[1:4])
+    API_STACK = os.path.abspath(sys.argv[4]) if len(sys.argv) > 4 else None
     if platform.machine() not in ("x86_64", "aarch64"):
         print("jit: x86-64 and AArch64 only")
         return 77
