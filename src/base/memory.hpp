@@ -38,7 +38,7 @@ class BufferMemory final : public Memory {
  public:
   BufferMemory(Bytes bytes, uint64_t base) : bytes_(bytes), base_(base) {}
   size_t read(uint64_t address, void* out, size_t size) override {
-    if (address < base_ || address - base_ >= bytes_.size()) return 0;
+    if (size == 0 || address < base_ || address - base_ >= bytes_.size()) return 0;  // (out may be null for 0)
     const size_t off = static_cast<size_t>(address - base_);
     const size_t n = size < bytes_.size() - off ? size : bytes_.size() - off;
     std::memcpy(out, bytes_.data() + off, n);

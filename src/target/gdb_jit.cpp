@@ -66,7 +66,7 @@ void read_once(Memory& memory, uint64_t descriptor, const Layout& l, GdbJitList*
     object.entry = entry;
     object.address = *symfile;
     object.bytes.resize(static_cast<size_t>(*size));
-    if (memory.read(*symfile, object.bytes.data(), object.bytes.size()) != object.bytes.size())
+    if (!object.bytes.empty() && memory.read(*symfile, object.bytes.data(), object.bytes.size()) != object.bytes.size())
       return fail(GdbJitProblem::kUnreadable, *symfile);
     out->objects.push_back(std::move(object));
     previous = entry;
