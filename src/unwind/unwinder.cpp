@@ -1,6 +1,7 @@
 #include "unwind/unwinder.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <new>
 #include <type_traits>
@@ -186,9 +187,71 @@ Result<void> Unwinder::apply_row_in_place(const UnwindRow& row, arch::RegisterFi
   return ok();
 }
 
+Result<void> Unwinder::apply_flat_in_place(const RowCache::FlatRow& row, arch::RegisterFile* registers) const {
+  // apply_row_in_place's steps for the rules a flat row has.
+  const arch::Machine& m = *machine_;
+  arch::RegisterFile& regs = *registers;
+  auto base = regs.get(row.cfa_reg);
+  if (!base) return Error{ErrorCode::kExprNeedsRegister, row.cfa_reg};
+  const uint64_t cfa = m.address(*base + static_cast<uint64_t>(row.cfa_offset));
+  const Endian endian = m.endian();
+  uint64_t values[RowCache::FlatRow::kMaxSaved];
+  uint64_t unknown = 0;  // bit i: rule i's slot could not be read
+  for (unsigned i = 0; i < row.saved; ++i) {
+    auto word = memory_.read_word(m.address(cfa + static_cast<uint64_t>(row.offset[i])), row.size[i], endian);
+    if (!word) {
+      if (unreadable_saved_registers_unknown_ && row.reg[i] != row.return_address_register) {
+        unknown |= uint64_t{1} << i;
+        continue;
+      }
+      return word.error();
+    }
+    values[i] = *word;
+  }
+  regs.set(m.stack_pointer(), cfa);
+  for (unsigned i = 0; i < row.saved; ++i) {
+    if ((unknown >> i) & 1) regs.forget(row.reg[i]);
+    else regs.set(row.reg[i], values[i]);
+  }
+  regs.set(m.program_counter(),
+           m.clean_return_address(regs.value_or(row.return_address_register, 0), pointer_auth_mask_));
+  return ok();
+}
+
+RowCache::FlatRow RowCache::flatten(const arch::Machine& m, const UnwindRow& row) {
+  FlatRow f;
+  const unsigned max_reg = arch::RegisterFile::kMaxRegisters;
+  if (row.signal_frame || row.cfa.kind != CfaKind::kRegisterOffset || row.cfa.reg >= max_reg ||
+      row.return_address_register >= max_reg)
+    return f;
+  f.cfa_reg = row.cfa.reg;
+  f.cfa_offset = row.cfa.offset;
+  f.return_address_register = row.return_address_register;
+  bool return_address = false;
+  for (int i = 0; i < row.rule_count; ++i) {
+    const RegisterRule& r = row.rules[i];
+    // Rules for the stack pointer and the PC (other than as the return
+    // address column) are ordered against the CFA and the return address:
+    // not flat.
+    if (r.reg == m.stack_pointer() || (r.reg == m.program_counter() && r.reg != row.return_address_register))
+      return FlatRow{};
+    if (r.kind == RuleKind::kSameValue && r.reg != row.return_address_register) continue;  // changes nothing
+    const uint8_t size = m.register_size(r.reg);
+    if (r.kind != RuleKind::kOffset || r.reg >= max_reg || size == 0 || size > 8 || f.saved == FlatRow::kMaxSaved)
+      return FlatRow{};
+    f.reg[f.saved] = r.reg;
+    f.size[f.saved] = size;
+    f.offset[f.saved] = r.value;
+    ++f.saved;
+    if (r.reg == row.return_address_register) return_address = true;
+  }
+  f.usable = return_address;
+  return f;
+}
+
 static_assert(std::is_trivially_destructible_v<RowCache::Entry>, "RowCache writes entries over raw storage");
 
-RowCache::RowCache(size_t sets) : sets_(sets ? sets : 1) {}
+RowCache::RowCache(size_t sets) : sets_(std::bit_ceil(sets ? sets : size_t{1})) {}
 
 RowCache::~RowCache() { ::operator delete(entries_); }
 
@@ -201,7 +264,7 @@ void RowCache::allocate() {
 
 size_t RowCache::set_of(uint64_t module_id, uint64_t link_pc, unsigned variant) const {
   uint64_t h = (link_pc ^ (module_id * 0x9e3779b97f4a7c15ull) ^ variant) * 0xff51afd7ed558ccdull;
-  return static_cast<size_t>((h >> 32) % sets_);
+  return static_cast<size_t>(h >> 32) & (sets_ - 1);
 }
 
 const RowCache::Entry* RowCache::find(uint64_t module_id, uint64_t link_pc, unsigned variant) {
@@ -286,7 +349,8 @@ __attribute__((noinline)) bool Unwinder::find_row_through_cache(const Frame& fra
     step->lookup_error = e->lookup_error;
     step->cannot_unwind = e->cannot_unwind;
     if (!e->found) return false;
-    step->row = e->row;
+    if (e->flat.usable) step->flat = &e->flat;  // no copy of the row
+    else step->row = e->row;
     step->source = e->source;
     return true;
   }
@@ -298,6 +362,7 @@ __attribute__((noinline)) bool Unwinder::find_row_through_cache(const Frame& fra
   if (entry.found) {
     entry.row = step->row;
     entry.source = step->source;
+    if (machine_) entry.flat = RowCache::flatten(*machine_, step->row);
   }
   options.row_cache->add(frame.module->id, link_pc, variant, entry);
   return entry.found;
@@ -494,6 +559,7 @@ WalkResult Unwinder::walk_in_place(arch::RegisterFile& regs, FunctionRef<bool(co
   bool activation = !options.first_is_return_address;
   FrameSource source = FrameSource::kContext;
   SframeMiss sframe_miss = SframeMiss::kNone;
+  ModuleMap::FindHint module_hint;  // a stack's frames come in runs of one module
   for (;;) {
     auto pc = regs.get(pc_reg);
     auto sp = regs.get(sp_reg);
@@ -510,14 +576,15 @@ WalkResult Unwinder::walk_in_place(arch::RegisterFile& regs, FunctionRef<bool(co
     frame.lookup_pc = machine_->lookup_pc(frame.pc, activation);
     frame.registers = &regs;
     frame.symbol_pc = frame.lookup_pc;
-    frame.module = modules_.find(frame.lookup_pc);
+    frame.module = modules_.find(frame.lookup_pc, &module_hint);
     ++result.frames;
     // The row is found before the frame is reported, so that the frame can
     // say whether it is a signal trampoline.
     Step step;
     const bool have_row = find_row(frame, options, &step) ||
                           (!step.lookup_error && fallback_row(frame, regs, options, &step));
-    frame.signal_trampoline = have_row && step.row.signal_frame;
+    const bool signal_frame = have_row && !step.flat && step.row.signal_frame;
+    frame.signal_trampoline = signal_frame;
     if (frame.signal_trampoline) frame.symbol_pc = frame.pc;
     if (!on_frame(frame)) {
       result.reason = StopReason::kCallback;
@@ -544,22 +611,24 @@ WalkResult Unwinder::walk_in_place(arch::RegisterFile& regs, FunctionRef<bool(co
       result.sframe_miss = step.sframe_miss;
       return result;
     }
-    // An undefined return address ends the stack, whatever the CFA: SFrame's
-    // outermost rows have no CFA at all.
-    const RegisterRule* ra = step.row.find(step.row.return_address_register);
-    if (ra && ra->kind == RuleKind::kUndefined) {
-      result.reason = StopReason::kOutermost;
-      return result;
+    if (!step.flat) {  // a flat row restores the return address from the stack
+      // An undefined return address ends the stack, whatever the CFA:
+      // SFrame's outermost rows have no CFA at all.
+      const RegisterRule* ra = step.row.find(step.row.return_address_register);
+      if (ra && ra->kind == RuleKind::kUndefined) {
+        result.reason = StopReason::kOutermost;
+        return result;
+      }
+      // Only an activation can still hold its return address in the link
+      // register: a frame that made a call has saved it, or its row is wrong.
+      if (!ra && !frame.activation) {
+        result.reason = StopReason::kBadUnwindInfo;
+        result.error = ErrorCode::kReturnAddressNoRule;
+        result.address = frame.pc;
+        return result;
+      }
     }
-    // Only an activation can still hold its return address in the link
-    // register: a frame that made a call has saved it, or its row is wrong.
-    if (!ra && !frame.activation) {
-      result.reason = StopReason::kBadUnwindInfo;
-      result.error = ErrorCode::kReturnAddressNoRule;
-      result.address = frame.pc;
-      return result;
-    }
-    auto applied = apply_row_in_place(step.row, &regs);
+    auto applied = step.flat ? apply_flat_in_place(*step.flat, &regs) : apply_row_in_place(step.row, &regs);
     if (!applied) {
       const Error e = applied.error();
       if (e.code == ErrorCode::kMemoryUnreadable) {
@@ -589,12 +658,12 @@ WalkResult Unwinder::walk_in_place(arch::RegisterFile& regs, FunctionRef<bool(co
     const uint64_t next_sp = regs.value_or(sp_reg, 0);
     // The stack grows down: a caller's SP is above its callee's, except across
     // a signal frame (the handler may run on an alternate stack).
-    if (!step.row.signal_frame && (next_sp < *sp || (next_sp == *sp && *next_pc == *pc))) {
+    if (!signal_frame && (next_sp < *sp || (next_sp == *sp && *next_pc == *pc))) {
       result.reason = StopReason::kCfaDidNotAdvance;
       result.address = next_sp;
       return result;
     }
-    activation = step.row.signal_frame;
+    activation = signal_frame;
     source = step.source;
     sframe_miss = step.sframe_miss;
   }

@@ -117,8 +117,28 @@ enum class SourceOrder : uint8_t {
 // thread (it is not synchronized); it may outlive modules and targets.
 class RowCache {
  public:
+  // A row of the shape most frames of compiled code have, ready to apply
+  // without interpreting its rules (Unwinder applies it exactly as the row):
+  // the CFA is a register plus an offset, every other rule restores a
+  // register below 64 from a word at the CFA plus an offset (same-value
+  // rules change nothing and are left out), the return address among them;
+  // no signal frame. Made when a row is cached.
+  struct FlatRow {
+    static constexpr unsigned kMaxSaved = 24;  // AArch64's x19-x30 and d8-d15, with room
+    bool usable = false;
+    uint8_t saved = 0;
+    uint16_t cfa_reg = 0;
+    uint16_t return_address_register = 0;
+    int64_t cfa_offset = 0;
+    uint16_t reg[kMaxSaved];
+    uint8_t size[kMaxSaved];
+    int64_t offset[kMaxSaved];
+  };
+  static FlatRow flatten(const arch::Machine& machine, const UnwindRow& row);
+
   struct Entry {
     bool found = false;
+    FlatRow flat;  // usable: step by it
     UnwindRow row;
     FrameSource source = FrameSource::kContext;
     SframeMiss sframe_miss = SframeMiss::kNone;
@@ -126,6 +146,7 @@ class RowCache {
     bool cannot_unwind = false;
   };
   static constexpr size_t kWays = 4;
+  // `sets` is rounded up to a power of two.
   explicit RowCache(size_t sets = 256);
   ~RowCache();
   RowCache(const RowCache&) = delete;
@@ -231,10 +252,13 @@ class Unwinder {
   // The same in place: `registers`, the callee's, become the caller's (every
   // rule reads the callee's values). After an error they are neither.
   Result<void> apply_row_in_place(const UnwindRow& row, arch::RegisterFile* registers) const;
+  // The same for a flat row (RowCache::flatten), with the same result.
+  Result<void> apply_flat_in_place(const RowCache::FlatRow& row, arch::RegisterFile* registers) const;
 
  private:
   struct Step {
-    UnwindRow row;
+    UnwindRow row;  // unset when `flat` is given
+    const RowCache::FlatRow* flat = nullptr;  // the cached row, flat (valid until the cache's next add)
     FrameSource source;
     SframeMiss sframe_miss = SframeMiss::kNone;
     // Unwind information covers the PC but could not be read: the walk stops

@@ -266,6 +266,74 @@ TEST(Unwinder, UnreadableSavedRegisterUnknownWhenAsked) {
   EXPECT_FALSE(unwinder.apply_row(row, callee).ok());
 }
 
+// A row the cache keeps flat steps exactly as the row: the same registers
+// (every one, known or not) or the same error, strict and lenient about
+// unreadable saved registers; rows of other shapes are not made flat.
+TEST(Unwinder, FlatRowStepsAsTheRowDoes) {
+  FakeMemory mem;
+  for (uint64_t a = 0x7000; a < 0x7100; a += 8) mem.word(a, 0x100000 + a);
+  const arch::Machine& m = *arch::machine_for(62);
+  auto offset_row = [](uint16_t cfa_reg, int64_t cfa_offset, std::initializer_list<std::pair<uint16_t, int64_t>> saved) {
+    UnwindRow row;
+    row.cfa.kind = CfaKind::kRegisterOffset;
+    row.cfa.reg = cfa_reg;
+    row.cfa.offset = cfa_offset;
+    row.return_address_register = x::kRip;
+    for (auto [reg, off] : saved) EXPECT_TRUE(row.set({reg, RuleKind::kOffset, off, {}, 0}).ok());
+    return row;
+  };
+  std::vector<UnwindRow> rows = {
+      offset_row(x::kRsp, 8, {{x::kRip, -8}}),
+      offset_row(x::kRsp, 56, {{x::kRip, -8}, {x::kRbx, -16}, {x::kR12, -24}, {x::kR13, -32}, {x::kRbp, -40}}),
+      offset_row(x::kRbp, 16, {{x::kRip, -8}, {x::kRbp, -16}}),
+      offset_row(x::kRbx, 32, {{x::kRip, -8}}),         // a base the callee does not know
+      offset_row(x::kRsp, 0x200, {{x::kRip, -8}}),      // the return address beyond the memory
+      offset_row(x::kRsp, 24, {{x::kRip, -8}, {x::kR14, -0x80}}),  // a saved register below it
+  };
+  UnwindRow same = offset_row(x::kRsp, 16, {{x::kRip, -8}});
+  ASSERT_TRUE(same.set({x::kR15, RuleKind::kSameValue, 0, {}, 0}).ok());
+  rows.push_back(same);
+  static const ModuleMap no_modules;
+  for (bool lenient : {false, true}) {
+    Unwinder unwinder(no_modules, mem, 62);
+    unwinder.set_unreadable_saved_registers_unknown(lenient);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      SCOPED_TRACE("row " + std::to_string(i) + (lenient ? ", lenient" : ""));
+      const RowCache::FlatRow flat = RowCache::flatten(m, rows[i]);
+      ASSERT_TRUE(flat.usable);
+      arch::RegisterFile by_row = regs_at(0x1000, 0x7010, 0x7040);
+      by_row.set(x::kR15, 0x15);
+      arch::RegisterFile by_flat = by_row;
+      auto a = unwinder.apply_row_in_place(rows[i], &by_row);
+      auto b = unwinder.apply_flat_in_place(flat, &by_flat);
+      ASSERT_EQ(a.ok(), b.ok());
+      if (!a.ok()) {
+        EXPECT_EQ(a.error().code, b.error().code);
+        EXPECT_EQ(a.error().offset, b.error().offset);
+        continue;
+      }
+      for (unsigned r = 0; r < arch::RegisterFile::kMaxRegisters; ++r) {
+        EXPECT_EQ(by_row.known(r), by_flat.known(r)) << "register " << r;
+        EXPECT_EQ(by_row.value_or(r, 0), by_flat.value_or(r, 0)) << "register " << r;
+      }
+    }
+  }
+  // Not flat: an expression CFA, a signal frame, a value rule, a rule for
+  // the stack pointer, no return-address rule.
+  UnwindRow expression = rows[0];
+  static const uint8_t kCfaExpr[] = {0x77, 0x18};
+  expression.cfa.kind = CfaKind::kExpression;
+  expression.cfa.expression = Bytes(kCfaExpr, sizeof kCfaExpr);
+  UnwindRow signal = rows[0];
+  signal.signal_frame = true;
+  UnwindRow value = rows[0];
+  ASSERT_TRUE(value.set({x::kRbx, RuleKind::kValOffset, 16, {}, 0}).ok());
+  UnwindRow sp = rows[0];
+  ASSERT_TRUE(sp.set({x::kRsp, RuleKind::kOffset, -16, {}, 0}).ok());
+  UnwindRow no_ra = offset_row(x::kRsp, 16, {{x::kRbx, -16}});
+  for (const UnwindRow* r : {&expression, &signal, &value, &sp, &no_ra}) EXPECT_FALSE(RowCache::flatten(m, *r).usable);
+}
+
 #if defined(__x86_64__)  // the host's own capture
 // framewalk_x86_64_capture stores zero for the caller-saved registers: they
 // are not known, so an expression reading one fails instead of reading 0.
