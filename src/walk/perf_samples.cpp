@@ -71,10 +71,11 @@ class PerfSampleDriver {
       if (queue_.empty()) return process(r);
       time = max_time_;  // in place, after what came before it
     }
-    queue_.push_back(Queued{time, seq_++, arena_.size(), r.bytes.size(), r.index, r.file_offset});
-    arena_.insert(arena_.end(), r.bytes.begin(), r.bytes.end());
+    std::vector<uint8_t>& arena = arenas_[current_];
+    queue_.push_back(Queued{time, seq_++, arena.size(), r.bytes.size(), r.index, r.file_offset, current_});
+    arena.insert(arena.end(), r.bytes.begin(), r.bytes.end());
     max_time_ = std::max(max_time_, time);
-    if (arena_.size() > kMaxQueued || queue_.size() > kMaxQueuedRecords) flush_half();
+    if (arenas_[0].size() + arenas_[1].size() > kMaxQueued || queue_.size() > kMaxQueuedRecords) flush_half();
     return !stopped_;
   }
 
@@ -91,6 +92,7 @@ class PerfSampleDriver {
     uint64_t time, seq;
     size_t offset, size;
     uint64_t index, file_offset;
+    unsigned arena;  // which of arenas_ holds its bytes
   };
 
   // Processes the queued records up to `limit` in time order; keeps the rest.
@@ -106,30 +108,33 @@ class PerfSampleDriver {
                      [](const Queued& a, const Queued& b) { return a.time != b.time ? a.time < b.time : a.seq < b.seq; });
     run(queue_.size() / 2);
   }
-  // Processes the first `n` queued records, then moves the rest to the arena's front.
+  // Processes the first `n` queued records, then frees the arena that
+  // receives no records now: what is left of it moves to the other one,
+  // which then stops receiving. With rounds, the records a flush leaves
+  // are all of the last round (its arena's), so nothing moves.
   void run(size_t n) {
     for (size_t i = 0; i < n && !stopped_; ++i) {
       const Queued& q = queue_[i];
       // Decoded once already: a record that reached the queue decodes again.
-      if (!perf::decode_record(Bytes(arena_.data() + q.offset, q.size), info_->attrs, &record_)) continue;
+      if (!perf::decode_record(Bytes(arenas_[q.arena].data() + q.offset, q.size), info_->attrs, &record_)) continue;
       record_.index = q.index;
       record_.file_offset = q.file_offset;
       if (!process(record_)) stopped_ = true;
     }
     if (stopped_) return;
-    std::vector<uint8_t>& rest = spare_arena_;
-    std::vector<Queued>& rest_queue = spare_queue_;
-    rest.clear();
-    rest_queue.clear();
-    for (size_t i = n; i < queue_.size(); ++i) {
-      Queued q = queue_[i];
-      rest.insert(rest.end(), arena_.begin() + static_cast<std::ptrdiff_t>(q.offset),
-                  arena_.begin() + static_cast<std::ptrdiff_t>(q.offset + q.size));
-      q.offset = rest.size() - q.size;
-      rest_queue.push_back(q);
+    const unsigned older = 1 - current_;
+    std::vector<uint8_t>& from = arenas_[older];
+    std::vector<uint8_t>& to = arenas_[current_];
+    queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(n));
+    for (Queued& q : queue_) {
+      if (q.arena != older) continue;
+      to.insert(to.end(), from.begin() + static_cast<std::ptrdiff_t>(q.offset),
+                from.begin() + static_cast<std::ptrdiff_t>(q.offset + q.size));
+      q.offset = to.size() - q.size;
+      q.arena = current_;
     }
-    arena_.swap(rest);
-    queue_.swap(rest_queue);
+    from.clear();
+    current_ = older;
   }
 
   bool process(const perf::Record& r) {
@@ -291,10 +296,10 @@ class PerfSampleDriver {
   std::vector<SampleFrame> frames_;
   ModuleMap::FindHint module_hint_;  // the module of the last frame
   perf::Record record_;
-  std::vector<uint8_t> arena_;
+  // Queued records' bytes: new ones go to arenas_[current_].
+  std::vector<uint8_t> arenas_[2];
+  unsigned current_ = 0;
   std::vector<Queued> queue_;
-  std::vector<uint8_t> spare_arena_;  // what run() keeps, reused
-  std::vector<Queued> spare_queue_;
   uint64_t seq_ = 0, max_time_ = 0, previous_round_max_ = 0;
   bool stopped_ = false;
 };
