@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
+#include <cstdint>
 #include <cstring>
 #include <string_view>
 
@@ -31,48 +32,66 @@ void KernelSymbols::load_if(const std::string& recorded_release) {
     problem_ = path + ": " + std::strerror(errno) + ": kernel frames are not named";
     return;
   }
-  std::string text;
-  std::vector<char> chunk(1 << 20);
-  for (ssize_t n; (n = ::read(fd, chunk.data(), chunk.size())) > 0;) text.append(chunk.data(), static_cast<size_t>(n));
+  // Read straight into the text (no copy of each chunk).
+  std::string& text = text_;
+  size_t used = 0;
+  text.resize(size_t{8} << 20);
+  for (ssize_t n; (n = ::read(fd, text.data() + used, text.size() - used)) > 0;) {
+    used += static_cast<size_t>(n);
+    if (text.size() - used < (size_t{1} << 16)) text.resize(text.size() * 2);
+  }
+  text.resize(used);
   ::close(fd);
-  // "ffffffff81000000 T _text [module]": address, type, name.
-  for (size_t pos = 0; pos < text.size();) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    const std::string_view line(text.data() + pos, end - pos);
-    pos = end + 1;
-    const size_t sp1 = line.find(' ');
-    if (sp1 == std::string_view::npos || sp1 + 3 >= line.size()) continue;
-    const char type = line[sp1 + 1];
-    if (type != 't' && type != 'T' && type != 'w' && type != 'W') continue;
+  if (text.size() > UINT32_MAX) text.resize(UINT32_MAX);  // names are found by 32-bit offsets
+  // "ffffffff81000000 T _text [module]": address, type, name. Names stay
+  // in the text (about 200,000 of them: no string each).
+  symbols_.reserve(text.size() / 40);
+  // One pass over the bytes: the address's hex digits, a space, the type,
+  // a space, the name up to a blank or the line's end.
+  const char* const begin = text.data();
+  const char* const end = begin + text.size();
+  for (const char* p = begin; p < end;) {
     uint64_t address = 0;
-    for (size_t i = 0; i < sp1; ++i) {
-      const char c = line[i];
+    const char* const line = p;
+    for (; p < end && *p != ' ' && *p != '\n'; ++p) {
+      const char c = *p;
       address = address << 4 | static_cast<uint64_t>(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
     }
-    if (address == 0) continue;  // addresses hidden (kptr_restrict)
-    std::string_view name = line.substr(sp1 + 3);
-    if (const size_t tab = name.find_first_of(" \t"); tab != std::string_view::npos) name = name.substr(0, tab);
-    symbols_.emplace_back(address, std::string(name));
+    const bool shaped = p + 3 < end && *p == ' ' && p - line <= 16 && p[2] == ' ';
+    const char type = shaped ? p[1] : 0;
+    const char* name = shaped ? p + 3 : p;
+    const char* q = name;
+    while (q < end && *q != '\n' && *q != ' ' && *q != '\t') ++q;
+    const char* next = q;
+    while (next < end && *next != '\n') ++next;
+    p = next + 1;
+    if (!shaped || q == name || address == 0) continue;  // address 0: hidden (kptr_restrict)
+    if (type != 't' && type != 'T' && type != 'w' && type != 'W') continue;
+    symbols_.push_back(Entry{address, static_cast<uint32_t>(name - begin), static_cast<uint32_t>(q - name)});
   }
-  std::sort(symbols_.begin(), symbols_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  // The kernel lists its own text in order, then each module's.
+  auto by_address = [](const Entry& a, const Entry& b) { return a.address < b.address; };
+  if (!std::is_sorted(symbols_.begin(), symbols_.end(), by_address))
+    std::stable_sort(symbols_.begin(), symbols_.end(), by_address);
+}
+
+const KernelSymbols::Entry* KernelSymbols::covering(uint64_t pc) const {
+  auto it = std::upper_bound(symbols_.begin(), symbols_.end(), pc,
+                             [](uint64_t v, const Entry& e) { return v < e.address; });
+  return it == symbols_.begin() ? nullptr : &*std::prev(it);
 }
 
 std::string KernelSymbols::name(uint64_t pc) const {
-  auto it = std::upper_bound(symbols_.begin(), symbols_.end(), pc,
-                             [](uint64_t v, const auto& e) { return v < e.first; });
-  if (it == symbols_.begin()) return "[unknown]";
-  --it;
+  const Entry* e = covering(pc);
+  if (!e) return "[unknown]";
   char off[32];
-  std::snprintf(off, sizeof off, "+0x%" PRIx64, pc - it->first);
-  return it->second + off;
+  std::snprintf(off, sizeof off, "+0x%" PRIx64, pc - e->address);
+  return std::string(name_of(*e)) + off;
 }
 
 std::string KernelSymbols::function(uint64_t pc) const {
-  auto it = std::upper_bound(symbols_.begin(), symbols_.end(), pc,
-                             [](uint64_t v, const auto& e) { return v < e.first; });
-  if (it == symbols_.begin()) return {};
-  return std::prev(it)->second;
+  const Entry* e = covering(pc);
+  return e ? std::string(name_of(*e)) : std::string();
 }
 
 }  // namespace framewalk::symbol

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -32,7 +33,15 @@ class KernelSymbols {
   std::optional<std::string> file_;
   std::string problem_;
   bool loaded_ = false;
-  std::vector<std::pair<uint64_t, std::string>> symbols_;
+  // Function symbols by address; names are in text_ (the file as read).
+  struct Entry {
+    uint64_t address;
+    uint32_t name_offset, name_size;
+  };
+  const Entry* covering(uint64_t pc) const;
+  std::string_view name_of(const Entry& e) const { return std::string_view(text_).substr(e.name_offset, e.name_size); }
+  std::string text_;
+  std::vector<Entry> symbols_;
 };
 
 }  // namespace framewalk::symbol
