@@ -1,5 +1,7 @@
 #include "profile/sample_builder.hpp"
 
+#include <sched.h>
+
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -223,8 +225,12 @@ class SampleProfileBuilder::Background {
 
  private:
   void run() {
-    // Below the program: it names with what the CPUs have left.
-    setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 19);
+    // Below the program: it names with what the CPUs have left. SCHED_IDLE
+    // weighs a fifth of nice 19 against a busy program (3 against 15, where
+    // the program's thread weighs 1024); what it cannot do meanwhile is
+    // done when the recording ends.
+    sched_param param{};
+    if (sched_setscheduler(0, SCHED_IDLE, &param) != 0) setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 19);
     std::unique_lock<std::mutex> lock(mutex_);
     while (true) {
       wake_.wait(lock, [&] { return stopping_ || !in_.empty(); });

@@ -47,7 +47,7 @@ class SampleProfileBuilder {
   // lines); after name_pending() or for a builder that does not defer.
   std::vector<std::string> warnings() const;
 
-  // defer_names: a thread of low priority (nice 19: it takes what the
+  // defer_names: a thread of low priority (SCHED_IDLE: it takes what the
   // program leaves of the CPUs) names the frames as they come, and
   // collect_names() puts its names in the profile, so that the file's
   // chunks carry names while the recording goes on (a recorder killed

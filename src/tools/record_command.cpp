@@ -216,7 +216,7 @@ int run_record_command(const RecordCommandOptions& o) {
   // What recording cost the machine beside the program.
   std::fprintf(stderr,
                "framewalk record: its own CPU time: %.0f ms reading and unwinding (%.1f us a sample), %.0f ms naming "
-               "frames meanwhile (nice 19), %.0f ms after\n",
+               "frames meanwhile (idle priority), %.0f ms after\n",
                s.sampling_cpu_seconds * 1e3,
                s.samples ? s.sampling_cpu_seconds * 1e6 / static_cast<double>(s.samples) : 0.0,
                s.naming_cpu_seconds * 1e3, s.finishing_cpu_seconds * 1e3);
