@@ -168,8 +168,6 @@ std::optional<size_t> AttrSet::by_id(uint64_t id) const {
   return it->second;
 }
 
-uint64_t Sample::callchain_at(size_t i) const { return i < callchain_size ? load64(callchain.data() + 8 * i) : 0; }
-
 namespace {
 
 // Which event a record belongs to: the only one, else by the id at the

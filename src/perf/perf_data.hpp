@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <span>
@@ -189,7 +190,12 @@ struct Sample {
   // CALLCHAIN: `callchain_size` words at `callchain` (not aligned: read with callchain_at).
   Bytes callchain;
   size_t callchain_size = 0;
-  uint64_t callchain_at(size_t i) const;
+  uint64_t callchain_at(size_t i) const {
+    if (i >= callchain_size) return 0;
+    uint64_t v;
+    std::memcpy(&v, callchain.data() + 8 * i, 8);
+    return v;
+  }
   Bytes raw;           // RAW
   Bytes read_values;   // READ (not decoded)
   Bytes branch_stack;  // BRANCH_STACK (not decoded)

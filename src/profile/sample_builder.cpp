@@ -195,7 +195,7 @@ uint32_t SampleProfileBuilder::frame(const framewalk::SampleFrame& f, const Unwo
 // The background thread: a queue of frames to name in, names out.
 class SampleProfileBuilder::Background {
  public:
-  Background(SampleProfileBuilder& owner) : owner_(owner), thread_([this] { run(); }) {}
+  Background(SampleProfileBuilder& owner, bool idle) : owner_(owner), idle_(idle), thread_([this] { run(); }) {}
   ~Background() { stop(); }
 
   void give(std::vector<Pending>& pending, const std::string& osrelease) {
@@ -230,7 +230,8 @@ class SampleProfileBuilder::Background {
     // the program's thread weighs 1024); what it cannot do meanwhile is
     // done when the recording ends.
     sched_param param{};
-    if (sched_setscheduler(0, SCHED_IDLE, &param) != 0) setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 19);
+    if (idle_ && sched_setscheduler(0, SCHED_IDLE, &param) != 0)
+      setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 19);
     std::unique_lock<std::mutex> lock(mutex_);
     while (true) {
       wake_.wait(lock, [&] { return stopping_ || !in_.empty(); });
@@ -253,6 +254,7 @@ class SampleProfileBuilder::Background {
   std::vector<Named> out_;
   std::string osrelease_;
   bool stopping_ = false;
+  bool idle_;           // at idle priority
   std::thread thread_;  // last: started once the rest is made
 };
 
@@ -261,8 +263,8 @@ SampleProfileBuilder::SampleProfileBuilder(symbol::KernelSymbols& kernel, bool s
 
 SampleProfileBuilder::~SampleProfileBuilder() { stop_background_naming(); }
 
-void SampleProfileBuilder::start_background_naming() {
-  if (defer_names_ && symbols_ && !background_) background_ = std::make_unique<Background>(*this);
+void SampleProfileBuilder::start_background_naming(bool idle) {
+  if (defer_names_ && symbols_ && !background_) background_ = std::make_unique<Background>(*this, idle);
 }
 
 void SampleProfileBuilder::collect_names() {

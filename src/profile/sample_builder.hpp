@@ -52,8 +52,10 @@ class SampleProfileBuilder {
   // collect_names() puts its names in the profile, so that the file's
   // chunks carry names while the recording goes on (a recorder killed
   // with SIGKILL leaves the names of what it flushed). It alone uses the
-  // KernelSymbols until name_pending().
-  void start_background_naming();
+  // KernelSymbols until name_pending(). `idle`: at idle priority (a
+  // recorder, beside the program); else at the caller's (a report, which
+  // names on a second CPU while it reads).
+  void start_background_naming(bool idle = true);
   // Hands the frames met since the last call to the thread and puts the
   // names it has made in the profile. Called by the recorder between batches.
   void collect_names();

@@ -112,7 +112,10 @@ int run_perf_report(const ReportCommandOptions& options) {
   o.files.sysroot = options.sysroot;
   SymbolNames names;
   symbol::KernelSymbols kernel(options.kallsyms);
-  profile::SampleProfileBuilder builder(kernel);
+  // Frames are named on a second thread while the file is read.
+  profile::SampleProfileBuilder builder(kernel, /*symbols=*/true, /*defer_names=*/true);
+  if (!script) builder.start_background_naming(/*idle=*/false);
+  uint64_t added = 0;
   // Off-CPU time: samples of the context-switches event timed by the
   // switch records (perf record -e context-switches -c 1 --switch-events).
   auto on_switch = [&](const ThreadSwitch& t) {
@@ -121,6 +124,7 @@ int run_perf_report(const ReportCommandOptions& options) {
   const PerfUnwindResult result = unwind_perf_samples(source, o, [&](const UnwoundSample& u) {
     if (!script) {
       builder.add(u);
+      if ((++added & 4095) == 0) builder.collect_names();  // hands the thread what came
       return true;
     }
     // perf script's shape: comm tid [cpu] time: period event:
@@ -156,6 +160,7 @@ int run_perf_report(const ReportCommandOptions& options) {
   }, on_switch);
   if (!script) {
     builder.finish(result);
+    builder.name_pending();
     const profile::SampleProfile& p = builder.profile();
     profile::SampleReportOptions r = sample_report_options(options);
     r.complete = !result.read.error;

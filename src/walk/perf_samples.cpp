@@ -96,16 +96,19 @@ class PerfSampleDriver {
   };
 
   // Processes the queued records up to `limit` in time order; keeps the rest.
+  // In time order, records of the same time in the order they came (seq).
+  void sort_queue() {
+    auto before = [](const Queued& a, const Queued& b) { return a.time != b.time ? a.time < b.time : a.seq < b.seq; };
+    if (!std::is_sorted(queue_.begin(), queue_.end(), before)) std::sort(queue_.begin(), queue_.end(), before);
+  }
   void flush(uint64_t limit) {
-    std::stable_sort(queue_.begin(), queue_.end(),
-                     [](const Queued& a, const Queued& b) { return a.time != b.time ? a.time < b.time : a.seq < b.seq; });
+    sort_queue();
     size_t n = 0;
     while (n < queue_.size() && queue_[n].time <= limit) ++n;
     run(n);
   }
   void flush_half() {
-    std::stable_sort(queue_.begin(), queue_.end(),
-                     [](const Queued& a, const Queued& b) { return a.time != b.time ? a.time < b.time : a.seq < b.seq; });
+    sort_queue();
     run(queue_.size() / 2);
   }
   // Processes the first `n` queued records, then frees the arena that
