@@ -159,13 +159,23 @@ uint64_t next_module_id() {
   return next.fetch_add(1, std::memory_order_relaxed);
 }
 
+namespace {
+// Generations are drawn from one counter for every map, so that a map and
+// generation name one content: a map assigned another's content takes its
+// generation, never one an earlier content of its own had.
+uint64_t next_generation() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+}  // namespace
+
 uint64_t ModuleMap::add(Module module) {
   if (module.id == 0) module.id = next_module_id();
   const uint64_t id = module.id;
   auto it = std::upper_bound(modules_.begin(), modules_.end(), module.start,
                              [](uint64_t a, const std::shared_ptr<const Module>& m) { return a < m->start; });
   modules_.insert(it, std::make_shared<const Module>(std::move(module)));
-  ++generation_;
+  generation_ = next_generation();
   return id;
 }
 
@@ -173,7 +183,7 @@ bool ModuleMap::remove(uint64_t id) {
   auto it = std::find_if(modules_.begin(), modules_.end(), [&](const auto& m) { return m->id == id; });
   if (it == modules_.end()) return false;
   modules_.erase(it);
-  ++generation_;
+  generation_ = next_generation();
   return true;
 }
 
@@ -181,7 +191,7 @@ size_t ModuleMap::remove_range(uint64_t start, uint64_t end) {
   const size_t before = modules_.size();
   std::erase_if(modules_, [&](const auto& m) { return m->start < end && start < m->end; });
   const size_t removed = before - modules_.size();
-  if (removed) ++generation_;
+  if (removed) generation_ = next_generation();
   return removed;
 }
 
@@ -201,17 +211,14 @@ const Module* ModuleMap::find(uint64_t address) const {
   return i < modules_.size() ? modules_[i].get() : nullptr;
 }
 
-const Module* ModuleMap::find(uint64_t address, FindHint* hint) const {
-  // The hinted module is the one find() gives when it holds the address and
-  // the next module starts after it (none nested there).
-  const size_t h = hint->index;
-  if (hint->map == this && hint->generation == generation_ && h < modules_.size() && modules_[h]->contains(address) &&
-      (h + 1 == modules_.size() || modules_[h + 1]->start > address))
-    return modules_[h].get();
+const Module* ModuleMap::find_and_hint(uint64_t address, FindHint* hint) const {
   const size_t i = index_of(address);
   if (i == modules_.size()) return nullptr;
-  *hint = FindHint{this, generation_, i};
-  return modules_[i].get();
+  // The module find() gives for every address it holds below the next
+  // module's start (none nested there).
+  const Module* m = modules_[i].get();
+  *hint = FindHint{this, generation_, m, m->start, m->end, i + 1 < modules_.size() ? modules_[i + 1]->start : ~uint64_t{0}};
+  return m;
 }
 
 void ModuleMap::carve_jit(std::vector<std::pair<uint64_t, uint64_t>> taken) {

@@ -140,9 +140,17 @@ class ModuleMap {
   struct FindHint {
     const ModuleMap* map = nullptr;
     uint64_t generation = 0;
-    size_t index = 0;
+    const Module* module = nullptr;
+    // find() gives `module` for addresses in [start, end) below next_start
+    // (where the next module begins): kept here, so that a hit reads no module.
+    uint64_t start = 0, end = 0, next_start = 0;
   };
-  const Module* find(uint64_t address, FindHint* hint) const;
+  const Module* find(uint64_t address, FindHint* hint) const {
+    if (hint->map == this && hint->generation == generation_ && address - hint->start < hint->end - hint->start &&
+        address < hint->next_start)
+      return hint->module;
+    return find_and_hint(address, hint);
+  }
   const Module* by_id(uint64_t id) const;
   // Jit modules (Module::jit) give way to code now described otherwise (a
   // GDB JIT object, a jitdump's code with its tables): each that overlaps a
@@ -152,13 +160,16 @@ class ModuleMap {
   // Sorted by start.
   const Entries& modules() const { return modules_; }
   size_t size() const { return modules_.size(); }
-  // Bumped by every add and remove: what was derived from the map (a
-  // profiler's symbol cache) is current while the generation is the same.
+  // Changed by every add and remove, to a value no map had before (0: an
+  // empty map never changed): what was derived from the map (a profiler's
+  // symbol cache, a FindHint) is current while the map and its generation
+  // are the same.
   uint64_t generation() const { return generation_; }
 
  private:
   // The index of the module find() gives, or modules_.size().
   size_t index_of(uint64_t address) const;
+  const Module* find_and_hint(uint64_t address, FindHint* hint) const;
 
   Entries modules_;  // sorted by start
   uint64_t generation_ = 0;

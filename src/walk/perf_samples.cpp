@@ -97,9 +97,32 @@ class PerfSampleDriver {
 
   // Processes the queued records up to `limit` in time order; keeps the rest.
   // In time order, records of the same time in the order they came (seq).
+  // They come in runs already in order (one CPU's ring buffer at a time):
+  // the runs are merged, a few at most; many are sorted.
   void sort_queue() {
     auto before = [](const Queued& a, const Queued& b) { return a.time != b.time ? a.time < b.time : a.seq < b.seq; };
-    if (!std::is_sorted(queue_.begin(), queue_.end(), before)) std::sort(queue_.begin(), queue_.end(), before);
+    runs_.clear();
+    runs_.push_back(0);
+    for (size_t i = 1; i < queue_.size(); ++i)
+      if (before(queue_[i], queue_[i - 1])) runs_.push_back(i);
+    if (runs_.size() == 1) return;
+    if (runs_.size() > 16) {
+      std::sort(queue_.begin(), queue_.end(), before);
+      return;
+    }
+    runs_.push_back(queue_.size());
+    while (runs_.size() > 2) {  // boundaries of the runs, the end last
+      size_t kept = 0;
+      for (size_t r = 0; r + 2 < runs_.size(); r += 2) {
+        std::inplace_merge(queue_.begin() + static_cast<std::ptrdiff_t>(runs_[r]),
+                           queue_.begin() + static_cast<std::ptrdiff_t>(runs_[r + 1]),
+                           queue_.begin() + static_cast<std::ptrdiff_t>(runs_[r + 2]), before);
+        runs_[kept++] = runs_[r];
+      }
+      if (runs_.size() % 2 == 0) runs_[kept++] = runs_[runs_.size() - 2];  // an odd run out waits
+      runs_[kept++] = runs_.back();
+      runs_.resize(kept);
+    }
   }
   void flush(uint64_t limit) {
     sort_queue();
@@ -303,6 +326,7 @@ class PerfSampleDriver {
   std::vector<uint8_t> arenas_[2];
   unsigned current_ = 0;
   std::vector<Queued> queue_;
+  std::vector<size_t> runs_;  // sort_queue's
   uint64_t seq_ = 0, max_time_ = 0, previous_round_max_ = 0;
   bool stopped_ = false;
 };
