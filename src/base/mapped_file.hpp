@@ -28,6 +28,9 @@ class FileImage {
 
   Bytes bytes() const { return {data_, size_}; }
   size_t size() const { return size_; }
+  // Whether the bytes are a file's (mapped, or a slice of a mapped file),
+  // not a buffer made in memory.
+  bool from_file() const { return mapped_ || (whole_ && whole_->from_file()); }
 
  private:
   FileImage() = default;

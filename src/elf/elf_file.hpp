@@ -73,6 +73,9 @@ class ElfFile {
   uint64_t entry() const { return entry_; }
   uint64_t program_header_offset() const { return phoff_; }  // e_phoff
   Bytes image() const { return image_->bytes(); }
+  // Whether the image is a file's (not an object made or read into memory:
+  // a GDB JIT object, a jitdump's code, a vDSO copy).
+  bool image_from_file() const { return image_->from_file(); }
 
   const std::vector<Section>& sections() const { return sections_; }
   const std::vector<Segment>& segments() const { return segments_; }

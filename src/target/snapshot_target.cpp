@@ -5,7 +5,9 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <cctype>
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <sstream>
 
@@ -91,6 +93,10 @@ Result<SnapshotData> read_snapshot(const std::string& directory, std::string* pr
     return Error{code, offset};
   };
   SnapshotData data;
+  {
+    std::error_code ec;
+    data.directory = fs::absolute(directory, ec).lexically_normal().string();
+  }
   std::string text;
   if (!read_file(directory + "/machine", &text)) return fail("machine", std::strerror(errno), ErrorCode::kIoError, errno);
   const std::string name = trim(text);
@@ -166,8 +172,22 @@ Result<void> write_snapshot(const SnapshotData& data, const std::string& directo
   if (machine.empty()) return Error{ErrorCode::kUnsupportedMachine, data.machine};
   bool good = write("machine", machine + "\n") && write("pid", std::to_string(data.pid) + "\n") &&
               (data.name.empty() || write("name", data.name + "\n"));
+  // Objects in memory only: files of their own, named in maps by their
+  // absolute paths.
+  std::map<std::string, std::string> object_paths;
+  if (!data.objects.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(directory + "/objects", ec);
+    const std::string absolute = std::filesystem::absolute(directory + "/objects", ec).lexically_normal().string();
+    for (const SnapshotData::Object& o : data.objects) {
+      good &= write("objects/" + o.file, std::string(o.bytes.begin(), o.bytes.end()));
+      object_paths[o.file] = absolute + "/" + o.file;
+    }
+  }
   std::string maps;
-  for (const MapEntry& e : data.maps) {
+  for (const MapEntry& entry : data.maps) {
+    MapEntry e = entry;
+    if (auto it = object_paths.find(e.path); it != object_paths.end()) e.path = it->second;
     char line[128];
     std::snprintf(line, sizeof line, "%" PRIx64 "-%" PRIx64 " %s %08" PRIx64 " %s %" PRIu64, e.start, e.end,
                   e.perms.c_str(), e.offset, e.device.empty() ? "00:00" : e.device.c_str(), e.inode);
@@ -306,6 +326,17 @@ SnapshotData snapshot_of(Target& target, size_t max_stack) {
         }
       }
     }
+    // An object in memory only (not the vDSO, whose code is saved below):
+    // saved as a file, which the entry names.
+    if (m->data && m->name != "[vdso]" && !m->data->elf().image_from_file()) {
+      std::string file = std::to_string(data.objects.size()) + "-";
+      for (char c : m->name.substr(m->name.find_last_of('/') + 1))
+        file += (std::isalnum(static_cast<unsigned char>(c)) || c == '@' || c == '.' || c == '-') ? c : '_';
+      file += ".elf";
+      const Bytes image = m->data->elf().image();
+      data.objects.push_back({file, std::vector<uint8_t>(image.begin(), image.end())});
+      e.path = file;
+    }
     data.maps.push_back(std::move(e));
     // Code without a file (the vDSO): its bytes, for the replay to read.
     if (m->name == "[vdso]" && m->end > m->start) {
@@ -340,7 +371,16 @@ size_t SnapshotTarget::BlockMemory::read(uint64_t address, void* out, size_t siz
 
 const ModuleMap& SnapshotTarget::modules() {
   if (!modules_built_) {
-    modules_ = modules_from_maps(0, data_.maps, *cache_, memory_, sysroot_);
+    // The snapshot's own objects (objects/) are not under the sysroot.
+    const std::string own = data_.directory.empty() ? std::string() : data_.directory + "/objects/";
+    std::vector<MapEntry> files, objects;
+    for (const MapEntry& e : data_.maps)
+      (!own.empty() && e.path.rfind(own, 0) == 0 ? objects : files).push_back(e);
+    modules_ = modules_from_maps(0, files, *cache_, memory_, sysroot_);
+    if (!objects.empty()) {
+      const ModuleMap saved = modules_from_maps(0, objects, *cache_, memory_, "");
+      for (const auto& m : saved.modules()) modules_.add(*m);
+    }
     modules_built_ = true;
   }
   return modules_;

@@ -11,6 +11,11 @@
 //   code        optional, blocks as in TID.stack: the code of modules that
 //               have no file (the vDSO, where the kernel's signal return
 //               code lives on AArch64 and ARM)
+//   objects/    optional: ELF objects that were in the process's memory only
+//               (the GDB JIT interface's, a jitdump's code with its tables),
+//               each a file that `maps` names by its absolute path, so that
+//               they are read as any mapped file (the snapshot directory is
+//               then not to be moved)
 // Threads in the order of their ids. Optional: `pid` (the process's id) and
 // `name` (its name).
 #pragma once
@@ -40,6 +45,17 @@ struct SnapshotData {
   };
   std::vector<Thread> threads;
   std::vector<Block> code;  // modules without a file: the vDSO
+  // Objects in memory only, saved as files: `file` is the name under
+  // objects/, and the maps entry whose path is `file` gets the saved
+  // file's absolute path when written.
+  struct Object {
+    std::string file;
+    std::vector<uint8_t> bytes;
+  };
+  std::vector<Object> objects;
+  // Where read_snapshot read it from ("" otherwise): maps entries under its
+  // objects/ are opened there, never under a sysroot.
+  std::string directory;
 };
 
 // Reads a snapshot directory. On failure, `problem` says which file and
@@ -54,7 +70,8 @@ Result<void> write_snapshot(const SnapshotData& data, const std::string& directo
 // signal frame on an alternate stack), and one mapping per module, naming
 // the file as it was opened here (under a sysroot, or the executable given
 // for a core), so that the snapshot is walked without them; the vDSO's code
-// is saved (up to 1 MiB), as it has no file. Reads the target's
+// is saved (up to 1 MiB), as it has no file, and so are objects in memory
+// only (GDB JIT objects, a jitdump's code with its tables). Reads the target's
 // threads as a dump does; does not detach (a live target frozen as a whole
 // stays frozen for a walk of the same moment).
 SnapshotData snapshot_of(Target& target, size_t max_stack = 512u << 10);

@@ -69,6 +69,14 @@ DLOPEN_CHAIN = ["callback", "plugin_inner", "plugin_entry", "main"]
 PROLOGUES_CHAIN = ["wide_frame", "odd_frame", "vfp_frame"] * 4 + ["main"]
 ASM_CFI_CHAIN = ["cfi_expression_trampoline", "cfi_lr_in_reg", "cfi_remember", "with_cfi", "main"]
 PLUGIN = [("libfw_plugin.so", ["plugin.c"], "-O2 -g -fPIC -shared")]
+# tests/jit's GDB JIT program: an ELF object with CFI and no frame records
+# (gdb_jit_code.S, linked at a fixed address), its code copied there and the
+# object published in __jit_debug_descriptor's list, then an abort under the
+# jit frames. The core holds the list and the object (heap memory).
+GDB_JIT_CHAIN = ["c_block", "gdbjit_inner", "gdbjit_outer", "run_object", "main"]
+GDB_JIT_OBJECT = [("gdb_jit_code.elf", ["../../jit/gdb_jit_code.S"],
+                   "-nostdlib -static -Wl,-Ttext=0x50000000 -Wl,-e,gdbjit_outer -Wl,--eh-frame-hdr "
+                   "-Wl,--build-id=none -Wl,-z,max-page-size=4096")]
 
 
 def overflow_check(threads):
@@ -165,6 +173,8 @@ AARCH64_FIXTURES = [
             threads_chains=fp_over_cfi_check, source_flags=FP_OVER_CFI_CALLEE),
     Fixture("fp_over_cfi_static", ["fp_over_cfi.c", "fp_over_cfi_callee.c"], FP_ONLY + " -static", "chain",
             threads_chains=fp_over_cfi_check, source_flags=FP_OVER_CFI_CALLEE),
+    Fixture("gdb_jit", ["../../jit/gdb_jit.c"], "-O2 -g -no-pie", "gdb", GDB_JIT_CHAIN,
+            args=["gdb_jit_code.elf", "abort"], libs=GDB_JIT_OBJECT),
 ]
 
 

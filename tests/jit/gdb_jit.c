@@ -12,7 +12,9 @@
  * executable as its marker, as V8 and perf's agent map theirs): one
  * CODE_LOAD "gdbjit_code" from the code's start up to the object's
  * .eh_frame, after an UNWINDING_INFO with that .eh_frame (which perf's
- * readers place at the load's end, rounded up to 8: where it was linked). */
+ * readers place at the load's end, rounded up to 8: where it was linked);
+ * "abort": registered as without a mode, and c_block aborts (a core with the
+ * jit frames on the stack, as qemu-user writes one for tests/cross). */
 #define _GNU_SOURCE
 #include <elf.h>
 #include <fcntl.h>
@@ -41,9 +43,12 @@ struct jit_descriptor {
 struct jit_descriptor __jit_debug_descriptor = {1, 0, 0, 0};
 void __attribute__((noinline)) __jit_debug_register_code(void) { __asm__ volatile("" ::: "memory"); }
 
+static int abort_in_block; /* argv[2] "abort": c_block aborts (a core of the jit frames) */
+
 __attribute__((noinline)) void c_block(void) {
   printf("ready %d\n", (int)getpid());
   fflush(stdout);
+  if (abort_in_block) abort();
   for (;;) pause();
 }
 
@@ -131,6 +136,7 @@ int main(int argc, char** argv) {
   }
   if (!outer) return 2;
   const char* mode = argc > 2 ? argv[2] : "";
+  abort_in_block = strcmp(mode, "abort") == 0;
   if (strcmp(mode, "jitdump") == 0) {
     const Elf64_Shdr* sh = (const Elf64_Shdr*)(image + eh->e_shoff);
     const char* names = image + sh[eh->e_shstrndx].sh_offset;

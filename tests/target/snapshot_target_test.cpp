@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 
+#include "support/tiny_elf.hpp"
 #include "target/live_target.hpp"
 
 namespace framewalk {
@@ -59,6 +60,45 @@ TEST(Snapshot, CodeBlocksRoundTrip) {
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().code, ErrorCode::kTruncated);
   EXPECT_EQ(problem, dir + "/code: a block's address and size cut short at offset 16");
+  std::filesystem::remove_all(dir);
+}
+
+// Objects that were in memory only (a GDB JIT object, a jitdump's code) are
+// written under objects/, named in maps by their absolute paths, and read
+// back as modules from there, never under the sysroot the snapshot is
+// walked with.
+TEST(Snapshot, ObjectsInMemoryAreSavedAsFiles) {
+  SnapshotData data;
+  data.machine = 62;  // EM_X86_64
+  data.pid = 42;
+  SnapshotData::Thread t;
+  t.tid = 42;
+  t.registers.set(7, 0x7000);
+  t.registers.set(16, 0x1000);
+  data.threads.push_back(t);
+  MapEntry e;
+  e.start = 0x50000000;
+  e.end = 0x50001000;
+  e.perms = "r-xp";
+  e.path = "0-gdb-jit@0x1234.elf";
+  data.maps.push_back(e);
+  data.objects.push_back({"0-gdb-jit@0x1234.elf", test::tiny_elf(true, Endian::kLittle)});
+  const std::string dir = temp_dir("fw_snapshot_objects_");
+  ASSERT_TRUE(write_snapshot(data, dir).ok());
+  const std::string saved = std::filesystem::absolute(dir + "/objects/0-gdb-jit@0x1234.elf").lexically_normal();
+  ASSERT_TRUE(std::filesystem::exists(saved));
+  std::ifstream maps(dir + "/maps");
+  std::string line;
+  std::getline(maps, line);
+  EXPECT_NE(line.find(" " + saved), std::string::npos) << line;
+  std::string problem;
+  auto back = read_snapshot(dir, &problem);
+  ASSERT_TRUE(back.ok()) << problem;
+  SnapshotTarget target(std::move(*back), nullptr, "/nonexistent-sysroot");
+  const Module* m = target.modules().find(0x50000800);
+  ASSERT_NE(m, nullptr);
+  EXPECT_NE(m->data, nullptr) << m->problem;
+  EXPECT_EQ(m->name, saved);
   std::filesystem::remove_all(dir);
 }
 
