@@ -25,7 +25,8 @@ std::string temp_dir(const char* what) {
   return dir;
 }
 
-TEST(Snapshot, CodeBlocksRoundTrip) {
+// An x86-64 process of one thread (42), its sp 0x7000 and pc 0x1000.
+SnapshotData one_thread(std::vector<SnapshotData::Block> stack = {}) {
   SnapshotData data;
   data.machine = 62;  // EM_X86_64
   data.pid = 42;
@@ -33,8 +34,13 @@ TEST(Snapshot, CodeBlocksRoundTrip) {
   t.tid = 42;
   t.registers.set(7, 0x7000);
   t.registers.set(16, 0x1000);
-  t.stack.push_back({0x7000, {1, 2, 3, 4, 5, 6, 7, 8}});
+  t.stack = std::move(stack);
   data.threads.push_back(t);
+  return data;
+}
+
+TEST(Snapshot, CodeBlocksRoundTrip) {
+  SnapshotData data = one_thread({{0x7000, {1, 2, 3, 4, 5, 6, 7, 8}}});
   data.code.push_back({0x9000, {0x7f, 'E', 'L', 'F'}});
   const std::string dir = temp_dir("fw_snapshot_code_");
   ASSERT_TRUE(write_snapshot(data, dir).ok());
@@ -68,14 +74,7 @@ TEST(Snapshot, CodeBlocksRoundTrip) {
 // back as modules from there, never under the sysroot the snapshot is
 // walked with.
 TEST(Snapshot, ObjectsInMemoryAreSavedAsFiles) {
-  SnapshotData data;
-  data.machine = 62;  // EM_X86_64
-  data.pid = 42;
-  SnapshotData::Thread t;
-  t.tid = 42;
-  t.registers.set(7, 0x7000);
-  t.registers.set(16, 0x1000);
-  data.threads.push_back(t);
+  SnapshotData data = one_thread();
   MapEntry e;
   e.start = 0x50000000;
   e.end = 0x50001000;
