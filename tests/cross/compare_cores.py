@@ -217,6 +217,9 @@ ARM_FIXTURES = [
             threads_chains=fp_over_cfi_check, source_flags=FP_OVER_CFI_CALLEE),
     Fixture("fp_over_cfi_static", ["fp_over_cfi.c", "fp_over_cfi_callee.c"], FP_ONLY + " -static", "chain",
             threads_chains=fp_over_cfi_check, source_flags=FP_OVER_CFI_CALLEE),
+    # The jit object's ARM-state code has DWARF CFI (.eh_frame), the program Thumb-2 with EHABI tables.
+    Fixture("gdb_jit", ["../../jit/gdb_jit.c"], "-O2 -g -no-pie -funwind-tables", "gdb", GDB_JIT_CHAIN,
+            args=["gdb_jit_code.elf", "abort"], libs=GDB_JIT_OBJECT),
 ]
 
 FIXTURES_OF = {"aarch64": AARCH64_FIXTURES, "arm": ARM_FIXTURES}

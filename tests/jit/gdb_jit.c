@@ -18,6 +18,7 @@
 #define _GNU_SOURCE
 #include <elf.h>
 #include <fcntl.h>
+#include <link.h> /* ElfW: the machine's ELF class */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,12 +119,12 @@ int main(int argc, char** argv) {
   static char image[1 << 16];
   const size_t size = fread(image, 1, sizeof image, f);
   fclose(f);
-  const Elf64_Ehdr* eh = (const Elf64_Ehdr*)image;
+  const ElfW(Ehdr)* eh = (const ElfW(Ehdr)*)image;
   if (size < sizeof *eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0) return 2;
   /* The executable segment, at its address. */
   uintptr_t outer = 0;
   for (int i = 0; i < eh->e_phnum; ++i) {
-    const Elf64_Phdr* ph = (const Elf64_Phdr*)(image + eh->e_phoff + i * eh->e_phentsize);
+    const ElfW(Phdr)* ph = (const ElfW(Phdr)*)(image + eh->e_phoff + i * eh->e_phentsize);
     if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X)) continue;
     const uintptr_t page = ph->p_vaddr & ~(uintptr_t)4095;
     const size_t length = (ph->p_vaddr + ph->p_memsz - page + 4095) & ~(size_t)4095;
@@ -138,7 +139,7 @@ int main(int argc, char** argv) {
   const char* mode = argc > 2 ? argv[2] : "";
   abort_in_block = strcmp(mode, "abort") == 0;
   if (strcmp(mode, "jitdump") == 0) {
-    const Elf64_Shdr* sh = (const Elf64_Shdr*)(image + eh->e_shoff);
+    const ElfW(Shdr)* sh = (const ElfW(Shdr)*)(image + eh->e_shoff);
     const char* names = image + sh[eh->e_shstrndx].sh_offset;
     for (int i = 0; i < eh->e_shnum; ++i) {
       if (strcmp(names + sh[i].sh_name, ".eh_frame") != 0) continue;

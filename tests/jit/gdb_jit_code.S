@@ -70,7 +70,36 @@ gdbjit_inner:
         ret
         .cfi_endproc
         .size gdbjit_inner, . - gdbjit_inner
+#elif defined(__arm__)
+        .syntax unified
+        .arm
+        .cfi_sections .eh_frame  /* DWARF CFI, not EHABI tables */
+gdbjit_outer:
+        .cfi_startproc
+        push {r11, lr}
+        .cfi_adjust_cfa_offset 8
+        .cfi_offset r11, -8
+        .cfi_offset lr, -4
+        mov r11, #0
+        sub sp, sp, #8
+        .cfi_adjust_cfa_offset 8
+        bl gdbjit_inner
+        add sp, sp, #8
+        .cfi_adjust_cfa_offset -8
+        pop {r11, pc}
+        .cfi_endproc
+        .size gdbjit_outer, . - gdbjit_outer
+gdbjit_inner:
+        .cfi_startproc
+        push {r4, lr}
+        .cfi_adjust_cfa_offset 8
+        .cfi_offset r4, -8
+        .cfi_offset lr, -4
+        blx r0
+        pop {r4, pc}
+        .cfi_endproc
+        .size gdbjit_inner, . - gdbjit_inner
 #else
-#error "gdb_jit_code.S: x86-64 and AArch64 only"
+#error "gdb_jit_code.S: x86-64, AArch64 and 32-bit ARM only"
 #endif
         .section .note.GNU-stack, "", %progbits
