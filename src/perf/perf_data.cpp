@@ -342,6 +342,28 @@ void reset(Sample& s) {
 
 }  // namespace
 
+void append_compacted(const Record& r, std::vector<uint8_t>* out) {
+  const Bytes all = r.bytes;
+  const Bytes stack = r.sample.stack_user;
+  const uint64_t kept = std::min<uint64_t>(stack.size(), (r.sample.stack_dyn_size + 7) & ~uint64_t{7});
+  const bool inside = !stack.empty() && stack.data() >= all.data() + 16 &&
+                      stack.data() + stack.size() <= all.data() + all.size();
+  if (r.type != kSample || !inside || kept == stack.size()) {
+    out->insert(out->end(), all.begin(), all.end());
+    return;
+  }
+  // [header .. size word) [kept bytes of the copy] [dyn_size and what follows]
+  const size_t at = static_cast<size_t>(stack.data() - all.data());
+  const size_t first = out->size();
+  out->insert(out->end(), all.begin(), all.begin() + static_cast<std::ptrdiff_t>(at - 8));
+  const uint64_t size_word = kept;
+  out->insert(out->end(), reinterpret_cast<const uint8_t*>(&size_word), reinterpret_cast<const uint8_t*>(&size_word) + 8);
+  out->insert(out->end(), stack.begin(), stack.begin() + static_cast<std::ptrdiff_t>(kept));
+  out->insert(out->end(), all.begin() + static_cast<std::ptrdiff_t>(at + stack.size()), all.end());
+  const uint16_t header_size = static_cast<uint16_t>(out->size() - first);
+  std::memcpy(out->data() + first + 6, &header_size, 2);
+}
+
 Result<void> decode_record(Bytes bytes, const AttrSet& attrs, Record* out) {
   ByteReader r(bytes, Endian::kLittle);
   PERF_READ(out->type, r.u32());

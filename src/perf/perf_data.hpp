@@ -279,6 +279,14 @@ struct Record {
 // offset is relative to the record's first byte.
 Result<void> decode_record(Bytes bytes, const AttrSet& attrs, Record* out);
 
+// Appends the bytes of a decoded record to `out`, a SAMPLE's user stack
+// copy cut to the bytes the kernel says are valid (stack_dyn_size, rounded
+// up to 8; the header's size and the copy's size word changed with it):
+// the kernel writes all sample_stack_user bytes however shallow the stack,
+// and every copy of the record would carry them. Any other record, and a
+// sample whose copy is all valid, as it is.
+void append_compacted(const Record& r, std::vector<uint8_t>* out);
+
 // HEADER_BUILD_ID entries: the build-id of each file perf saw samples in.
 struct BuildIdEntry {
   int32_t pid = 0;

@@ -83,59 +83,6 @@ uint64_t now_ms() {
 
 }  // namespace
 
-// Appends a SAMPLE record of the Sampler's attributes to `out` with its
-// stack copy cut to the bytes the kernel says are valid (dyn_size, rounded
-// up to 8): the record holds all `sample_stack_user` bytes however shallow
-// the stack, and every later copy of it (the reader's window, the
-// reordering) would carry them. Any other record, or one whose layout is
-// not as expected, is appended as it is.
-void append_compacted_record(std::string* out, const perf_event_attr& attr, const uint8_t* record, size_t size) {
-  auto as_is = [&] { out->append(reinterpret_cast<const char*>(record), size); };
-  perf_event_header h;
-  std::memcpy(&h, record, sizeof h);
-  const uint64_t t = attr.sample_type;
-  if (h.type != PERF_RECORD_SAMPLE || !(t & PERF_SAMPLE_STACK_USER)) return as_is();
-  // Only the fields the Sampler asks for may come before the stack.
-  constexpr uint64_t kKnown = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-                              PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER |
-                              PERF_SAMPLE_STACK_USER;
-  if (t & ~kKnown) return as_is();
-  size_t at = sizeof h;
-  auto u64_at = [&](size_t offset, uint64_t* v) {
-    if (offset + 8 > size) return false;
-    std::memcpy(v, record + offset, 8);
-    return true;
-  };
-  for (uint64_t bit : {PERF_SAMPLE_IDENTIFIER, PERF_SAMPLE_IP, PERF_SAMPLE_TID, PERF_SAMPLE_TIME, PERF_SAMPLE_CPU,
-                       PERF_SAMPLE_PERIOD})
-    if (t & bit) at += 8;
-  uint64_t n = 0;
-  if (t & PERF_SAMPLE_CALLCHAIN) {
-    if (!u64_at(at, &n) || n > size / 8) return as_is();
-    at += 8 + 8 * n;
-  }
-  if (t & PERF_SAMPLE_REGS_USER) {
-    uint64_t abi = 0;
-    if (!u64_at(at, &abi)) return as_is();
-    at += 8;
-    if (abi) at += 8 * static_cast<size_t>(__builtin_popcountll(attr.sample_regs_user));
-  }
-  uint64_t stack_size = 0, dyn_size = 0;
-  if (!u64_at(at, &stack_size) || stack_size == 0 || stack_size > size ||
-      !u64_at(at + 8 + stack_size, &dyn_size) || at + 8 + stack_size + 8 != size || dyn_size > stack_size)
-    return as_is();
-  const uint64_t kept = (dyn_size + 7) & ~uint64_t{7};
-  if (kept == stack_size) return as_is();
-  const size_t new_size = at + 8 + static_cast<size_t>(kept) + 8;
-  const size_t first = out->size();
-  out->append(reinterpret_cast<const char*>(record), at);
-  put64(out, kept);
-  out->append(reinterpret_cast<const char*>(record + at + 8), static_cast<size_t>(kept));
-  put64(out, dyn_size);
-  const uint16_t new_header_size = static_cast<uint16_t>(new_size);
-  std::memcpy(out->data() + first + 6, &new_header_size, 2);
-}
-
 std::string synthesize_process_records(pid_t pid, const perf_event_attr& attr, uint64_t identifier) {
   std::string out;
   const std::vector<pid_t> tids = record::threads_of(pid);
@@ -266,15 +213,12 @@ Result<RecordResult> record_samples(record::Sampler& sampler, const std::vector<
   };
   PerfSampleUnwinder unwinder(po, on_sample, on_switch);
   unwinder.begin(info);
-  // Each record from the ring buffers (or the prelude): a sample's stack
-  // copy cut to its valid bytes, decoded, handed to the unwinder (which
-  // keeps a copy until its round is over: one copy in all).
-  std::string compacted;
+  // Each record from the ring buffers (or the prelude), decoded where it
+  // is and handed to the unwinder, which keeps a copy until its round is
+  // over (a sample's stack copy cut to its valid bytes): one copy in all.
   perf::Record record;
   auto feed = [&](const uint8_t* bytes, size_t size) {
-    compacted.clear();
-    append_compacted_record(&compacted, attr, bytes, size);
-    const Bytes b(reinterpret_cast<const uint8_t*>(compacted.data()), compacted.size());
+    const Bytes b(bytes, size);
     if (auto decoded = perf::decode_record(b, info.attrs, &record); !decoded) {
       if (!result.read_error)
         result.read_error = "record " + std::to_string(status.records) + " (" + perf::record_type_name(record.type) +

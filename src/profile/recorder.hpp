@@ -66,13 +66,6 @@ struct RecordResult {
   std::optional<std::string> read_error;  // the stream could not be read on (never expected)
 };
 
-// Appends a record of the Sampler's (attr's) ring buffers to `out`; a SAMPLE
-// with its stack copy cut to the bytes the kernel says are valid (dyn_size
-// rounded up to 8): the kernel writes all `sample_stack_user` bytes however
-// shallow the stack, and every later copy would carry them. A record of
-// another layout is appended as it is.
-void append_compacted_record(std::string* out, const perf_event_attr& attr, const uint8_t* record, size_t size);
-
 // The stream's prelude for `pid`: its executable mappings as MMAP2 records
 // and its threads' names as COMM records, at time 0 (exposed for tests).
 std::string synthesize_process_records(pid_t pid, const perf_event_attr& attr, uint64_t identifier);

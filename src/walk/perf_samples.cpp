@@ -71,9 +71,11 @@ class PerfSampleDriver {
       if (queue_.empty()) return process(r);
       time = max_time_;  // in place, after what came before it
     }
+    // Kept until its round is over, a sample's stack copy cut to its valid bytes.
     std::vector<uint8_t>& arena = arenas_[current_];
-    queue_.push_back(Queued{time, seq_++, arena.size(), r.bytes.size(), r.index, r.file_offset, current_});
-    arena.insert(arena.end(), r.bytes.begin(), r.bytes.end());
+    const size_t at = arena.size();
+    perf::append_compacted(r, &arena);
+    queue_.push_back(Queued{time, seq_++, at, arena.size() - at, r.index, r.file_offset, current_});
     max_time_ = std::max(max_time_, time);
     if (arenas_[0].size() + arenas_[1].size() > kMaxQueued || queue_.size() > kMaxQueuedRecords) flush_half();
     return !stopped_;

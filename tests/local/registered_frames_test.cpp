@@ -25,7 +25,7 @@ extern "C" void __deregister_frame(void*);
 
 namespace {
 
-#if defined(__x86_64__) || defined(__aarch64__)
+#if defined(__x86_64__) || defined(__aarch64__) || defined(__arm__)
 
 // The function: calls its argument, a void(*)(), with a frame of its own.
 #if defined(__x86_64__)
@@ -36,6 +36,17 @@ constexpr size_t kReturnOffset = 6;  // after the call
 const uint8_t kCieRules[] = {1, 0x78, 16, 0x0c, 7, 8, 0x90, 1};
 // FDE: after sub, CFA = rsp + 16; after add (offset 10), CFA = rsp + 8.
 const uint8_t kFdeRules[] = {0x44, 0x0e, 16, 0x46, 0x0e, 8};
+#elif defined(__arm__)
+// ARM state: push {r4, lr}; blx r0; pop {r4, pc}. On 32-bit ARM the walk
+// looks a registered table up after the EHABI index (the code has no entry there).
+const uint32_t kInsns[] = {0xe92d4010, 0xe12fff30, 0xe8bd8010};
+const uint8_t* const kCode = reinterpret_cast<const uint8_t*>(kInsns);
+constexpr size_t kCodeSize = sizeof kInsns;
+constexpr size_t kReturnOffset = 8;
+// CIE: code 4, data -4, RA r14, CFA = r13.
+const uint8_t kCieRules[] = {4, 0x7c, 14, 0x0c, 13, 0};
+// FDE: after push, CFA = r13 + 8, r4 at -8, r14 at -4.
+const uint8_t kFdeRules[] = {0x41, 0x0e, 8, 0x84, 2, 0x8e, 1};
 #else
 // stp x29,x30,[sp,#-16]!; mov x29,#1; blr x0; ldp x29,x30,[sp],#16; ret
 // (x29 is no frame pointer in it: only its CFI leads out of it.)
@@ -53,12 +64,13 @@ constexpr size_t kCodeSize = sizeof kCode;
 #endif
 
 void put32(std::vector<uint8_t>* out, uint32_t v) { out->insert(out->end(), reinterpret_cast<uint8_t*>(&v), reinterpret_cast<uint8_t*>(&v) + 4); }
-void put64(std::vector<uint8_t>* out, uint64_t v) { out->insert(out->end(), reinterpret_cast<uint8_t*>(&v), reinterpret_cast<uint8_t*>(&v) + 8); }
+// An address as DW_EH_PE_absptr has it: the machine's word.
+void put_address(std::vector<uint8_t>* out, uintptr_t v) { out->insert(out->end(), reinterpret_cast<uint8_t*>(&v), reinterpret_cast<uint8_t*>(&v) + sizeof v); }
 void pad(std::vector<uint8_t>* out, size_t record_start) {
   while ((out->size() - record_start) % 8 != 4) out->push_back(0);  // DW_CFA_nop: the length word + body a multiple of 8
 }
 
-// An .eh_frame of one CIE ("zR", absolute 8-byte addresses) and one FDE for
+// An .eh_frame of one CIE ("zR", absolute addresses) and one FDE for
 // [code, code + kCodeSize), ended by a zero word.
 std::vector<uint8_t> eh_frame_for(uint64_t code) {
   std::vector<uint8_t> out;
@@ -77,8 +89,8 @@ std::vector<uint8_t> eh_frame_for(uint64_t code) {
   const size_t fde = out.size();
   put32(&out, 0);
   put32(&out, static_cast<uint32_t>(fde + 4));  // back to the CIE
-  put64(&out, code);
-  put64(&out, kCodeSize);
+  put_address(&out, static_cast<uintptr_t>(code));
+  put_address(&out, kCodeSize);
   out.push_back(0);  // augmentation data length
   out.insert(out.end(), kFdeRules, kFdeRules + sizeof kFdeRules);
   pad(&out, fde);
@@ -124,7 +136,7 @@ __attribute__((noinline)) int call_through(Jit jit, bool* caller_found) {
 TEST(RegisteredFrames, WalkThroughJitCodeOnlyWhileRegistered) {
   const Jit jit = make_code();
   ASSERT_NE(jit, nullptr);
-  std::vector<uint8_t> table = eh_frame_for(reinterpret_cast<uint64_t>(jit));
+  std::vector<uint8_t> table = eh_frame_for(reinterpret_cast<uintptr_t>(jit));
   bool caller = false;
   // Unregistered: the jit frame is the last (nothing says how to leave it).
   int at = call_through(jit, &caller);
@@ -135,7 +147,15 @@ TEST(RegisteredFrames, WalkThroughJitCodeOnlyWhileRegistered) {
   at = call_through(jit, &caller);
   ASSERT_GE(at, 0);
   EXPECT_TRUE(caller) << "the frame after the jit code is its caller's";
+#if defined(__arm__)
+  // glibc's _start has no .ARM.exidx entry: the stack ends there (backtrace.md).
+  EXPECT_TRUE(g_info.end == FRAMEWALK_BT_OUTERMOST ||
+              (g_info.end == FRAMEWALK_BT_NO_UNWIND_INFO &&
+               g_info.address - reinterpret_cast<uintptr_t>(jit) >= kCodeSize))
+      << framewalk_backtrace_end_name(g_info.end) << " at 0x" << std::hex << g_info.address;
+#else
   EXPECT_EQ(g_info.end, FRAMEWALK_BT_OUTERMOST);
+#endif
   EXPECT_EQ(framewalk_deregister_frame(table.data()), 0);
   EXPECT_EQ(framewalk_deregister_frame(table.data()), -1);
   at = call_through(jit, &caller);
@@ -150,7 +170,7 @@ TEST(RegisteredFrames, WalkThroughJitCodeOnlyWhileRegistered) {
 TEST(RegisteredFrames, ALoneFde) {
   const Jit jit = make_code();
   ASSERT_NE(jit, nullptr);
-  std::vector<uint8_t> table = eh_frame_for(reinterpret_cast<uint64_t>(jit));
+  std::vector<uint8_t> table = eh_frame_for(reinterpret_cast<uintptr_t>(jit));
   uint32_t cie_length;
   std::memcpy(&cie_length, table.data(), 4);
   const uint8_t* fde = table.data() + 4 + cie_length;
@@ -162,18 +182,21 @@ TEST(RegisteredFrames, ALoneFde) {
   munmap(reinterpret_cast<void*>(jit), 4096);
 }
 
+#if !defined(__arm__)
 __attribute__((noinline)) void throw_from_callback() { throw std::runtime_error("through jit code"); }
+#endif
 
 // Through libgcc's __register_frame: framewalk sees it, and libgcc still
 // does (an exception unwinds through the jit code to its catcher).
 TEST(RegisteredFrames, LibgccRegistrationSeenAndPassedOn) {
   const Jit jit = make_code();
   ASSERT_NE(jit, nullptr);
-  std::vector<uint8_t> table = eh_frame_for(reinterpret_cast<uint64_t>(jit));
+  std::vector<uint8_t> table = eh_frame_for(reinterpret_cast<uintptr_t>(jit));
   __register_frame(table.data());
   bool caller = false;
   EXPECT_GE(call_through(jit, &caller), 0);
   EXPECT_TRUE(caller);
+#if !defined(__arm__)  // ARM's libgcc unwinds exceptions by the EHABI index alone
   bool caught = false;
   try {
     jit(throw_from_callback);
@@ -181,6 +204,7 @@ TEST(RegisteredFrames, LibgccRegistrationSeenAndPassedOn) {
     caught = true;
   }
   EXPECT_TRUE(caught);
+#endif
   __deregister_frame(table.data());
   call_through(jit, &caller);
   EXPECT_EQ(g_info.end, FRAMEWALK_BT_NO_UNWIND_INFO);
@@ -200,8 +224,7 @@ void on_prof(int, siginfo_t*, void* uc) {
 }
 
 __attribute__((noinline)) void spin_a_little() {
-  for (volatile int i = 0; i < 20000; ++i) {
-  }
+  for (int i = 0; i < 20000; ++i) __asm__ volatile("" ::: "memory");  // not optimized away
 }
 
 // Registration and deregistration on one thread while another walks
@@ -210,7 +233,7 @@ __attribute__((noinline)) void spin_a_little() {
 TEST(RegisteredFrames, RegisterWhileOthersWalk) {
   g_jit = make_code();
   ASSERT_NE(g_jit, nullptr);
-  std::vector<uint8_t> table = eh_frame_for(reinterpret_cast<uint64_t>(g_jit));
+  std::vector<uint8_t> table = eh_frame_for(reinterpret_cast<uintptr_t>(g_jit));
   std::atomic<bool> done{false};
   std::thread toggler([&] {
     for (int i = 0; i < 2000 && !done.load(); ++i) {
@@ -249,6 +272,6 @@ TEST(RegisteredFrames, RegisterWhileOthersWalk) {
   EXPECT_EQ(framewalk_deregister_frame(table.data()), 0);
 }
 
-#endif  // x86-64, AArch64
+#endif  // x86-64, AArch64, ARM
 
 }  // namespace

@@ -1,6 +1,7 @@
-// The recorder's own records: a sample's stack copy cut to its valid bytes,
-// and a running process's mappings and names as MMAP2 and COMM records; each
-// read back by the perf.data decoder as it reads the kernel's.
+// The recorder's records: a sample's stack copy cut to its valid bytes (as
+// the unwinder keeps it, perf::append_compacted), and a running process's
+// mappings and names as MMAP2 and COMM records; each read back by the
+// perf.data decoder as it reads the kernel's.
 #include "profile/recorder.hpp"
 
 #include <gtest/gtest.h>
@@ -8,6 +9,7 @@
 
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "perf/perf_data.hpp"
 
@@ -38,8 +40,9 @@ perf::AttrSet attrs_of(const perf_event_attr& a) {
 void put64(std::string* s, uint64_t v) { s->append(reinterpret_cast<const char*>(&v), 8); }
 Bytes as_bytes(const std::string& s) { return Bytes(reinterpret_cast<const uint8_t*>(s.data()), s.size()); }
 
-// A sample as the kernel writes it: 64 stack bytes, of which `dyn` valid.
-std::string kernel_sample(uint64_t dyn) {
+// A sample as the kernel writes it: 64 stack bytes, of which `dyn` valid
+// (then the weight, when `weight`: a field after the copy).
+std::string kernel_sample(uint64_t dyn, bool weight = false) {
   std::string body;
   put64(&body, 7);                   // identifier
   put64(&body, 0x401000);            // ip
@@ -57,6 +60,7 @@ std::string kernel_sample(uint64_t dyn) {
   put64(&body, 64);                  // stack size
   for (int i = 0; i < 64; ++i) body += static_cast<char>(i);
   put64(&body, dyn);                 // dyn_size
+  if (weight) put64(&body, 0x77);
   std::string rec;
   const uint32_t type = PERF_RECORD_SAMPLE;
   const uint16_t misc = PERF_RECORD_MISC_USER, size = static_cast<uint16_t>(8 + body.size());
@@ -66,12 +70,20 @@ std::string kernel_sample(uint64_t dyn) {
   return rec + body;
 }
 
+// The bytes of `record` decoded by `attrs`, then compacted.
+std::string compacted(const std::string& record, const perf::AttrSet& attrs) {
+  perf::Record r;
+  EXPECT_TRUE(perf::decode_record(as_bytes(record), attrs, &r).ok());
+  std::vector<uint8_t> out;
+  perf::append_compacted(r, &out);
+  return std::string(out.begin(), out.end());
+}
+
 TEST(Recorder, ASampleKeepsOnlyItsValidStackBytes) {
-  const perf_event_attr a = sampler_attr();
+  perf_event_attr a = sampler_attr();
   const perf::AttrSet attrs = attrs_of(a);
   const std::string full = kernel_sample(20);
-  std::string out;
-  append_compacted_record(&out, a, reinterpret_cast<const uint8_t*>(full.data()), full.size());
+  const std::string out = compacted(full, attrs);
   EXPECT_EQ(out.size(), full.size() - 40);  // 64 stack bytes become 24 (20 rounded up to 8)
   perf::Record r;
   ASSERT_TRUE(perf::decode_record(as_bytes(out), attrs, &r).ok());
@@ -87,12 +99,16 @@ TEST(Recorder, ASampleKeepsOnlyItsValidStackBytes) {
   EXPECT_EQ(s.stack_dyn_size, 20u);
   ASSERT_EQ(s.stack().size(), 20u);
   EXPECT_EQ(s.stack()[19], 19);
-  // A full copy, and one that lies about its sizes, stay as they are.
-  for (const std::string& as_is : {kernel_sample(64), kernel_sample(65), full.substr(0, full.size() - 8)}) {
-    std::string copy;
-    append_compacted_record(&copy, a, reinterpret_cast<const uint8_t*>(as_is.data()), as_is.size());
-    EXPECT_EQ(copy, as_is);
-  }
+  // A full copy stays as it is.
+  EXPECT_EQ(compacted(kernel_sample(64), attrs), kernel_sample(64));
+  // A field after the copy (the weight) is kept after it.
+  a.sample_type |= PERF_SAMPLE_WEIGHT;
+  const perf::AttrSet weighted = attrs_of(a);
+  const std::string with_weight = compacted(kernel_sample(8, true), weighted);
+  EXPECT_EQ(with_weight.size(), kernel_sample(8, true).size() - 56);
+  ASSERT_TRUE(perf::decode_record(as_bytes(with_weight), weighted, &r).ok());
+  EXPECT_EQ(r.sample.stack().size(), 8u);
+  EXPECT_EQ(r.sample.weight, 0x77u);
 }
 
 TEST(Recorder, AProcessAlreadyRunningIsDescribedByItsMapsAndNames) {
