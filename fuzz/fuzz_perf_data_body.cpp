@@ -3,7 +3,8 @@
 // end with an error whose offset lies inside the input; the same bytes are
 // then unwound sample by sample (no file is opened: the recorded paths are
 // looked up under a root that does not exist), and every record's bytes are
-// decoded again alone, as a live recorder's ring buffer would hand them.
+// decoded again alone, as a live recorder's ring buffer would hand them, and
+// with its stack copy cut to its valid bytes.
 #include <cstring>
 #include <vector>
 
@@ -39,6 +40,18 @@ int fuzz_perf_data(const uint8_t* data, size_t size) {
             perf::Record again;
             FUZZ_CHECK(perf::decode_record(r.bytes, reader.info().attrs, &again).ok());
             FUZZ_CHECK(again.sample.ip == s.ip && again.sample.stack_dyn_size == s.stack_dyn_size);
+            // Its stack copy cut to the valid bytes (as the unwinder queues
+            // it): no longer, and the same sample with the same valid stack.
+            std::vector<uint8_t> cut;
+            perf::append_compacted(r, &cut);
+            FUZZ_CHECK(cut.size() <= r.bytes.size() && cut.size() >= 8);
+            perf::Record compacted;
+            FUZZ_CHECK(perf::decode_record(Bytes(cut.data(), cut.size()), reader.info().attrs, &compacted).ok());
+            FUZZ_CHECK(compacted.sample.ip == s.ip && compacted.sample.time == s.time &&
+                       compacted.sample.callchain_size == s.callchain_size);
+            FUZZ_CHECK(compacted.sample.stack().size() == s.stack().size() &&
+                       (s.stack().empty() ||  // (no memcmp of null pointers)
+                        std::memcmp(compacted.sample.stack().data(), s.stack().data(), s.stack().size()) == 0));
           }
           return true;
         });

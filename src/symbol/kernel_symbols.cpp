@@ -52,12 +52,14 @@ void KernelSymbols::load_if(const std::string& recorded_release) {
   const char* const end = begin + text.size();
   for (const char* p = begin; p < end;) {
     uint64_t address = 0;
+    bool hex = true;
     const char* const line = p;
     for (; p < end && *p != ' ' && *p != '\n'; ++p) {
-      const char c = *p;
-      address = address << 4 | static_cast<uint64_t>(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
+      const char c = *p, l = static_cast<char>(c | 0x20);
+      hex &= (c >= '0' && c <= '9') || (l >= 'a' && l <= 'f');
+      address = address << 4 | static_cast<uint64_t>(c <= '9' ? c - '0' : l - 'a' + 10);
     }
-    const bool shaped = p + 3 < end && *p == ' ' && p - line <= 16 && p[2] == ' ';
+    const bool shaped = hex && p > line && p + 3 < end && *p == ' ' && p - line <= 16 && p[2] == ' ';
     const char type = shaped ? p[1] : 0;
     const char* name = shaped ? p + 3 : p;
     const char* q = name;

@@ -45,6 +45,27 @@ TEST(KernelSymbols, FunctionsOfAKallsymsFile) {
   EXPECT_EQ(k.function(0x1000), "");
 }
 
+// Lines that are not kallsyms lines are left out, whatever they hold: no
+// address digits, an address too long, a blank, a line cut at its end.
+TEST(KernelSymbols, HostileLinesAreLeftOut) {
+  const std::string path = write_file(
+      "\n"
+      "zzzz T not_hex\n"
+      "ffffffffffffffffff T too_long\n"
+      " T no_address\n"
+      "ffffffff81000000 T\tfirst\n"
+      "ffffffff81000000T glued\n"
+      "ffffffff81001000 t good\n"
+      "ffffffff81002000 t");
+  KernelSymbols k(path);
+  k.load_if("");
+  unlink(path.c_str());
+  EXPECT_EQ(k.function(0xffffffff81001004), "good");
+  EXPECT_EQ(k.function(0xffffffff81002004), "good");  // the cut line names nothing
+  EXPECT_EQ(k.name(0x1000), "[unknown]");  // not_hex took no address
+  EXPECT_EQ(k.size(), 1u);
+}
+
 TEST(KernelSymbols, AMissingFileIsAProblemNamed) {
   KernelSymbols k(std::string("/nonexistent/kallsyms"));
   k.load_if("");
