@@ -213,6 +213,27 @@ class PerfSampleDriver {
     f.frame.module = modules ? modules->find(f.frame.lookup_pc, &module_hint_) : nullptr;
   }
 
+  // The frames of a user callchain (entries [start, end), the leaf first).
+  // Those it shares from the root with the previous chain of the same
+  // modules are that chain's frames (a program's samples share their
+  // callers): only the rest are looked up.
+  void add_chain(const perf::Sample& s, size_t start, size_t end, const ModuleMap& modules) {
+    const size_t n = end - start, before = chain_.size();
+    size_t common = 0;
+    if (chain_map_ == &modules && chain_generation_ == modules.generation()) {
+      while (common < n && common < before && s.callchain_at(end - 1 - common) == chain_[before - 1 - common].frame.pc)
+        ++common;
+      // The leaf is an activation: shared only as the leaf of both.
+      if ((common == n || common == before) && n != before) common = std::min(n, before) - 1;
+    }
+    for (size_t i = start; i < end - common; ++i)
+      add_frame(s.callchain_at(i), i == start, SampleFrameKind::kCallchain, &modules);
+    frames_.insert(frames_.end(), chain_.end() - static_cast<std::ptrdiff_t>(common), chain_.end());
+    chain_.assign(frames_.end() - static_cast<std::ptrdiff_t>(n), frames_.end());
+    chain_map_ = &modules;
+    chain_generation_ = modules.generation();
+  }
+
   bool sample(const perf::Record& r) {
     const perf::Sample& s = r.sample;
     ++stats.samples;
@@ -297,8 +318,7 @@ class PerfSampleDriver {
       if (user_chain_end > user_chain_start) {
         frames_.resize(kernel_frames);
         walked = false;
-        for (size_t i = user_chain_start; i < user_chain_end; ++i)
-          add_frame(s.callchain_at(i), i == user_chain_start, SampleFrameKind::kCallchain, &process.modules);
+        add_chain(s, user_chain_start, user_chain_end, process.modules);
         ++stats.from_callchain;
       } else if (!walked) {
         if ((s.sample_type & perf::sample::kIp) && (s.misc & perf::misc::kCpuModeMask) != perf::misc::kKernel)
@@ -323,6 +343,9 @@ class PerfSampleDriver {
   RowCache row_cache_{1024};
   std::vector<SampleFrame> frames_;
   ModuleMap::FindHint module_hint_;  // the module of the last frame
+  std::vector<SampleFrame> chain_;     // add_chain's last chain, of chain_map_ at chain_generation_
+  const ModuleMap* chain_map_ = nullptr;
+  uint64_t chain_generation_ = 0;
   perf::Record record_;
   // Queued records' bytes: new ones go to arenas_[current_].
   std::vector<uint8_t> arenas_[2];
