@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "arch/machine.hpp"
 #include "perf/perf_data.hpp"
 #include "perf/perf_data_builder.hpp"
 #include "walk/perf_samples.hpp"
@@ -27,7 +28,8 @@ std::string self_path() {
 }
 
 struct Seen {
-  std::vector<std::vector<SampleFrame>> frames;
+  std::vector<std::vector<SampleFrame>> frames;  // their modules valid during the callback only:
+  std::vector<std::vector<uint64_t>> module_ids;  // the ids of each frame's module then (0: none)
   std::vector<std::string> modules;  // of each sample's first user frame
   PerfUnwindResult result;
 };
@@ -40,6 +42,8 @@ Seen run(const std::vector<uint8_t>& file, bool order) {
   o.files.buildid_dir = "";
   seen.result = unwind_perf_samples(source, o, [&](const UnwoundSample& u) {
     seen.frames.emplace_back(u.frames.begin(), u.frames.end());
+    auto& ids = seen.module_ids.emplace_back();
+    for (const SampleFrame& f : u.frames) ids.push_back(f.frame.module ? f.frame.module->id : 0);
     std::string module;
     for (const SampleFrame& f : u.frames)
       if (f.kind != SampleFrameKind::kKernel) {
@@ -100,6 +104,60 @@ TEST(PerfSamples, ReorderedWithinTheirRound) {
   const Seen unordered = run(file, false);
   ASSERT_EQ(unordered.frames.size(), 1u);
   EXPECT_EQ(unordered.modules[0], "");
+}
+
+// Samples whose callchains share their callers: each one's frames are as
+// if it came alone (the shared frames taken from the chain before it; the
+// leaf an activation only where it is the leaf), also across a new mapping.
+TEST(PerfSamples, ChainsSharingTheirCallers) {
+  const std::string self = self_path();
+  Attr a;
+  a.sample_type = perf::sample::kIp | perf::sample::kTid | perf::sample::kTime | perf::sample::kCallchain;
+  a.ids = {1};
+  auto mapping = [&](uint64_t at, uint64_t time) {
+    Rec m(perf::kMmap2, perf::misc::kUser);
+    m.u32(9).u32(9).u64(at).u64(0x100000).u64(0).u32(0).u32(0).u64(0).u64(0).u32(5).u32(2).name(self);
+    trailer(m, 9, time);
+    return m.done();
+  };
+  const std::vector<std::vector<uint64_t>> chains = {
+      {0x100100, 0x100200, 0x100300},            // leaf first
+      {0x100110, 0x100200, 0x100300},            // another leaf, the same callers
+      {0x100200, 0x100300},                      // the callers alone: 0x100200 now the leaf
+      {0x100100, 0x100200, 0x100300},            // 0x100200 a caller again
+      {0x100400, 0x100100, 0x100200, 0x100300},  // one deeper
+      {0x100100, 0x100200, 0x100300},            // after the mapping below: the new module
+  };
+  std::vector<std::vector<uint8_t>> records = {mapping(0x100000, 1)};
+  uint64_t time = 10;
+  for (size_t i = 0; i < chains.size(); ++i) {
+    if (i == 5) records.push_back(mapping(0x100000, time++));
+    Rec sample(perf::kSample, perf::misc::kUser);
+    sample.u64(chains[i][0]).u32(9).u32(9).u64(time++);
+    sample.u64(chains[i].size() + 1).u64(perf::context::kUser);
+    for (uint64_t pc : chains[i]) sample.u64(pc);
+    records.push_back(sample.done());
+  }
+  const Seen seen = run(perf::test::perf_file({a}, records), true);
+  ASSERT_FALSE(seen.result.read.error) << perf::describe(*seen.result.read.error);
+  ASSERT_EQ(seen.frames.size(), chains.size());
+  uint64_t last_module = 0;
+  for (size_t i = 0; i < chains.size(); ++i) {
+    SCOPED_TRACE("sample " + std::to_string(i));
+    const auto& f = seen.frames[i];
+    const auto& ids = seen.module_ids[i];
+    ASSERT_EQ(f.size(), chains[i].size());
+    for (size_t k = 0; k < f.size(); ++k) {
+      EXPECT_EQ(f[k].frame.pc, chains[i][k]);
+      EXPECT_EQ(f[k].frame.activation, k == 0);
+      EXPECT_EQ(f[k].frame.lookup_pc, arch::host_machine().lookup_pc(chains[i][k], k == 0));
+      EXPECT_NE(ids[k], 0u);
+      EXPECT_EQ(ids[k], ids[0]);
+    }
+    if (i == 5) EXPECT_NE(ids[0], last_module) << "the mapping replaced the module";
+    else if (i > 0) EXPECT_EQ(ids[0], last_module);
+    last_module = ids[0];
+  }
 }
 
 TEST(PerfSamples, DamageAfterSamples) {
