@@ -12,6 +12,7 @@
 // is checked against the recursion's depth.
 //
 //   build/bench/sample_walk_bench [--benchmark_filter=...]
+//   build/bench/sample_walk_bench --check-only   (CTest: the walks, once each, checked)
 // Counter ns_per_frame: the walk's time over the frames it found.
 //
 // Beside it (x86-64, with libunwind's remote library): the same sample
@@ -293,4 +294,60 @@ BENCHMARK(BM_SampleWalk)->ArgNames({"depth", "mixed"})->ArgsProduct({{10, 50, 20
 BENCHMARK(BM_SampleWalkLibunwind)->ArgNames({"depth", "mixed"})->ArgsProduct({{10, 50, 200}, {0, 1}});
 #endif
 
-BENCHMARK_MAIN();
+// --check-only (the CTest run): each sample walked once by the engine (and
+// by libunwind where built), the walk reaching through the recursion to
+// the thread's start and, with libunwind, the same return addresses.
+int check_only() {
+  int failures = 0;
+  for (int mixed : {0, 1}) {
+    for (int depth : {10, 200}) {
+      (mixed ? bench_recurse_mixed_a : bench_recurse)(depth, capture_sample, nullptr, 0);
+      BufferMemory stack(Bytes(g_stack.data(), g_stack.size()), g_sp);
+      Unwinder unwinder(tracker().process(1).modules, stack, arch::host_machine().elf_machine());
+      unwinder.set_unreadable_saved_registers_unknown(true);
+      UnwindOptions o;
+      o.max_frames = 4096;
+      o.first_is_return_address = true;
+      std::vector<uint64_t> mine;
+      const WalkResult r = unwinder.walk(arch::from_host_capture(g_words), [&](const Frame& f) {
+          mine.push_back(f.pc);
+          return true;
+        }, o);
+      bool ok = mine.size() > static_cast<size_t>(depth) && r.reason == StopReason::kOutermost;
+#if FRAMEWALK_BENCH_LIBUNWIND_REMOTE
+      if (g_unw_modules.empty()) dl_iterate_phdr(collect_module, nullptr);
+      unw_addr_space_t as = unw_create_addr_space(&g_unw_accessors, 0);
+      unw_cursor_t cursor;
+      std::vector<uint64_t> theirs;
+      if (unw_init_remote(&cursor, as, nullptr) == 0) {
+        do {
+          unw_word_t ip = 0;
+          unw_get_reg(&cursor, UNW_REG_IP, &ip);
+          theirs.push_back(ip);
+        } while (theirs.size() < 4096 && unw_step(&cursor) > 0);
+      }
+      unw_destroy_addr_space(as);
+      const size_t common = std::min(mine.size(), theirs.size());
+      ok = ok && common > static_cast<size_t>(depth) && std::equal(mine.begin(), mine.begin() + common, theirs.begin());
+      std::printf("depth %d mixed %d: framewalk %zu frames (%s), libunwind %zu\n", depth, mixed, mine.size(),
+                  to_string(r.reason), theirs.size());
+#else
+      std::printf("depth %d mixed %d: framewalk %zu frames (%s)\n", depth, mixed, mine.size(), to_string(r.reason));
+#endif
+      if (!ok) {
+        std::printf("  FAIL\n");
+        ++failures;
+      }
+    }
+  }
+  return failures ? 1 : 0;
+}
+
+int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "--check-only") == 0) return check_only();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
