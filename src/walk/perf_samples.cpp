@@ -97,7 +97,6 @@ class PerfSampleDriver {
     unsigned arena;  // which of arenas_ holds its bytes
   };
 
-  // Processes the queued records up to `limit` in time order; keeps the rest.
   // In time order, records of the same time in the order they came (seq).
   // They come in runs already in order (one CPU's ring buffer at a time):
   // the runs are merged, a few at most; many are sorted.
@@ -126,6 +125,7 @@ class PerfSampleDriver {
       runs_.resize(kept);
     }
   }
+  // Processes the queued records up to `limit` in time order; keeps the rest.
   void flush(uint64_t limit) {
     sort_queue();
     size_t n = 0;
