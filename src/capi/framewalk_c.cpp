@@ -704,9 +704,10 @@ int fw_frame_module(const fw_frame* frame, fw_module_info* out) {
 
 namespace {
 
-// The name of jit code at `frame` from its process's perf map and jitdump.
-FrameSymbol jit_symbol(fw_target& t, const Frame& frame) {
-  FrameSymbol s;
+// The names of jit code in the target's process: its perf map and jitdump,
+// read at the first frame that needs them, the map read again for a frame
+// it does not name yet.
+const symbol::PerfMap* jit_names(fw_target& t, const Frame& frame) {
   if (!t.jit_names) {
     const JitdumpFile* jitdump = nullptr;
     std::string map_path;
@@ -722,12 +723,7 @@ FrameSymbol jit_symbol(fw_target& t, const Frame& frame) {
   } else if (!t.jit_names->path().empty() && !t.jit_names->find(frame.symbol_pc)) {
     (void)t.jit_names->refresh();  // lines appended since
   }
-  if (const symbol::PerfMap::Entry* e = t.jit_names->find(frame.symbol_pc)) {
-    s.found = true;
-    s.function = std::string(e->name);
-    s.offset = frame.pc - e->start;
-  }
-  return s;
+  return t.jit_names.get();
 }
 
 }  // namespace
@@ -737,7 +733,8 @@ const char* fw_frame_function(const fw_frame* frame, uint64_t* offset) {
   try {
     FrameSymbol s = symbolize(*frame->frame);
     const Module* m = frame->frame->module;
-    if (!s.found && frame->target && (!m || m->jit)) s = jit_symbol(*frame->target, *frame->frame);
+    if (!s.found && frame->target && (!m || m->jit))
+      s = symbolize(*frame->frame, jit_names(*frame->target, *frame->frame));
     if (!s.found) return nullptr;
     frame->scratch->function = std::move(s.function);
     if (offset) *offset = s.offset;

@@ -12,16 +12,7 @@ namespace {
 
 // A frame's function: its module's symbols, else (jit code, or code no
 // module holds) the perf map's name for it.
-FrameSymbol frame_symbol(const Frame& f, const StackRenderOptions& options) {
-  FrameSymbol s = symbolize(f);
-  if (s.found || (f.module && !f.module->jit) || !options.perf_map) return s;
-  if (const symbol::PerfMap::Entry* e = options.perf_map->find(f.symbol_pc)) {
-    s.found = true;
-    s.function = std::string(e->name);
-    s.offset = f.pc - e->start;
-  }
-  return s;
-}
+FrameSymbol frame_symbol(const Frame& f, const StackRenderOptions& options) { return symbolize(f, options.perf_map); }
 
 // `pc_digits`: the hex digits of an address of the target's machine (8 on 32-bit ones).
 void print_text(dump::TextWriter& w, pid_t pid, const std::string& process_name,

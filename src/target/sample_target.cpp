@@ -163,7 +163,7 @@ void ModuleTracker::on_mmap(const perf::Mmap& m, uint16_t misc) {
     p.modules.add(jit_module(m.address, m.address + m.length, name));
     return;
   }
-  const bool is_file = !name.empty() && name[0] == '/' && !is_jitdump_marker(name);
+  const bool is_file = !name.empty() && name[0] == '/';
   if (!is_file && name != "[vdso]") return;
   if (ends_with(name, " (deleted)")) name.resize(name.size() - 10);
   Module module;

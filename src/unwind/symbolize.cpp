@@ -1,5 +1,7 @@
 #include "unwind/symbolize.hpp"
 
+#include "symbol/perf_map.hpp"
+
 #include <cxxabi.h>
 
 #include <cstdlib>
@@ -37,6 +39,17 @@ FrameSymbol symbolize(const Frame& frame) {
   s.found = true;
   s.function = demangle_name(std::string(match->symbol->name));
   s.offset = frame.pc - (match->symbol->address + frame.module->bias);
+  return s;
+}
+
+FrameSymbol symbolize(const Frame& frame, const symbol::PerfMap* jit_names) {
+  FrameSymbol s = symbolize(frame);
+  if (s.found || (frame.module && !frame.module->jit) || !jit_names) return s;
+  if (const symbol::PerfMap::Entry* e = jit_names->find(frame.symbol_pc)) {
+    s.found = true;
+    s.function = std::string(e->name);
+    s.offset = frame.pc - e->start;
+  }
   return s;
 }
 

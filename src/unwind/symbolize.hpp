@@ -7,6 +7,10 @@
 
 #include "unwind/unwinder.hpp"
 
+namespace framewalk::symbol {
+class PerfMap;
+}
+
 namespace framewalk {
 
 struct FrameSymbol {
@@ -16,6 +20,10 @@ struct FrameSymbol {
 };
 
 FrameSymbol symbolize(const Frame& frame);
+// The same, and for jit code or code no module holds (what the module's
+// symbols cannot name), the name `jit_names` (a perf map, with a jitdump's
+// loads; may be null) gives it.
+FrameSymbol symbolize(const Frame& frame, const symbol::PerfMap* jit_names);
 
 // What the source says of a frame's PC (the call, for a return address).
 struct SourceFrame {
