@@ -558,13 +558,16 @@ ModuleMap CoreFile::modules(ModuleCache& cache, std::vector<std::string>* warnin
     }
   }
   // Executable memory no file mapping explains: jit code (its pages are
-  // dumped, being anonymous). Only where NT_FILE lists the files (without
-  // it, a program's own code would be taken for jit code). Not the
-  // kernel's half of a 64-bit address space (x86-64's vsyscall page).
+  // dumped, being anonymous). Where NT_FILE lists the files, any such
+  // segment; without it (qemu-user's cores), only one whose pages were
+  // dumped and that no module found otherwise covers (a file's code is not
+  // dumped there; were it taken for jit code, a program whose file was not
+  // found would be walked by guesses). Not the kernel's half of a 64-bit
+  // address space (x86-64's vsyscall page).
   const bool wide = core_->is_64();
-  static const std::vector<elf::Segment> kNone;
-  for (const elf::Segment& p : has_file_note_ ? core_->segments() : kNone) {
+  for (const elf::Segment& p : core_->segments()) {
     if (p.type != elf::kPtLoad || !(p.flags & elf::kPfX) || p.memsz == 0 || p.vaddr + p.memsz < p.vaddr) continue;
+    if (!has_file_note_ && p.filesz == 0) continue;
     if (wide && (p.vaddr >> 63)) continue;
     bool covered = false;
     for (const auto& m : result.modules()) covered |= m->start < p.vaddr + p.memsz && p.vaddr < m->end;

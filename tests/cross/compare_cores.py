@@ -79,6 +79,23 @@ GDB_JIT_OBJECT = [("gdb_jit_code.elf", ["../../jit/gdb_jit_code.S"],
                    "-Wl,--build-id=none -Wl,-z,max-page-size=4096")]
 
 
+# tests/jit's frame-pointer JIT: three functions written into an anonymous
+# executable mapping, without unwind information, named by the perf map the
+# program writes (/tmp/perf-PID.map, PID the core's); an abort under them.
+# qemu dumps the mapping's pages, and no file explains them: jit code.
+JIT_CHAIN = ["c_block", "jit_inner", "jit_middle", "jit_outer", "run_jit", "main"]
+
+
+def jit_check(threads):
+    """jit_chain.c: the callers of the three jit frames found by frame pointer
+    through jit code (a frame's source is how it was found from its callee)."""
+    t = threads[0]
+    jit = [f["function"] for f in t["frames"] if f["source"] == "jit"]
+    if jit != ["jit_middle", "jit_outer", "run_jit"]:
+        return "thread %d: frames found through jit code %s" % (t["tid"], jit)
+    return None
+
+
 def overflow_check(threads):
     """stack_overflow.c: the overflowing thread's handler, its hundreds of frames, its start."""
     for t in threads:
@@ -94,8 +111,9 @@ def overflow_check(threads):
 
 class Fixture:
     def __init__(self, name, sources, flags, truth, chain=None, args=(), cpu=None, threads_chains=None, libs=(),
-                 source_flags=None):
+                 source_flags=None, perf_map=False):
         self.name = name
+        self.perf_map = perf_map    # the program writes /tmp/perf-PID.map: `stack --perf-map` it
         self.libs = libs            # (file name, sources, flags) built beside the program and copied with it
         self.sources = sources
         self.flags = flags
@@ -175,6 +193,8 @@ AARCH64_FIXTURES = [
             threads_chains=fp_over_cfi_check, source_flags=FP_OVER_CFI_CALLEE),
     Fixture("gdb_jit", ["../../jit/gdb_jit.c"], "-O2 -g -no-pie", "gdb", GDB_JIT_CHAIN,
             args=["gdb_jit_code.elf", "abort"], libs=GDB_JIT_OBJECT),
+    Fixture("jit_chain", ["../../jit/jit_chain.c"], "-O2 -g -no-pie", "chain", JIT_CHAIN, args=["abort"],
+            threads_chains=jit_check, perf_map=True),
 ]
 
 
@@ -300,8 +320,18 @@ def gdb_threads(machine, exe, core):
     raise RuntimeError("gdb-multiarch gave no frames: " + (r.stderr.strip() or r.stdout.strip())[-400:])
 
 
-def framewalk_threads(fw, machine, core):
-    r = run([fw, "stack", "--core", core, "--sysroot", machine["sysroot"], "--format=json", "-n", "4096"])
+def perf_map_of(core):
+    """The perf map the program of a qemu core wrote: qemu names its cores
+    qemu_PROGRAM_DATE-TIME_PID.core, and the guest's pid is qemu's."""
+    m = re.search(r"_(\d+)\.core$", core)
+    if not m:
+        raise RuntimeError("no pid in the core's name " + core)
+    return "/tmp/perf-%s.map" % m.group(1)
+
+
+def framewalk_threads(fw, machine, core, extra=()):
+    r = run([fw, "stack", "--core", core, "--sysroot", machine["sysroot"], "--format=json", "-n", "4096"] +
+            list(extra))
     if r.returncode not in (0, 1):
         raise RuntimeError("framewalk exited %d: %s" % (r.returncode, r.stderr.strip()))
     return json.loads(r.stdout)["threads"], r.stderr
@@ -377,7 +407,12 @@ def main():
             exe = build(machine, fx, args.work)
             cpu = fx.cpu or (machine["gdb_cpu"] if fx.truth == "gdb" else None)
             core, run_exe = make_core(machine, fx, exe, cpu)
-            fw_threads, fw_err = framewalk_threads(fw, machine, core)
+            extra = []
+            if fx.perf_map:
+                perf_map = perf_map_of(core)
+                shutil.move(perf_map, os.path.dirname(core))
+                extra = ["--perf-map", os.path.join(os.path.dirname(core), os.path.basename(perf_map))]
+            fw_threads, fw_err = framewalk_threads(fw, machine, core, extra)
             problems = check_chain(fx, fw_threads)
             gdb_frames = "-"
             if fx.truth == "gdb":

@@ -8,6 +8,8 @@
  *   jit_chain block   prints "ready PID CODE" and waits in c_block until
  *                     killed (for live dumps and cores)
  *   jit_chain spin S  spins in jit_inner for about S seconds (for samples)
+ *   jit_chain abort   aborts in c_block (for cores of a machine run under
+ *                     qemu-user, which dumps its guest's core itself)
  *
  * x86-64 and AArch64. */
 #define _GNU_SOURCE
@@ -20,11 +22,12 @@
 #include <time.h>
 #include <unistd.h>
 
-static volatile long g_spins;
+static int g_abort;
 
 __attribute__((noinline)) long c_block(long x) {
   printf("ready %d\n", (int)getpid());
   fflush(stdout);
+  if (g_abort) abort();
   for (;;) pause();
   return x;
 }
@@ -116,6 +119,7 @@ __attribute__((noinline)) long run_jit(long (*entry)(long), long x) {
 int main(int argc, char** argv) {
   const int spin = argc > 1 && strcmp(argv[1], "spin") == 0;
   if (spin) g_end = now() + (argc > 2 ? atof(argv[2]) : 1.0);
+  g_abort = argc > 1 && strcmp(argv[1], "abort") == 0;
   uint8_t* code = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (code == MAP_FAILED) return 1;
   uint8_t* outer = code;
