@@ -240,6 +240,8 @@ ARM_FIXTURES = [
     # The jit object's ARM-state code has DWARF CFI (.eh_frame), the program Thumb-2 with EHABI tables.
     Fixture("gdb_jit", ["../../jit/gdb_jit.c"], "-O2 -g -no-pie -funwind-tables", "gdb", GDB_JIT_CHAIN,
             args=["gdb_jit_code.elf", "abort"], libs=GDB_JIT_OBJECT),
+    Fixture("jit_chain", ["../../jit/jit_chain.c"], "-O2 -g -no-pie -funwind-tables", "chain", JIT_CHAIN,
+            args=["abort"], threads_chains=jit_check, perf_map=True),
 ]
 
 FIXTURES_OF = {"aarch64": AARCH64_FIXTURES, "arm": ARM_FIXTURES}

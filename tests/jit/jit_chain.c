@@ -11,7 +11,7 @@
  *   jit_chain abort   aborts in c_block (for cores of a machine run under
  *                     qemu-user, which dumps its guest's core itself)
  *
- * x86-64 and AArch64. */
+ * x86-64, AArch64 and 32-bit ARM. */
 #define _GNU_SOURCE
 #include <signal.h>
 #include <stdint.h>
@@ -106,8 +106,37 @@ static size_t emit_loop(uint8_t* p, uint64_t next) {
   put(p, &n, 0xd65f03c0u);
   return n;
 }
+#elif defined(__arm__)
+/* ARM state (the C code around is Thumb-2: blx and pop {..., pc} switch),
+ * with the frame record GCC's ARM-state code keeps: fp points at the saved lr. */
+static void put(uint8_t* p, size_t* n, uint32_t insn) { memcpy(p + *n, &insn, 4); *n += 4; }
+/* push {fp, lr}; add fp, sp, #4; ldr ip, [pc, #4]; blx ip; pop {fp, pc}; .word next */
+static size_t emit_call(uint8_t* p, uint64_t next) {
+  size_t n = 0;
+  put(p, &n, 0xe92d4800u);
+  put(p, &n, 0xe28db004u);
+  put(p, &n, 0xe59fc004u);
+  put(p, &n, 0xe12fff3cu);
+  put(p, &n, 0xe8bd8800u);
+  put(p, &n, (uint32_t)next);
+  return n;
+}
+/* push {fp, lr}; add fp, sp, #4; 1: ldr ip, [pc, #12]; blx ip; cmp r0, #0;
+ * bne 1b; pop {fp, pc}; .word next */
+static size_t emit_loop(uint8_t* p, uint64_t next) {
+  size_t n = 0;
+  put(p, &n, 0xe92d4800u);
+  put(p, &n, 0xe28db004u);
+  put(p, &n, 0xe59fc00cu);
+  put(p, &n, 0xe12fff3cu);
+  put(p, &n, 0xe3500000u);
+  put(p, &n, 0x1afffffbu);
+  put(p, &n, 0xe8bd8800u);
+  put(p, &n, (uint32_t)next);
+  return n;
+}
 #else
-#error "jit_chain: x86-64 and AArch64 only"
+#error "jit_chain: x86-64, AArch64 and 32-bit ARM only"
 #endif
 
 __attribute__((noinline)) long run_jit(long (*entry)(long), long x) {
