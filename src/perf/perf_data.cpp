@@ -140,6 +140,7 @@ Result<EventAttr> parse_event_attr(Bytes bytes) {
     std::memcpy(&v, bytes.data() + 88, 4);
     a.sample_stack_user = v;
   }
+  if (bytes.size() >= 96) std::memcpy(&a.clockid, bytes.data() + 92, 4);
   a.sample_regs_intr = at64(96);
   a.name = event_name(a);
   return a;

@@ -132,6 +132,7 @@ struct EventAttr {
   uint64_t branch_sample_type = 0;
   uint64_t sample_regs_user = 0;
   uint32_t sample_stack_user = 0;
+  int32_t clockid = 0;  // the samples' clock, with use_clockid (else the kernel's perf clock)
   uint64_t sample_regs_intr = 0;
   std::vector<uint64_t> ids;  // the sample ids of its instances
   std::string name;           // from HEADER_EVENT_DESC; else made from type and config
@@ -139,6 +140,7 @@ struct EventAttr {
   bool freq() const { return (flags >> 10) & 1; }
   bool sample_id_all() const { return (flags >> 18) & 1; }
   bool exclude_callchain_user() const { return (flags >> 22) & 1; }
+  bool use_clockid() const { return (flags >> 25) & 1; }
 };
 
 // Parses a perf_event_attr of any size (`bytes` is the whole attr; its size

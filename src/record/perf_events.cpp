@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -151,6 +152,10 @@ Result<std::unique_ptr<Sampler>> Sampler::open(const std::vector<pid_t>& pids, c
   a.exclude_callchain_user = options.user_callchain ? 0 : 1;
   a.enable_on_exec = options.enable_on_exec ? 1 : 0;
   a.watermark = 1;
+  // Times on CLOCK_MONOTONIC, the jitdump's clock (`perf record -k mono`):
+  // a sample's jit code is what the jitdump's records had made it by then.
+  a.use_clockid = 1;
+  a.clockid = CLOCK_MONOTONIC;
   const uint32_t pages = std::max<uint32_t>(options.ring_pages, 2);
   a.wakeup_watermark = static_cast<uint32_t>(pages * s->page_ / 4);
 

@@ -7,7 +7,9 @@
 
 #include <sys/types.h>
 
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,5 +49,50 @@ std::unique_ptr<JitdumpFile> load_jitdump(const std::string& path, std::vector<s
 // (module name: the jitdump's path), bias 0. Jit modules around them keep
 // what is left. Returns how many were added.
 size_t add_jitdump_modules(ModuleMap& modules, const JitdumpFile& file);
+
+// The module of one CODE_LOAD of `file` with unwind tables (an
+// UNWINDING_INFO with an .eh_frame): an image of its code, .eh_frame and
+// name, bias 0; nullopt when the load has none, or its machine is not one
+// framewalk knows.
+std::optional<Module> jitdump_module(const JitdumpFile& file, const symbol::JitCodeLoad& load);
+
+// A process's jitdump code with unwind tables made into modules as a
+// recording's samples reach the times of its records, for profilers: the
+// samples come in time order while the runtime goes on writing the file,
+// which is read again when all that was read of it is in force (not more
+// often than every kRecheckCalls calls). A CODE_LOAD with tables adds its
+// module (jit modules around it keep what is left); a load or a move over
+// such a module's code ends it (its range is jit code again).
+class JitdumpFeed {
+ public:
+  // Samples whose times are not the jitdump's clock (CLOCK_MONOTONIC):
+  // every record read is in force at once.
+  static constexpr uint64_t kAnyTime = UINT64_MAX;
+  static constexpr uint32_t kRecheckCalls = 64;
+
+  // Brings `modules` to `time`, reading `path` (the process's jitdump, as
+  // its marker mapping names it); problems (the file's, a record damaged
+  // before the last) as sentences naming the file and offset, once each,
+  // in `warnings`. Returns how many modules it added.
+  size_t advance(ModuleMap& modules, const std::string& path, uint64_t time, std::vector<std::string>* warnings);
+  // Modules of the feed in the map now.
+  size_t modules() const { return added_.size(); }
+
+ private:
+  struct Added {
+    uint64_t id, end;
+    std::string jit_name;  // the jit module it was cut from ("": none, nothing to give back)
+  };
+  // Ends the feed's modules that overlap [start, end): jit code again.
+  void end_overlapping(ModuleMap& modules, uint64_t start, uint64_t end);
+  void reread(const std::string& path, std::vector<std::string>* warnings);
+
+  std::unique_ptr<JitdumpFile> file_;
+  uint64_t bytes_ = 0;            // the file's size when last read
+  size_t next_load_ = 0, next_move_ = 0;  // the first not yet in force
+  uint32_t calls_ = kRecheckCalls;  // since the file was last looked at
+  std::map<uint64_t, Added> added_;  // by start
+  std::string problem_;            // the last warning given
+};
 
 }  // namespace framewalk

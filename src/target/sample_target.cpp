@@ -59,7 +59,12 @@ void ModuleTracker::on_comm(const perf::Comm& comm) {
   if (comm.pid == comm.tid) process(comm.pid).comm = std::string(comm.comm);
   // An exec names the task before the new program's mappings come: the old
   // program's are gone (a fork's copy of its parent's, above all).
-  if (comm.exec) process(comm.pid).modules.remove_range(0, ~uint64_t{0});
+  if (comm.exec) {
+    Process& p = process(comm.pid);
+    p.modules.remove_range(0, ~uint64_t{0});
+    p.jitdump.clear();
+    p.jit = JitdumpFeed();
+  }
 }
 
 void ModuleTracker::on_fork(const perf::Task& task) {

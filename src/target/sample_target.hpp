@@ -21,6 +21,7 @@
 
 #include "arch/machine.hpp"
 #include "perf/perf_data.hpp"
+#include "target/jitdump_modules.hpp"
 #include "target/target.hpp"
 
 namespace framewalk {
@@ -39,6 +40,7 @@ class ModuleTracker {
     ModuleMap modules;
     std::string comm;  // the main thread's name
     std::string jitdump;  // the jitdump it writes (its marker mapping's path), or ""
+    JitdumpFeed jit;      // its code with unwind tables, as modules
   };
 
   ModuleTracker(std::shared_ptr<ModuleCache> cache, Options options);
@@ -61,6 +63,12 @@ class ModuleTracker {
   // The process (created empty when unknown: samples of a process whose
   // maps were not recorded still get their registers' first frame).
   Process& process(uint32_t pid);
+  // Brings the process's jitdump code with unwind tables (JitdumpFeed) to
+  // a sample's `time` (JitdumpFeed::kAnyTime: the samples' clock is not
+  // the jitdump's).
+  void advance_jitdump(Process& process, uint64_t time) {
+    if (!process.jitdump.empty()) process.jit.advance(process.modules, process.jitdump, time, &warnings_);
+  }
   // A thread's name: its own COMM, else its process's.
   const std::string& thread_name(uint32_t pid, uint32_t tid);
   // Files that could not be read or did not match their build-id, once each.

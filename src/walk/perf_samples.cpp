@@ -250,7 +250,15 @@ class PerfSampleDriver {
     u.time = s.time;
     u.period = s.period;
     u.comm = &tracker_.thread_name(s.pid, s.tid);
-    if (!process.jitdump.empty()) u.jitdump = &process.jitdump;
+    if (!process.jitdump.empty()) {
+      u.jitdump = &process.jitdump;
+      // The jitdump's code with unwind tables, as of the sample where the
+      // clocks agree (jitdump times are CLOCK_MONOTONIC, as `perf record -k
+      // mono` samples), else as far as the file was read.
+      const bool same_clock = (s.sample_type & perf::sample::kTime) && u.event->use_clockid() &&
+                              u.event->clockid == 1 /* CLOCK_MONOTONIC */;
+      tracker_.advance_jitdump(process, same_clock ? s.time : JitdumpFeed::kAnyTime);
+    }
 
     // The callchain: kernel frames, and the user frames perf's own walk found.
     size_t user_chain_start = 0, user_chain_end = 0;

@@ -14,7 +14,9 @@
  * .eh_frame, after an UNWINDING_INFO with that .eh_frame (which perf's
  * readers place at the load's end, rounded up to 8: where it was linked);
  * "abort": registered as without a mode, and c_block aborts (a core with the
- * jit frames on the stack, as qemu-user writes one for tests/cross). */
+ * jit frames on the stack, as qemu-user writes one for tests/cross);
+ * "jitdump-spin S": as "jitdump", and c_block spins for about S seconds
+ * and returns (samples taken under the jit frames). */
 #define _GNU_SOURCE
 #include <elf.h>
 #include <fcntl.h>
@@ -45,8 +47,15 @@ struct jit_descriptor __jit_debug_descriptor = {1, 0, 0, 0};
 void __attribute__((noinline)) __jit_debug_register_code(void) { __asm__ volatile("" ::: "memory"); }
 
 static int abort_in_block; /* argv[2] "abort": c_block aborts (a core of the jit frames) */
+static uint64_t spin_until;  /* argv[2] "jitdump-spin": c_block spins until then (CLOCK_MONOTONIC ns) */
+
+static uint64_t now_ns(void);
 
 __attribute__((noinline)) void c_block(void) {
+  if (spin_until) {
+    while (now_ns() < spin_until) __asm__ volatile("" ::: "memory");
+    return;
+  }
   printf("ready %d\n", (int)getpid());
   fflush(stdout);
   if (abort_in_block) abort();
@@ -138,7 +147,8 @@ int main(int argc, char** argv) {
   if (!outer) return 2;
   const char* mode = argc > 2 ? argv[2] : "";
   abort_in_block = strcmp(mode, "abort") == 0;
-  if (strcmp(mode, "jitdump") == 0) {
+  if (strcmp(mode, "jitdump-spin") == 0) spin_until = now_ns() + (uint64_t)((argc > 3 ? atof(argv[3]) : 1.0) * 1e9);
+  if (strcmp(mode, "jitdump") == 0 || spin_until) {
     const ElfW(Shdr)* sh = (const ElfW(Shdr)*)(image + eh->e_shoff);
     const char* names = image + sh[eh->e_shstrndx].sh_offset;
     for (int i = 0; i < eh->e_shnum; ++i) {

@@ -12,7 +12,8 @@ programs' known chains and eu-stack:
     through it as gdb gives it, live and from a core; a list that loops and
     an object that cannot be read, reported.
     The same code described by a jitdump instead (./jit-PID.dump, its
-    marker mapped): named and unwound by the .eh_frame of its UNWINDING_INFO.
+    marker mapped): named and unwound by the .eh_frame of its UNWINDING_INFO,
+    live, from a core, and sampled (framewalk record, its jitdump-spin mode).
   - Node.js (where installed) with --interpreted-frames-native-stack and
     --perf-basic-prof (a perf map) or --perf-prof (a jitdump), blocked in
     Atomics.wait under first -> second -> third x4 -> leaf_wait: every
@@ -28,6 +29,7 @@ jitdump-described code's core alike, naming the jit frames as the command does.
 
 Usage: jit_test.py FRAMEWALK SOURCE_DIR WORK_DIR [API_STACK]. Exit 77: not this machine.
 """
+import glob
 import os
 import platform
 import re
@@ -188,18 +190,23 @@ def own_jit(framewalk, source, work):
         os.unlink(f"/tmp/perf-{spun_pid}.map")
     if rec.returncode != 0:
         return failures + [f"jit_chain record exited {rec.returncode}: {rec.stderr}"]
+    share = rooted_share(framewalk, recording, ["main", "run_jit", "jit_outer", "jit_middle", "jit_inner"])
+    print(f"jit_chain record: {share:.1f}% of the samples' stacks _start ... run_jit;jit_outer;jit_middle;jit_inner")
+    if share < 90:
+        failures.append(f"jit_chain record: only {share:.1f}% of the samples through the jit chain to _start")
+    return failures
+
+
+def rooted_share(framewalk, recording, chain):
+    """The share (%) of a recording's weight whose stacks run from _start through `chain` (outermost first)."""
     total = chained = 0
     for line in run([framewalk, "report", recording, "--format=folded"], check=True).stdout.splitlines():
         stack, _, weight = line.rpartition(" ")
         names = stack.split(";")
         total += int(weight)
-        if in_order(names, ["main", "run_jit", "jit_outer", "jit_middle", "jit_inner"]) and names[0] == "_start":
+        if in_order(names, chain) and names[0] == "_start":
             chained += int(weight)
-    share = 100.0 * chained / max(total, 1)
-    print(f"jit_chain record: {share:.1f}% of the samples' stacks _start ... run_jit;jit_outer;jit_middle;jit_inner")
-    if share < 90:
-        failures.append(f"jit_chain record: only {share:.1f}% of the samples through the jit chain to _start")
-    return failures
+    return 100.0 * chained / max(total, 1)
 
 
 def gdb_pcs(pid):
@@ -309,6 +316,19 @@ def gdb_jit(framewalk, source, work):
             dumpfile = os.path.join(work, f"jit-{proc.pid}.dump")
             if os.path.exists(dumpfile):
                 os.unlink(dumpfile)
+    # Samples under the jitdump's code: walked by its .eh_frame (no frame
+    # pointer there), to _start.
+    recording = os.path.join(work, "gdb_jit.fwprof")
+    rec = run([framewalk, "record", "-q", "-F", "2000", "-o", recording, "--", target, bare, "jitdump-spin", "0.8"],
+              cwd=work)
+    if rec.returncode != 0:
+        return failures + [f"jitdump record exited {rec.returncode}: {rec.stderr}"]
+    for dumpfile in glob.glob(os.path.join(work, "jit-*.dump")):
+        os.unlink(dumpfile)
+    share = rooted_share(framewalk, recording, ["main", "run_object", "gdbjit_code", "gdbjit_code", "c_block"])
+    print(f"jitdump record: {share:.1f}% of the samples' stacks _start ... run_object;gdbjit_code;gdbjit_code;c_block")
+    if share < 90:
+        failures.append(f"jitdump record: only {share:.1f}% of the samples through the jitdump's code to _start")
     return failures
 
 

@@ -3,7 +3,8 @@
 // record boundary and inside every record, damaged sizes and names, unknown
 // records skipped, headers refused; JitCodeIndex over loads, moves and
 // reused addresses; and a file Node.js writes (--perf-prof) when node is
-// installed.
+// installed. JitdumpFeed: a process's jitdump code with unwind tables
+// made into modules as samples' times reach its records.
 #include "symbol/jitdump.hpp"
 
 #include <elf.h>
@@ -20,6 +21,7 @@
 
 #include "support/run_command.hpp"
 #include "support/section_builder.hpp"
+#include "target/jitdump_modules.hpp"
 
 namespace framewalk::symbol {
 namespace {
@@ -523,6 +525,115 @@ TEST(JitdumpNode, FileWrittenByNode) {
   for (const JitCodeLoad& l : d->loads)
     if (l.code_size && index.find(l.code_addr, l.timestamp) == &l) ++found;
   EXPECT_GT(found, d->loads.size() / 2);
+}
+
+
+void write_file(const std::string& path, const std::vector<uint8_t>& bytes) {
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
+                                              static_cast<std::streamsize>(bytes.size()));
+}
+
+// Whether the code at `address` is the jitdump's (a module of its own with
+// its tables) rather than bare jit code.
+bool from_jitdump(const ModuleMap& modules, uint64_t address, const std::string& path) {
+  const Module* m = modules.find(address);
+  return m && !m->jit && m->name == path && m->data;
+}
+
+TEST(JitdumpFeed, LoadsTakeEffectAtTheirTimesAndEndWhenReplacedOrMoved) {
+  const std::string path = testing::TempDir() + "jit-4242.dump";
+  // Code A at 0x11000 (t 100) and B at 0x12000 (t 200) with tables; C over
+  // A without (t 300); B moved away (t 400).
+  JitdumpBuilder j;
+  j.unwinding_info(100, kEhFrame, {});
+  j.code_load(100, 0x11000, "A", std::vector<uint8_t>(0x100, 0xc3), 1);
+  j.unwinding_info(200, kEhFrame, {});
+  j.code_load(200, 0x12000, "B", std::vector<uint8_t>(0x80, 0xc3), 2);
+  j.code_load(300, 0x11000, "C", std::vector<uint8_t>(0x40, 0xc3), 3);
+  j.code_move(400, 0x12000, 0x13000, 0x80, 2);
+  write_file(path, j.bytes());
+
+  ModuleMap modules;
+  modules.add(jit_module(0x10000, 0x20000, "//anon"));
+  JitdumpFeed feed;
+  std::vector<std::string> warnings;
+  EXPECT_EQ(feed.advance(modules, path, 50, &warnings), 0u);
+  EXPECT_TRUE(modules.find(0x11000)->jit);
+  EXPECT_EQ(feed.advance(modules, path, 150, &warnings), 1u);
+  EXPECT_TRUE(from_jitdump(modules, 0x11000, path));
+  EXPECT_TRUE(from_jitdump(modules, 0x110ff, path));
+  // The jit module keeps what is left around it, under its name.
+  for (uint64_t around : {0x10000ull, 0x11100ull, 0x1ffffull}) {
+    ASSERT_NE(modules.find(around), nullptr) << std::hex << around;
+    EXPECT_TRUE(modules.find(around)->jit);
+    EXPECT_EQ(modules.find(around)->name, "//anon");
+  }
+  EXPECT_EQ(feed.advance(modules, path, 250, &warnings), 1u);
+  EXPECT_TRUE(from_jitdump(modules, 0x12000, path));
+  EXPECT_EQ(feed.modules(), 2u);
+  // C took A's place: bare jit code again (its load has no tables).
+  EXPECT_EQ(feed.advance(modules, path, 350, &warnings), 0u);
+  ASSERT_NE(modules.find(0x11000), nullptr);
+  EXPECT_TRUE(modules.find(0x11000)->jit);
+  EXPECT_TRUE(from_jitdump(modules, 0x12000, path));
+  // B moved: its tables' pc-relative pointers are not for where it went.
+  feed.advance(modules, path, 450, &warnings);
+  EXPECT_EQ(feed.modules(), 0u);
+  ASSERT_NE(modules.find(0x12000), nullptr);
+  EXPECT_TRUE(modules.find(0x12000)->jit);
+  EXPECT_FALSE(from_jitdump(modules, 0x13000, path));
+
+  // The runtime writes on: the file is looked at again only after
+  // kRecheckCalls calls with nothing pending.
+  j.unwinding_info(500, kEhFrame, {});
+  j.code_load(500, 0x14000, "D", std::vector<uint8_t>(0x10, 0xc3), 4);
+  write_file(path, j.bytes());
+  size_t added = 0, calls = 0;
+  while (added == 0 && calls < 2 * JitdumpFeed::kRecheckCalls) {
+    added += feed.advance(modules, path, 600, &warnings);
+    ++calls;
+  }
+  EXPECT_EQ(added, 1u);
+  EXPECT_EQ(calls, JitdumpFeed::kRecheckCalls);
+  EXPECT_TRUE(from_jitdump(modules, 0x14000, path));
+  EXPECT_TRUE(warnings.empty());
+
+  // Samples on another clock: every record read is in force at once.
+  ModuleMap other;
+  other.add(jit_module(0x10000, 0x20000, "//anon"));
+  JitdumpFeed any;
+  EXPECT_EQ(any.advance(other, path, JitdumpFeed::kAnyTime, &warnings), 3u);
+  EXPECT_EQ(any.modules(), 1u);
+  EXPECT_TRUE(from_jitdump(other, 0x14000, path));
+  EXPECT_TRUE(other.find(0x11000)->jit);
+  std::filesystem::remove(path);
+}
+
+TEST(JitdumpFeed, DamagedAndMissingFilesAreSaidOnce) {
+  const std::string path = testing::TempDir() + "jit-4243.dump";
+  JitdumpBuilder j;
+  j.unwinding_info(100, kEhFrame, {});
+  j.code_load(100, 0x11000, "A", std::vector<uint8_t>(0x100, 0xc3), 1);
+  const size_t damaged = j.bytes().size();
+  j.record(0, 150, j.payload().u32(1));  // a CODE_LOAD cut short inside its record
+  j.code_load(200, 0x12000, "B", {0xc3}, 2);
+  write_file(path, j.bytes());
+  ModuleMap modules;
+  JitdumpFeed feed;
+  std::vector<std::string> warnings;
+  EXPECT_EQ(feed.advance(modules, path, JitdumpFeed::kAnyTime, &warnings), 1u);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find(path + ": "), std::string::npos) << warnings[0];
+  char offset[32];
+  snprintf(offset, sizeof offset, "0x%zx", damaged + 20);  // its tid, after the pid
+  EXPECT_NE(warnings[0].find(offset), std::string::npos) << warnings[0];
+  std::filesystem::remove(path);
+
+  JitdumpFeed missing;
+  EXPECT_EQ(missing.advance(modules, path, JitdumpFeed::kAnyTime, &warnings), 0u);
+  for (uint32_t i = 0; i < 3 * JitdumpFeed::kRecheckCalls; ++i)
+    missing.advance(modules, path, JitdumpFeed::kAnyTime, &warnings);
+  EXPECT_EQ(warnings.size(), 1u);  // a file that is not there is not a problem (yet)
 }
 
 }  // namespace
