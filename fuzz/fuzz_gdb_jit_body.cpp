@@ -3,12 +3,16 @@
 // 32-bit ARM), its list read as framewalk reads a live process's: the
 // reading ends (a loop, a broken link, a wild pointer are problems, never a
 // hang), every object read is bytes of the memory at its address, entries
-// are distinct, and a second reading gives the same.
+// are distinct, and a second reading gives the same. The same memory is
+// also read as libgcc's two lists of __register_frame tables, headed by
+// its first two words: every table read is bytes of the memory, its FDEs'
+// range is not empty, and the reading ends.
 #include "arch/machine.hpp"
 #include "base/memory.hpp"
 #include "elf/elf_file.hpp"
 #include "fuzz_bodies.hpp"
 #include "target/gdb_jit.hpp"
+#include "target/libgcc_frames.hpp"
 
 #include <cstring>
 #include <set>
@@ -38,6 +42,15 @@ int fuzz_gdb_jit(const uint8_t* data, size_t size) {
   const GdbJitList again = read_gdb_jit_list(memory, kBase, *machine);
   FUZZ_CHECK(again.problem == list.problem && again.problem_address == list.problem_address &&
              again.objects.size() == list.objects.size());
+
+  const LibgccRegistry registry = read_libgcc_registry(memory, kBase, kBase + machine->address_size(), *machine);
+  FUZZ_CHECK(registry.tables.size() <= 2 * kLibgccMaxObjects * kLibgccMaxObjects);
+  for (const LibgccTable& t : registry.tables) {
+    FUZZ_CHECK(t.pc_start < t.pc_end);
+    FUZZ_CHECK(t.address >= kBase && t.address - kBase <= bytes.size() &&
+               t.bytes.size() <= bytes.size() - (t.address - kBase));
+    FUZZ_CHECK(std::memcmp(t.bytes.data(), bytes.data() + (t.address - kBase), t.bytes.size()) == 0);
+  }
   return 0;
 }
 

@@ -71,8 +71,16 @@ RawSymbol raw_symbol(const ElfFile& file, Bytes data, size_t index) {
 }
 
 std::optional<uint64_t> defined_object(const ElfFile& file, std::string_view name, uint64_t min_size) {
+  ObjectQuery query{name, min_size, std::nullopt};
+  find_defined_objects(file, std::span<ObjectQuery>(&query, 1));
+  return query.value;
+}
+
+void find_defined_objects(const ElfFile& file, std::span<ObjectQuery> queries) {
   constexpr uint8_t kSttObject = 1;
   const size_t entsize = file.is_64() ? 24 : 16;
+  uint64_t min_size = UINT64_MAX;
+  for (const ObjectQuery& q : queries) min_size = std::min(min_size, q.min_size);
   for (uint32_t kind : {kShtDynsym, kShtSymtab}) {
     for (const Section& table : file.sections()) {
       if (table.type != kind || table.link >= file.sections().size()) continue;
@@ -84,15 +92,18 @@ std::optional<uint64_t> defined_object(const ElfFile& file, std::string_view nam
       for (size_t i = 1; i < count; ++i) {
         if (((*data)[i * entsize + info_at] & 0xf) != kSttObject) continue;
         const RawSymbol raw = raw_symbol(file, *data, i);
-        // The name's bytes, then its terminator, within the string table.
         if ((raw.info & 0xf) != kSttObject || raw.size < min_size || raw.shndx == 0) continue;
-        if (raw.name >= strings->size() || strings->size() - raw.name <= name.size()) continue;
+        if (raw.name >= strings->size()) continue;
         const char* at = reinterpret_cast<const char*>(strings->data() + raw.name);
-        if (at[name.size()] == '\0' && std::memcmp(at, name.data(), name.size()) == 0) return raw.value;
+        const size_t room = strings->size() - raw.name;
+        for (ObjectQuery& q : queries) {
+          // The name's bytes, then its terminator, within the string table.
+          if (q.value || raw.size < q.min_size || room <= q.name.size()) continue;
+          if (at[q.name.size()] == '\0' && std::memcmp(at, q.name.data(), q.name.size()) == 0) q.value = raw.value;
+        }
       }
     }
   }
-  return std::nullopt;
 }
 
 void SymbolTable::add_from(const ElfFile& file, const Section& table) {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,6 +39,15 @@ RawSymbol raw_symbol(const ElfFile& file, Bytes data, size_t index);
 // when neither defines it. (Type and size are checked before the name: a
 // pass over a large program's symbols reads few names.)
 std::optional<uint64_t> defined_object(const ElfFile& file, std::string_view name, uint64_t min_size);
+// defined_object for several names in one pass over the tables: each
+// query's `value` is set where the file defines it (a query with a value
+// already is not looked for).
+struct ObjectQuery {
+  std::string_view name;
+  uint64_t min_size = 0;
+  std::optional<uint64_t> value;
+};
+void find_defined_objects(const ElfFile& file, std::span<ObjectQuery> queries);
 
 struct SymbolMatch {
   const Symbol* symbol;

@@ -5,6 +5,7 @@
 #include "arch/machine.hpp"
 #include "base/text.hpp"
 #include "target/gdb_jit.hpp"
+#include "target/libgcc_frames.hpp"
 #include "target/jitdump_modules.hpp"
 
 namespace framewalk {
@@ -45,8 +46,10 @@ CoreTarget::CoreTarget(std::unique_ptr<CoreFile> core, std::shared_ptr<ModuleCac
 const ModuleMap& CoreTarget::modules() {
   if (!modules_built_) {
     modules_ = core_->modules(*cache_, &warnings_);
-    if (const arch::Machine* machine = arch::machine_for(core_->machine()))
+    if (const arch::Machine* machine = arch::machine_for(core_->machine())) {
       add_gdb_jit_modules(modules_, memory_, *machine, *cache_, &warnings_);
+      add_libgcc_frame_modules(modules_, memory_, *machine, &warnings_);
+    }
     // The jitdump the process wrote (NT_FILE lists its marker), where it is here.
     for (const CoreMapping& m : core_->mappings()) {
       if (!is_jitdump_of(m.path, core_->pid())) continue;

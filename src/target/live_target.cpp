@@ -7,6 +7,7 @@
 #include "base/clock.hpp"
 #include "base/text.hpp"
 #include "target/gdb_jit.hpp"
+#include "target/libgcc_frames.hpp"
 
 namespace framewalk {
 
@@ -247,6 +248,7 @@ const ModuleMap& LiveTarget::modules() {
 void LiveTarget::build_modules(Memory& memory) {
   modules_ = modules_from_maps(pid_, maps_, *cache_, memory);
   add_gdb_jit_modules(modules_, memory, arch::host_machine(), *cache_, &warnings_);
+  add_libgcc_frame_modules(modules_, memory, arch::host_machine(), &warnings_);
   if (jitdump_) add_jitdump_modules(modules_, *jitdump_);
   modules_built_ = true;
 }

@@ -146,12 +146,29 @@ Module jit_module(uint64_t start, uint64_t end, std::string_view name) {
   return m;
 }
 
+namespace {
+// One pass over a file's symbols for the objects that lead to jit code.
+void find_jit_heads(const elf::ElfFile& elf, std::optional<uint64_t>* descriptor, ModuleData::LibgccHeads* heads) {
+  const uint64_t pointer = elf.address_size();
+  // struct jit_descriptor: two 32-bit fields and two pointers; libgcc's heads: a pointer each.
+  elf::ObjectQuery queries[] = {{"__jit_debug_descriptor", 8 + 2 * pointer, std::nullopt},
+                                {"unseen_objects", pointer, std::nullopt},
+                                {"seen_objects", pointer, std::nullopt}};
+  elf::find_defined_objects(elf, queries);
+  *descriptor = queries[0].value;
+  heads->unseen = queries[1].value;
+  heads->seen = queries[2].value;
+}
+}  // namespace
+
 std::optional<uint64_t> ModuleData::gdb_jit_descriptor() const {
-  // struct jit_descriptor: two 32-bit fields and two pointers.
-  std::call_once(jit_once_, [&] {
-    gdb_jit_descriptor_ = elf::defined_object(*elf_, "__jit_debug_descriptor", 8 + 2 * elf_->address_size());
-  });
+  std::call_once(jit_once_, [&] { find_jit_heads(*elf_, &gdb_jit_descriptor_, &libgcc_heads_); });
   return gdb_jit_descriptor_;
+}
+
+ModuleData::LibgccHeads ModuleData::libgcc_object_heads() const {
+  std::call_once(jit_once_, [&] { find_jit_heads(*elf_, &gdb_jit_descriptor_, &libgcc_heads_); });
+  return libgcc_heads_;
 }
 
 uint64_t next_module_id() {

@@ -57,6 +57,14 @@ class ModuleData {
   // JIT interface's list head; target/gdb_jit.hpp), if it defines one.
   // Looked up on first use; thread-safe.
   std::optional<uint64_t> gdb_jit_descriptor() const;
+  // The link-time addresses of libgcc's file-local `unseen_objects` and
+  // `seen_objects` (the heads of what `__register_frame` registered;
+  // target/libgcc_frames.hpp), where the file's symbol table names them (a
+  // program linked with libgcc statically). Looked up with the descriptor.
+  struct LibgccHeads {
+    std::optional<uint64_t> unseen, seen;
+  };
+  LibgccHeads libgcc_object_heads() const;
 
   // The link-time address that file offset `offset` is loaded at (via PT_LOAD).
   std::optional<uint64_t> vaddr_of_offset(uint64_t offset) const;
@@ -67,6 +75,7 @@ class ModuleData {
   elf::DebugFileSearch search_;
   mutable std::once_flag cfi_once_, symbols_once_, sframe_once_, exidx_once_, source_once_, jit_once_;
   mutable std::optional<uint64_t> gdb_jit_descriptor_;
+  mutable LibgccHeads libgcc_heads_;
   mutable std::unique_ptr<ehabi::ExidxTables> exidx_;
   mutable std::unique_ptr<sframe::Section> sframe_;
   mutable std::unique_ptr<ElfCfi> cfi_;

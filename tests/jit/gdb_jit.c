@@ -16,7 +16,11 @@
  * "abort": registered as without a mode, and c_block aborts (a core with the
  * jit frames on the stack, as qemu-user writes one for tests/cross);
  * "jitdump-spin S": as "jitdump", and c_block spins for about S seconds
- * and returns (samples taken under the jit frames). */
+ * and returns (samples taken under the jit frames); "register": nothing
+ * published, the object's .eh_frame copied to its address and registered
+ * with libgcc's __register_frame (in libgcc's list of objects not yet
+ * searched); "register-seen": as "register", then looked up once with
+ * _Unwind_Find_FDE, which sorts it into libgcc's list of searched objects. */
 #define _GNU_SOURCE
 #include <elf.h>
 #include <fcntl.h>
@@ -50,6 +54,15 @@ static int abort_in_block; /* argv[2] "abort": c_block aborts (a core of the jit
 static uint64_t spin_until;  /* argv[2] "jitdump-spin": c_block spins until then (CLOCK_MONOTONIC ns) */
 
 static uint64_t now_ns(void);
+
+/* libgcc's (unwind-dw2-fde.h). */
+struct dwarf_eh_bases {
+  void* tbase;
+  void* dbase;
+  void* func;
+};
+void __register_frame(void* begin);
+const void* _Unwind_Find_FDE(void* pc, struct dwarf_eh_bases* bases);
 
 __attribute__((noinline)) void c_block(void) {
   if (spin_until) {
@@ -148,6 +161,27 @@ int main(int argc, char** argv) {
   const char* mode = argc > 2 ? argv[2] : "";
   abort_in_block = strcmp(mode, "abort") == 0;
   if (strcmp(mode, "jitdump-spin") == 0) spin_until = now_ns() + (uint64_t)((argc > 3 ? atof(argv[3]) : 1.0) * 1e9);
+  if (strncmp(mode, "register", 8) == 0) {
+    const ElfW(Shdr)* sh = (const ElfW(Shdr)*)(image + eh->e_shoff);
+    const char* names = image + sh[eh->e_shstrndx].sh_offset;
+    for (int i = 0; i < eh->e_shnum; ++i) {
+      if (strcmp(names + sh[i].sh_name, ".eh_frame") != 0) continue;
+      /* At its link-time address (its pointers are pc-relative), with a zero
+       * length word after it (the page is zeroed): what __register_frame takes. */
+      const uintptr_t page = sh[i].sh_addr & ~(uintptr_t)4095;
+      const size_t length = (sh[i].sh_addr + sh[i].sh_size + 4 - page + 4095) & ~(size_t)4095;
+      void* at = mmap((void*)page, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+      if (at != (void*)page) return 3;
+      memcpy((void*)sh[i].sh_addr, image + sh[i].sh_offset, sh[i].sh_size);
+      __register_frame((void*)sh[i].sh_addr);
+      if (strcmp(mode, "register-seen") == 0) {
+        struct dwarf_eh_bases bases;
+        if (!_Unwind_Find_FDE((void*)(outer + 1), &bases)) return 5;
+      }
+    }
+    run_object((void (*)(void (*)(void)))outer);
+    return 0;
+  }
   if (strcmp(mode, "jitdump") == 0 || spin_until) {
     const ElfW(Shdr)* sh = (const ElfW(Shdr)*)(image + eh->e_shoff);
     const char* names = image + sh[eh->e_shstrndx].sh_offset;

@@ -14,6 +14,9 @@ programs' known chains and eu-stack:
     The same code described by a jitdump instead (./jit-PID.dump, its
     marker mapped): named and unwound by the .eh_frame of its UNWINDING_INFO,
     live, from a core, and sampled (framewalk record, its jitdump-spin mode).
+    And its .eh_frame registered with libgcc's __register_frame in a static
+    build, read from libgcc's lists in the process's memory, live and from a
+    core.
   - Node.js (where installed) with --interpreted-frames-native-stack and
     --perf-basic-prof (a perf map) or --perf-prof (a jitdump), blocked in
     Atomics.wait under first -> second -> third x4 -> leaf_wait: every
@@ -316,6 +319,43 @@ def gdb_jit(framewalk, source, work):
             dumpfile = os.path.join(work, f"jit-{proc.pid}.dump")
             if os.path.exists(dumpfile):
                 os.unlink(dumpfile)
+    # Registered with libgcc's __register_frame in a program that links
+    # libgcc statically (its symbol table names libgcc's lists): the table
+    # read from the process's memory, live and from a core, in the list of
+    # objects not searched yet and, after _Unwind_Find_FDE, of those sorted.
+    static = os.path.join(work, "gdb_jit_static")
+    built = run([cc, "-O2", "-g", "-static", "-o", static, os.path.join(source, "tests/jit/gdb_jit.c")])
+    if built.returncode != 0:
+        print(f"register_frame: no static build ({built.stderr.strip()[-200:]}), not checked")
+    for mode in ("register", "register-seen") if built.returncode == 0 else ():
+        proc = subprocess.Popen([static, bare, mode], stdout=subprocess.PIPE, text=True, cwd=work)
+        try:
+            line = proc.stdout.readline()
+            if not line.startswith("ready"):
+                failures.append(f"{mode}: did not start: {line!r} (exit {proc.poll()})")
+                continue
+            time.sleep(0.2)
+            runs = [("live", run([framewalk, "stack", "-p", str(proc.pid), "-v"]))]
+            if shutil.which("gcore"):
+                core = os.path.join(work, "registered.core")
+                run(["gcore", "-o", core, str(proc.pid)])
+                runs.append(("core", run([framewalk, "stack", "--core", f"{core}.{proc.pid}", "-v"])))
+            for how, out in runs:
+                frames, stop = frames_of(out.stdout)
+                print(f"{mode} {how}: {' <- '.join(f[1] + '@' + f[2] for f in frames)} ({stop})")
+                registered = [f for f in frames if f[2].startswith("[registered@0x")]
+                names = [f[1] for f in frames if f not in registered]
+                at = names.index("c_block") if "c_block" in names else -1
+                if (len(registered) != 2 or at < 0 or names[at:at + 3] != ["c_block", "run_object", "main"] or
+                        frames[at + 1:at + 3] != registered or "outermost" not in stop):
+                    failures.append(f"{mode} {how}: want c_block <- 2 registered frames <- run_object <- main to "
+                                    f"the root: {frames} ({stop}) {out.stderr}")
+            if os.path.exists(f"{os.path.join(work, 'registered.core')}.{proc.pid}"):
+                os.unlink(f"{os.path.join(work, 'registered.core')}.{proc.pid}")
+        finally:
+            proc.kill()
+            proc.wait()
+
     # Samples under the jitdump's code: walked by its .eh_frame (no frame
     # pointer there), to _start.
     recording = os.path.join(work, "gdb_jit.fwprof")
