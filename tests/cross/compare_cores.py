@@ -96,6 +96,22 @@ def jit_check(threads):
     return None
 
 
+def registered_check(threads):
+    """gdb_jit.c register-abort: the object's code unwound by the .eh_frame it
+    registered with libgcc (a static program: its symbol table names libgcc's lists)."""
+    t = threads[0]
+    names = [f["function"] or "" for f in t["frames"]]
+    modules = [f.get("module") or "" for f in t["frames"]]
+    if "c_block" not in names:
+        return "thread %d: no c_block in %s" % (t["tid"], names)
+    at = names.index("c_block")
+    registered = [m.startswith("[registered@0x") for m in modules[at + 1:at + 3]]
+    if registered != [True, True] or names[at + 3:at + 5] != ["run_object", "main"]:
+        return "thread %d: want c_block <- 2 registered frames <- run_object <- main: %s %s" % (
+            t["tid"], names, modules)
+    return None
+
+
 def overflow_check(threads):
     """stack_overflow.c: the overflowing thread's handler, its hundreds of frames, its start."""
     for t in threads:
@@ -195,6 +211,8 @@ AARCH64_FIXTURES = [
             args=["gdb_jit_code.elf", "abort"], libs=GDB_JIT_OBJECT),
     Fixture("jit_chain", ["../../jit/jit_chain.c"], "-O2 -g -no-pie", "chain", JIT_CHAIN, args=["abort"],
             threads_chains=jit_check, perf_map=True),
+    Fixture("register_frame", ["../../jit/gdb_jit.c"], "-O2 -g -static", "chain",
+            args=["gdb_jit_code.elf", "register-abort"], libs=GDB_JIT_OBJECT, threads_chains=registered_check),
 ]
 
 

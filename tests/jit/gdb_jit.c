@@ -55,6 +55,8 @@ static uint64_t spin_until;  /* argv[2] "jitdump-spin": c_block spins until then
 
 static uint64_t now_ns(void);
 
+#if !defined(__arm__) /* ARM's libgcc unwinds by EHABI tables: no registry */
+#define HAVE_REGISTER_FRAME 1
 /* libgcc's (unwind-dw2-fde.h). */
 struct dwarf_eh_bases {
   void* tbase;
@@ -63,6 +65,7 @@ struct dwarf_eh_bases {
 };
 void __register_frame(void* begin);
 const void* _Unwind_Find_FDE(void* pc, struct dwarf_eh_bases* bases);
+#endif
 
 __attribute__((noinline)) void c_block(void) {
   if (spin_until) {
@@ -144,7 +147,8 @@ int main(int argc, char** argv) {
   const ElfW(Ehdr)* eh = (const ElfW(Ehdr)*)image;
   if (size < sizeof *eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0) return 2;
   /* The executable segment, at its address. */
-  uintptr_t outer = 0;
+  const char* mode = argc > 2 ? argv[2] : "";
+  uintptr_t outer = 0, code_start = 0, code_end = 0;
   for (int i = 0; i < eh->e_phnum; ++i) {
     const ElfW(Phdr)* ph = (const ElfW(Phdr)*)(image + eh->e_phoff + i * eh->e_phentsize);
     if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X)) continue;
@@ -153,26 +157,37 @@ int main(int argc, char** argv) {
     void* at = mmap((void*)page, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
     if (at != (void*)page) return 3;
     memcpy((void*)ph->p_vaddr, image + ph->p_offset, ph->p_filesz);
+    /* qemu-user's cores leave out executable pages that begin with an ELF
+     * header (a file's, it takes them for); the registered table is data
+     * that must be in the core. */
+    if (strncmp(mode, "register", 8) == 0 && memcmp((void*)page, ELFMAG, SELFMAG) == 0) *(char*)page = 0;
     if (mprotect(at, length, PROT_READ | PROT_EXEC) != 0) return 3;
     __builtin___clear_cache((char*)page, (char*)page + length);
     outer = eh->e_entry;
+    code_start = page;
+    code_end = page + length;
   }
   if (!outer) return 2;
-  const char* mode = argc > 2 ? argv[2] : "";
-  abort_in_block = strcmp(mode, "abort") == 0;
+  abort_in_block = strcmp(mode, "abort") == 0 || strcmp(mode, "register-abort") == 0;
   if (strcmp(mode, "jitdump-spin") == 0) spin_until = now_ns() + (uint64_t)((argc > 3 ? atof(argv[3]) : 1.0) * 1e9);
+#ifdef HAVE_REGISTER_FRAME
   if (strncmp(mode, "register", 8) == 0) {
     const ElfW(Shdr)* sh = (const ElfW(Shdr)*)(image + eh->e_shoff);
     const char* names = image + sh[eh->e_shstrndx].sh_offset;
     for (int i = 0; i < eh->e_shnum; ++i) {
       if (strcmp(names + sh[i].sh_name, ".eh_frame") != 0) continue;
       /* At its link-time address (its pointers are pc-relative), with a zero
-       * length word after it (the page is zeroed): what __register_frame takes. */
-      const uintptr_t page = sh[i].sh_addr & ~(uintptr_t)4095;
-      const size_t length = (sh[i].sh_addr + sh[i].sh_size + 4 - page + 4095) & ~(size_t)4095;
-      void* at = mmap((void*)page, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-      if (at != (void*)page) return 3;
-      memcpy((void*)sh[i].sh_addr, image + sh[i].sh_offset, sh[i].sh_size);
+       * length word after it (the page is zeroed): what __register_frame
+       * takes. Where the code's segment holds it, it is there already. */
+      const int copied = sh[i].sh_addr >= code_start && sh[i].sh_addr + sh[i].sh_size + 4 <= code_end;
+      if (!copied) {
+        const uintptr_t page = sh[i].sh_addr & ~(uintptr_t)4095;
+        const size_t length = (sh[i].sh_addr + sh[i].sh_size + 4 - page + 4095) & ~(size_t)4095;
+        void* at = mmap((void*)page, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+                        -1, 0);
+        if (at != (void*)page) return 3;
+        memcpy((void*)sh[i].sh_addr, image + sh[i].sh_offset, sh[i].sh_size);
+      }
       __register_frame((void*)sh[i].sh_addr);
       if (strcmp(mode, "register-seen") == 0) {
         struct dwarf_eh_bases bases;
@@ -182,6 +197,7 @@ int main(int argc, char** argv) {
     run_object((void (*)(void (*)(void)))outer);
     return 0;
   }
+#endif
   if (strcmp(mode, "jitdump") == 0 || spin_until) {
     const ElfW(Shdr)* sh = (const ElfW(Shdr)*)(image + eh->e_shoff);
     const char* names = image + sh[eh->e_shstrndx].sh_offset;
