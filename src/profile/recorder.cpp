@@ -200,6 +200,7 @@ Result<RecordResult> record_samples(record::Sampler& sampler, const std::vector<
   PerfUnwindOptions po;
   po.max_frames = options.max_frames;
   po.files.buildid_dir.clear();  // the files are here, as mapped
+  po.live = true;                 // and the processes are running: their memory can be read
   auto on_switch = [&](const ThreadSwitch& t) { builder.add_switch(t); };
   auto on_sample = [&](const UnwoundSample& s) {
     builder.add(s);

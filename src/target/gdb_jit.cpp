@@ -1,6 +1,7 @@
 #include "target/gdb_jit.hpp"
 
 #include <algorithm>
+#include <set>
 #include <unordered_set>
 
 #include "base/text.hpp"
@@ -119,6 +120,10 @@ size_t add_gdb_jit_modules(ModuleMap& modules, Memory& memory, const arch::Machi
   }
   size_t added = 0;
   std::vector<std::pair<uint64_t, uint64_t>> objects;
+  std::set<std::string> known;
+  if (!descriptors.empty())
+    for (const auto& m : modules.modules())
+      if (!m->jit) known.insert(m->name);
   for (const Found& d : descriptors) {
     const GdbJitList list = read_gdb_jit_list(memory, d.descriptor, machine);
     if (list.problem != GdbJitProblem::kNone && warnings)
@@ -127,6 +132,8 @@ size_t add_gdb_jit_modules(ModuleMap& modules, Memory& memory, const arch::Machi
                           std::to_string(list.objects.size()));
     for (const GdbJitObject& object : list.objects) {
       const std::string name = "[gdb-jit@0x" + hex_digits(object.address) + "]";
+      // Read before (a recording reads a running process's list again).
+      if (known.count(name)) continue;
       auto data = cache.from_bytes(object.bytes, name, "gdb-jit:" + hex_digits(object.entry));
       if (!data) {
         if (warnings) warnings->push_back(d.file + ": GDB JIT object at 0x" + hex_digits(object.address) + ": " +

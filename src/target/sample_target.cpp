@@ -12,7 +12,10 @@
 #include "base/text.hpp"
 #include "elf/debug_file.hpp"
 #include "elf/elf_file.hpp"
+#include "target/gdb_jit.hpp"
+#include "target/libgcc_frames.hpp"
 #include "target/proc_maps.hpp"
+#include "target/ptrace_target.hpp"
 
 namespace framewalk {
 
@@ -187,6 +190,19 @@ void ModuleTracker::on_mmap(const perf::Mmap& m, uint16_t misc) {
     warn_once(name, name + ": " + problem + ": its frames are not unwound");
   }
   p.modules.add(std::move(module));
+}
+
+size_t ModuleTracker::read_memory_jit(Process& p, uint32_t pid, uint64_t time) {
+  if (p.memory_jit_read && time - p.memory_jit_time < kMemoryJitInterval) return 0;
+  p.memory_jit_read = true;
+  p.memory_jit_time = time;
+  ProcessMemory memory(static_cast<pid_t>(pid));
+  std::vector<std::string> problems;
+  const arch::Machine& machine = arch::host_machine();
+  const size_t added = add_gdb_jit_modules(p.modules, memory, machine, *cache_, &problems) +
+                       add_libgcc_frame_modules(p.modules, memory, machine, &problems);
+  for (const std::string& problem : problems) warn_once(problem, problem);
+  return added;
 }
 
 SampleTarget::SampleTarget(uint16_t elf_machine) : machine_(elf_machine), descriptor_(arch::machine_for(elf_machine)) {}

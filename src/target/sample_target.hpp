@@ -41,6 +41,8 @@ class ModuleTracker {
     std::string comm;  // the main thread's name
     std::string jitdump;  // the jitdump it writes (its marker mapping's path), or ""
     JitdumpFeed jit;      // its code with unwind tables, as modules
+    uint64_t memory_jit_time = 0;  // when read_memory_jit last read its memory
+    bool memory_jit_read = false;
   };
 
   ModuleTracker(std::shared_ptr<ModuleCache> cache, Options options);
@@ -69,6 +71,14 @@ class ModuleTracker {
   void advance_jitdump(Process& process, uint64_t time) {
     if (!process.jitdump.empty()) process.jit.advance(process.modules, process.jitdump, time, &warnings_);
   }
+  // For a process running on this machine now (a live recording): the
+  // code its memory describes, GDB JIT objects and the tables registered
+  // with libgcc (target/gdb_jit.hpp, target/libgcc_frames.hpp), added to its
+  // modules (those already there are kept). Reads the memory at most once
+  // every kMemoryJitInterval of sample time; a process whose memory cannot
+  // be read is said once. Returns how many modules were added.
+  static constexpr uint64_t kMemoryJitInterval = 100'000'000;  // ns
+  size_t read_memory_jit(Process& process, uint32_t pid, uint64_t time);
   // A thread's name: its own COMM, else its process's.
   const std::string& thread_name(uint32_t pid, uint32_t tid);
   // Files that could not be read or did not match their build-id, once each.

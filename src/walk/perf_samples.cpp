@@ -301,15 +301,29 @@ class PerfSampleDriver {
       if (auto got = target_->initial_registers(static_cast<pid_t>(s.tid), &regs); !got) {
         result = got.error();
       } else {
-        Unwinder unwinder(target_->modules(), target_->memory(), target_->machine());
-        unwinder.set_unreadable_saved_registers_unknown(true);
-        result = unwinder.walk(regs, [&](const Frame& f) {
-            SampleFrame& sf = frames_.emplace_back();
-            sf.frame = f;
-            sf.frame.registers = nullptr;
-            sf.kind = SampleFrameKind::kUser;
-            return true;
-          }, o);
+        auto walk = [&] {
+          Unwinder unwinder(target_->modules(), target_->memory(), target_->machine());
+          unwinder.set_unreadable_saved_registers_unknown(true);
+          return unwinder.walk(regs, [&](const Frame& f) {
+              SampleFrame& sf = frames_.emplace_back();
+              sf.frame = f;
+              sf.frame.registers = nullptr;
+              sf.kind = SampleFrameKind::kUser;
+              return true;
+            }, o);
+        };
+        result = walk();
+        // A walk that ended in jit code of a process running now: the code
+        // its memory describes (GDB JIT objects, __register_frame tables),
+        // read again (not more often than the tracker allows), and the walk
+        // made again where that added modules.
+        if (options_.live && result && result->reason != StopReason::kOutermost && frames_.size() > kernel_frames &&
+            (!frames_.back().frame.module || frames_.back().frame.module->jit) &&
+            tracker_.read_memory_jit(process, s.pid, s.time) > 0) {
+          frames_.resize(kernel_frames);
+          target_->set_sample(s, &process.modules);
+          result = walk();
+        }
       }
       if (result) {
         walked = true;

@@ -92,6 +92,10 @@ struct PerfUnwindOptions {
   std::shared_ptr<ModuleCache> cache;  // optional
   // The machine when the file does not say (HEADER_ARCH); 0: the host's.
   uint16_t machine = 0;
+  // The processes run on this machine now (a live recording): a walk that
+  // ends in jit code reads the code their memory describes (GDB JIT
+  // objects, libgcc's registered tables; ModuleTracker::read_memory_jit).
+  bool live = false;
 };
 
 struct PerfUnwindResult {

@@ -15,8 +15,7 @@
  * readers place at the load's end, rounded up to 8: where it was linked);
  * "abort": registered as without a mode, and c_block aborts (a core with the
  * jit frames on the stack, as qemu-user writes one for tests/cross);
- * "jitdump-spin S": as "jitdump", and c_block spins for about S seconds
- * and returns (samples taken under the jit frames); "register": nothing
+ * "list": as without a mode; "register": nothing
  * published, the object's .eh_frame copied to its address and registered
  * with libgcc's __register_frame (in libgcc's list of objects not yet
  * searched); "register-seen": as "register", then looked up once with
@@ -51,7 +50,7 @@ struct jit_descriptor __jit_debug_descriptor = {1, 0, 0, 0};
 void __attribute__((noinline)) __jit_debug_register_code(void) { __asm__ volatile("" ::: "memory"); }
 
 static int abort_in_block; /* argv[2] "abort": c_block aborts (a core of the jit frames) */
-static uint64_t spin_until;  /* argv[2] "jitdump-spin": c_block spins until then (CLOCK_MONOTONIC ns) */
+static uint64_t spin_until;  /* argv[3] "spin": c_block spins until then (CLOCK_MONOTONIC ns) */
 
 static uint64_t now_ns(void);
 
@@ -169,7 +168,7 @@ int main(int argc, char** argv) {
   }
   if (!outer) return 2;
   abort_in_block = strcmp(mode, "abort") == 0 || strcmp(mode, "register-abort") == 0;
-  if (strcmp(mode, "jitdump-spin") == 0) spin_until = now_ns() + (uint64_t)((argc > 3 ? atof(argv[3]) : 1.0) * 1e9);
+  if (argc > 3 && strcmp(argv[3], "spin") == 0) spin_until = now_ns() + (uint64_t)((argc > 4 ? atof(argv[4]) : 1.0) * 1e9);
 #ifdef HAVE_REGISTER_FRAME
   if (strncmp(mode, "register", 8) == 0) {
     const ElfW(Shdr)* sh = (const ElfW(Shdr)*)(image + eh->e_shoff);
@@ -198,7 +197,7 @@ int main(int argc, char** argv) {
     return 0;
   }
 #endif
-  if (strcmp(mode, "jitdump") == 0 || spin_until) {
+  if (strcmp(mode, "jitdump") == 0) {
     const ElfW(Shdr)* sh = (const ElfW(Shdr)*)(image + eh->e_shoff);
     const char* names = image + sh[eh->e_shstrndx].sh_offset;
     for (int i = 0; i < eh->e_shnum; ++i) {
