@@ -1,6 +1,7 @@
 #include "target/gdb_jit.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <set>
 #include <unordered_set>
 
@@ -18,6 +19,7 @@ const char* to_string(GdbJitProblem problem) {
     case GdbJitProblem::kBrokenLink: return "has an entry whose prev_entry is not the entry before it";
     case GdbJitProblem::kTooMany: return "has too many entries";
     case GdbJitProblem::kTooLarge: return "has an object too large to be one";
+    case GdbJitProblem::kChanging: return "was being changed (Android's action_seqlock)";
   }
   return "?";
 }
@@ -46,6 +48,26 @@ void read_once(Memory& memory, uint64_t descriptor, const Layout& l, GdbJitList*
   auto version = memory.read_word(descriptor, 4, l.endian);
   if (!version) return fail(GdbJitProblem::kUnreadable, descriptor);
   if (*version != 1) return fail(GdbJitProblem::kVersion, descriptor);
+  // Android's extension: its seqlock, read before the head.
+  const uint64_t android = descriptor + 8 + 2 * l.pointer;
+  char magic[8] = {};
+  const bool is_android = memory.read(android, magic, sizeof magic) == sizeof magic &&
+                          (std::memcmp(magic, "Android1", 8) == 0 || std::memcmp(magic, "Android2", 8) == 0);
+  const bool entry_seqlocks = is_android && magic[7] == '2';
+  const uint64_t seqlock_at = android + 20;
+  uint64_t seqlock = 0;
+  if (is_android) {
+    auto s = memory.read_word(seqlock_at, 4, l.endian);
+    if (!s) return fail(GdbJitProblem::kUnreadable, seqlock_at);
+    if (*s & 1) return fail(GdbJitProblem::kChanging, descriptor);
+    seqlock = *s;
+  }
+  // Unchanged since the reading began (Android's), else the reading starts over.
+  auto unchanged = [&] {
+    if (!is_android) return true;
+    auto s = memory.read_word(seqlock_at, 4, l.endian);
+    return s && *s == seqlock;
+  };
   auto first = memory.read_word(descriptor + 8 + l.pointer, l.pointer, l.endian);
   if (!first) return fail(GdbJitProblem::kUnreadable, descriptor + 8 + l.pointer);
   std::unordered_set<uint64_t> seen;
@@ -58,7 +80,14 @@ void read_once(Memory& memory, uint64_t descriptor, const Layout& l, GdbJitList*
     auto symfile = memory.read_word(entry + 2 * l.pointer, l.pointer, l.endian);
     auto size = memory.read_word(entry + l.size_offset, 8, l.endian);
     if (!next || !prev || !symfile || !size) return fail(GdbJitProblem::kUnreadable, entry);
-    if (*prev != previous) return fail(GdbJitProblem::kBrokenLink, entry);
+    if (!unchanged()) return fail(GdbJitProblem::kChanging, descriptor);
+    if (entry_seqlocks) {  // odd: an entry being removed
+      auto s = memory.read_word(entry + l.size_offset + 16, 4, l.endian);
+      if (!s) return fail(GdbJitProblem::kUnreadable, entry);
+      if (*s & 1) return fail(GdbJitProblem::kChanging, descriptor);
+    }
+    // ART's reader uses no prev_entry (ART sets it only to unlink).
+    if (!is_android && *prev != previous) return fail(GdbJitProblem::kBrokenLink, entry);
     if (*size > kGdbJitMaxObjectBytes) return fail(GdbJitProblem::kTooLarge, entry);
     // Its last byte first: a wild pointer costs no buffer of its claimed size.
     uint8_t last;
@@ -69,6 +98,7 @@ void read_once(Memory& memory, uint64_t descriptor, const Layout& l, GdbJitList*
     object.bytes.resize(static_cast<size_t>(*size));
     if (!object.bytes.empty() && memory.read(*symfile, object.bytes.data(), object.bytes.size()) != object.bytes.size())
       return fail(GdbJitProblem::kUnreadable, *symfile);
+    if (!unchanged()) return fail(GdbJitProblem::kChanging, descriptor);
     out->objects.push_back(std::move(object));
     previous = entry;
     entry = *next;
@@ -101,7 +131,8 @@ GdbJitList read_gdb_jit_list(Memory& memory, uint64_t descriptor, const arch::Ma
     list.problem_address = 0;
     ++list.attempts;
     read_once(memory, descriptor, layout, &list);
-    const bool changing = list.problem == GdbJitProblem::kBrokenLink || list.problem == GdbJitProblem::kLoop;
+    const bool changing = list.problem == GdbJitProblem::kBrokenLink || list.problem == GdbJitProblem::kLoop ||
+                          list.problem == GdbJitProblem::kChanging;
     if (!changing || list.attempts >= 3) return list;
   }
 }

@@ -13,6 +13,15 @@
 // there. LLVM's ORC and MCJIT, V8's --gdbjit, LuaJIT, wasmtime and .NET
 // publish so.
 //
+// Android's runtime (ART) extends the descriptor after first_entry with
+// the magic "Android1" or "Android2", then flags, the descriptor's and an
+// entry's size (u32 each) and `action_seqlock` (u32), incremented before
+// and after every change of the list; its entries add a registration
+// timestamp (u64) and, with "Android2", a seqlock of their own (u32, even
+// while the entry is valid). Such a list is read as ART asks: the seqlock,
+// then the head, and after each entry and object the seqlock again; odd or
+// changed, the reading starts over.
+//
 // The list is read from the target's memory (live or core) with every
 // pointer checked: a list that loops, a link that does not lead back, an
 // object that cannot be read or is implausibly large end the reading with
@@ -38,6 +47,7 @@ enum class GdbJitProblem : uint8_t {
   kBrokenLink,  // an entry's prev_entry is not the entry before it: the list changed (the entry)
   kTooMany,     // more than kGdbJitMaxEntries entries (the first left out)
   kTooLarge,    // an object larger than kGdbJitMaxObjectBytes (its entry)
+  kChanging,    // Android's descriptor: its action_seqlock odd or changed while read (the descriptor)
 };
 // "cannot be read", "version is not 1", ... for messages.
 const char* to_string(GdbJitProblem problem);
