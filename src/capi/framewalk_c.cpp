@@ -3,6 +3,7 @@
 // message, no exceptions across the boundary.
 #include "framewalk/framewalk.h"
 
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -716,6 +717,10 @@ const symbol::PerfMap* jit_names(fw_target& t, const Frame& frame) {
       jitdump = live->jitdump();
     } else if (auto* core = dynamic_cast<CoreTarget*>(t.target.get())) {
       jitdump = core->jitdump();
+    } else if (auto* snapshot = dynamic_cast<SnapshotTarget*>(t.target.get())) {
+      struct stat st {};
+      if (!snapshot->directory().empty() && ::stat(snapshot_perf_map(snapshot->directory()).c_str(), &st) == 0)
+        map_path = snapshot_perf_map(snapshot->directory());
     }
     t.jit_names = std::make_unique<symbol::PerfMap>(map_path);
     if (!map_path.empty()) (void)t.jit_names->refresh();

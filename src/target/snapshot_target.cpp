@@ -406,4 +406,28 @@ Result<void> SnapshotTarget::initial_registers(pid_t tid, arch::RegisterFile* ou
   return Error{ErrorCode::kNoSuchProcess, static_cast<uint64_t>(tid)};
 }
 
+std::string snapshot_perf_map(const std::string& directory) { return directory + "/perf.map"; }
+
+Result<void> save_jit_names(const std::string& directory, std::vector<symbol::PerfMap::Entry> names) {
+  std::sort(names.begin(), names.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
+  std::string text;
+  uint64_t last_start = 0;
+  bool any = false;
+  for (const auto& e : names) {
+    if (any && e.start == last_start) continue;
+    any = true;
+    last_start = e.start;
+    // A name is the rest of its line: one with a line break would be two.
+    std::string name(e.name);
+    for (char& c : name)
+      if (c == '\n' || c == '\r') c = ' ';
+    text += hex_digits(e.start) + " " + hex_digits(e.size) + " " + name + "\n";
+  }
+  FILE* f = std::fopen(snapshot_perf_map(directory).c_str(), "w");
+  if (!f) return Error{ErrorCode::kIoError, static_cast<uint64_t>(errno)};
+  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  if (std::fclose(f) != 0 || !written) return Error{ErrorCode::kIoError, static_cast<uint64_t>(errno)};
+  return ok();
+}
+
 }  // namespace framewalk

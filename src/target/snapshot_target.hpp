@@ -16,6 +16,9 @@
 //               each a file that `maps` names by its absolute path, so that
 //               they are read as any mapped file (the snapshot directory is
 //               then not to be moved)
+//   perf.map    optional: names of jit code, perf-map lines (START SIZE NAME)
+//               for the jit frames that were walked, from the process's perf
+//               map and jitdump (save_jit_names)
 // Threads in the order of their ids. Optional: `pid` (the process's id) and
 // `name` (its name).
 #pragma once
@@ -24,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "symbol/perf_map.hpp"
 #include "target/proc_maps.hpp"
 #include "target/target.hpp"
 
@@ -76,6 +80,12 @@ Result<void> write_snapshot(const SnapshotData& data, const std::string& directo
 // stays frozen for a walk of the same moment).
 SnapshotData snapshot_of(Target& target, size_t max_stack = 512u << 10);
 
+// The snapshot's perf.map, which names its jit code.
+std::string snapshot_perf_map(const std::string& directory);
+// Writes `directory`/perf.map: a "START SIZE NAME" line for each of `names`
+// (the ranges that named the jit frames of a walk; repeated ones once).
+Result<void> save_jit_names(const std::string& directory, std::vector<symbol::PerfMap::Entry> names);
+
 class SnapshotTarget final : public Target {
  public:
   SnapshotTarget(SnapshotData data, std::shared_ptr<ModuleCache> cache, std::string sysroot = "");
@@ -87,6 +97,8 @@ class SnapshotTarget final : public Target {
   Result<void> initial_registers(pid_t tid, arch::RegisterFile* out) override;
   Memory& memory() override { return memory_; }
   const ModuleMap& modules() override;
+  // Where it was read from ("" for one made in memory).
+  const std::string& directory() const { return data_.directory; }
 
  private:
   class BlockMemory final : public Memory {

@@ -62,6 +62,22 @@ bool save_snapshot(const StackCommandOptions& options, Target& target) {
   return true;
 }
 
+// --save-snapshot: the names of the jit frames walked, kept with it.
+bool save_snapshot_names(const StackCommandOptions& options, const StackDump& dump, const symbol::PerfMap* map) {
+  if (options.save_snapshot.empty() || !map) return true;
+  std::vector<symbol::PerfMap::Entry> names;
+  for (const auto& t : dump.threads)
+    for (const Frame& f : t.frames)
+      if (!f.module || f.module->jit)
+        if (const symbol::PerfMap::Entry* e = map->find(f.symbol_pc)) names.push_back(*e);
+  if (names.empty()) return true;
+  if (auto saved = save_jit_names(options.save_snapshot, std::move(names)); !saved) {
+    report(snapshot_perf_map(options.save_snapshot), std::string("cannot write it: ") + open_error_text(saved.error()));
+    return false;
+  }
+  return true;
+}
+
 // 0 when every thread was walked to its natural end, else 1. `perf_map`:
 // names for code no module holds (a live process's JIT), or null.
 int finish(const StackCommandOptions& options, const StackDump& dump, const symbol::PerfMap* perf_map = nullptr) {
@@ -140,6 +156,7 @@ int run_live(const StackCommandOptions& options, RowCache* rows) {
   const auto perf_map = read_perf_map(options, static_cast<uint32_t>(options.pid));
   // And the names its jitdump gives (after the map's lines: they win).
   if (const JitdumpFile* jitdump = (*target)->jitdump()) perf_map->add_jitdump(jitdump->dump);
+  if (!save_snapshot_names(options, dump, perf_map.get())) return 2;
   return finish(options, dump, perf_map.get());
 }
 
@@ -197,7 +214,9 @@ int run_core(const StackCommandOptions& options, RowCache* rows) {
     if (!perf_map) perf_map = std::make_unique<symbol::PerfMap>("");
     perf_map->add_jitdump(jitdump->dump);
   }
-  return finish(options, dump_stacks(walked, dump_options(options, rows)), perf_map.get());
+  const StackDump dump = dump_stacks(walked, dump_options(options, rows));
+  if (!save_snapshot_names(options, dump, perf_map.get())) return 2;
+  return finish(options, dump, perf_map.get());
 }
 
 int run_snapshot(const StackCommandOptions& options, RowCache* rows) {
@@ -212,7 +231,12 @@ int run_snapshot(const StackCommandOptions& options, RowCache* rows) {
     if (!m->data && !m->jit && m->name != "[vdso]")
       std::fprintf(stderr, "framewalk: %s%s: %s (frames in it get no unwind info)\n", options.sysroot.c_str(),
                    m->name.c_str(), m->problem.c_str());
-  const auto perf_map = read_perf_map(options, 0);
+  // The names its jit code had, saved with it, unless --perf-map names others.
+  StackCommandOptions named = options;
+  struct stat st {};
+  if (named.perf_map.empty() && ::stat(snapshot_perf_map(options.snapshot).c_str(), &st) == 0)
+    named.perf_map = snapshot_perf_map(options.snapshot);
+  const auto perf_map = read_perf_map(named, 0);
   return finish(options, dump_stacks(target, dump_options(options, rows)), perf_map.get());
 }
 

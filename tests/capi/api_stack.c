@@ -2,6 +2,7 @@
  * `framewalk stack --format=json` (tests/stack/compare_with_gdb.py --api):
  *   api_stack live PID process|thread|copy
  *   api_stack core CORE
+ *   api_stack snapshot DIR
  * {"threads":[{"tid":N,"pcs":["0x...",...],"functions":["name"|null,...],"stop":"outermost"},...]} */
 #include <inttypes.h>
 #include <stdio.h>
@@ -41,7 +42,7 @@ static void print_string(const char *s) {
 
 int main(int argc, char **argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: api_stack live PID process|thread|copy | core CORE\n");
+    fprintf(stderr, "usage: api_stack live PID process|thread|copy | core CORE | snapshot DIR\n");
     return 2;
   }
   fw_context *context = fw_context_new();
@@ -52,6 +53,8 @@ int main(int argc, char **argv) {
     s = fw_target_attach(context, atoi(argv[2]), strcmp(freeze, "thread") == 0 ? FW_FREEZE_THREAD
                                                  : strcmp(freeze, "copy") == 0 ? FW_FREEZE_COPY
                                                                                 : FW_FREEZE_PROCESS, &target);
+  } else if (strcmp(argv[1], "snapshot") == 0) {
+    s = fw_target_snapshot(context, argv[2], &target);
   } else {
     s = fw_target_core(context, argv[2], NULL, &target);
   }

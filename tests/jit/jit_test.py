@@ -155,6 +155,16 @@ def own_jit(framewalk, source, work):
         frames, stop = frames_of(live.stdout)
         check_chain("jit_chain live", frames, stop, failures)
         check_api("jit_chain live", ["live", str(pid), "process"], pid, frames, failures)
+        # A snapshot keeps the names of the jit frames walked (its perf.map).
+        snapshot = os.path.join(work, "jit_chain.snapshot")
+        shutil.rmtree(snapshot, ignore_errors=True)
+        run([framewalk, "stack", "-p", str(pid), "--save-snapshot", snapshot])
+        replayed = run([framewalk, "stack", "--snapshot", snapshot, "-v"])
+        sframes, sstop = frames_of(replayed.stdout)
+        print(f"jit_chain snapshot: {' <- '.join(f[1] for f in sframes)} ({sstop})")
+        if [f[:2] for f in sframes] != [f[:2] for f in frames]:
+            failures.append(f"jit_chain snapshot: frames differ from the live process's: {sframes}")
+        check_api("jit_chain snapshot", ["snapshot", snapshot], pid, sframes, failures)
         eu = eu_stack_pcs(pid)
         if eu is not None:
             mine = [f[0] for f in frames]
