@@ -36,6 +36,9 @@ struct CoreMapping {
 struct CoreOptions {
   std::string exe;      // the executable, when the core's path is not right
   std::string sysroot;  // prefix for every mapped file's path
+  // The process's jitdump (jit-PID.dump), where NT_FILE does not list its
+  // marker (qemu-user's cores have no NT_FILE) or the file is elsewhere now.
+  std::string jitdump;
 };
 
 class CoreFile {

@@ -50,13 +50,17 @@ const ModuleMap& CoreTarget::modules() {
       add_gdb_jit_modules(modules_, memory_, *machine, *cache_, &warnings_);
       add_libgcc_frame_modules(modules_, memory_, *machine, &warnings_);
     }
-    // The jitdump the process wrote (NT_FILE lists its marker), where it is here.
+    // The jitdump the process wrote: the one given, else the one NT_FILE
+    // lists (its marker), where it is here.
+    std::string path = core_->options().jitdump;
     for (const CoreMapping& m : core_->mappings()) {
-      if (!is_jitdump_of(m.path, core_->pid())) continue;
-      const std::string path = m.host_path.empty() ? core_->options().sysroot + m.path : m.host_path;
+      if (!path.empty()) break;
+      if (is_jitdump_of(m.path, core_->pid()))
+        path = m.host_path.empty() ? core_->options().sysroot + m.path : m.host_path;
+    }
+    if (!path.empty()) {
       jitdump_ = load_jitdump(path, &warnings_);
       if (jitdump_) add_jitdump_modules(modules_, *jitdump_);
-      break;
     }
     modules_built_ = true;
   }

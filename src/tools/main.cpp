@@ -87,6 +87,8 @@ int main(int argc, char** argv) {
   stack_cmd->add_option("--sysroot", stack.sysroot, "directory prepended to the core's file paths");
   stack_cmd->add_option("--perf-map", stack.perf_map,
                         "names for jit code (START SIZE NAME lines; default for -p: /tmp/perf-PID.map)");
+  stack_cmd->add_option("--jitdump", stack.jitdump,
+                        "with --core: the process's jit-PID.dump, where the core does not name it (no NT_FILE)");
   stack_cmd->add_option("-n,--max-frames", stack.max_frames, "frame cap per thread (default 256)")->check(CLI::PositiveNumber);
   stack_cmd->add_option("--format", stack.format, "text (default) or json")->check(CLI::IsMember({"text", "json"}));
   stack_cmd->add_option("--freeze", stack.freeze,

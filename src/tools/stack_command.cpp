@@ -164,6 +164,7 @@ int run_core(const StackCommandOptions& options, RowCache* rows) {
   CoreOptions co;
   co.exe = options.exe;
   co.sysroot = options.sysroot;
+  co.jitdump = options.jitdump;
   auto core = CoreFile::open(options.core, co);
   if (!core) {
     std::fprintf(stderr, "framewalk: %s: %s\n", options.core.c_str(), core_open_error_text(options.core, core.error()).c_str());

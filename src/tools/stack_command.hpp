@@ -17,6 +17,7 @@ struct StackCommandOptions {
   std::string exe;
   std::string sysroot;
   std::string perf_map;       // names for jit code; empty: /tmp/perf-PID.map of a live process, none otherwise
+  std::string jitdump;        // a core's process's jitdump, where the core does not say (no NT_FILE) or it moved
   std::string format = "text";  // text | json
   std::string freeze = "process";  // process | thread | copy
   std::string source = "auto";     // auto | cfi | sframe

@@ -77,6 +77,16 @@ GDB_JIT_CHAIN = ["c_block", "gdbjit_inner", "gdbjit_outer", "run_object", "main"
 GDB_JIT_OBJECT = [("gdb_jit_code.elf", ["../../jit/gdb_jit_code.S"],
                    "-nostdlib -static -Wl,-Ttext=0x50000000 -Wl,-e,gdbjit_outer -Wl,--eh-frame-hdr "
                    "-Wl,--build-id=none -Wl,-z,max-page-size=4096")]
+# The same code described by a jitdump (jitdump-abort): the object linked
+# without .eh_frame_hdr, its .eh_frame where the jitdump's readers place it
+# (after the code the load describes, rounded up to 8: gdb_jit.c's load runs
+# from the code's page to the .eh_frame, put at 0x800 for ARM's 4-aligned
+# sections). qemu's cores have no NT_FILE to find the jitdump by: `stack
+# --jitdump` names it (the run directory's jit-PID.dump).
+JITDUMP_CHAIN = ["c_block", "gdbjit_code", "gdbjit_code", "run_object", "main"]
+JITDUMP_OBJECT = [("gdb_jit_code.elf", ["../../jit/gdb_jit_code.S"],
+                   "-nostdlib -static -Wl,-Ttext=0x50000000 -Wl,-e,gdbjit_outer "
+                   "-Wl,--section-start=.eh_frame=0x50000800 -Wl,--build-id=none -Wl,-z,max-page-size=4096")]
 
 
 # tests/jit's frame-pointer JIT: three functions written into an anonymous
@@ -127,9 +137,10 @@ def overflow_check(threads):
 
 class Fixture:
     def __init__(self, name, sources, flags, truth, chain=None, args=(), cpu=None, threads_chains=None, libs=(),
-                 source_flags=None, perf_map=False):
+                 source_flags=None, perf_map=False, jitdump=False):
         self.name = name
         self.perf_map = perf_map    # the program writes /tmp/perf-PID.map: `stack --perf-map` it
+        self.jitdump = jitdump      # the program writes ./jit-PID.dump: `stack --jitdump` it
         self.libs = libs            # (file name, sources, flags) built beside the program and copied with it
         self.sources = sources
         self.flags = flags
@@ -213,6 +224,8 @@ AARCH64_FIXTURES = [
             threads_chains=jit_check, perf_map=True),
     Fixture("register_frame", ["../../jit/gdb_jit.c"], "-O2 -g -static", "chain",
             args=["gdb_jit_code.elf", "register-abort"], libs=GDB_JIT_OBJECT, threads_chains=registered_check),
+    Fixture("jitdump", ["../../jit/gdb_jit.c"], "-O2 -g -no-pie", "chain", JITDUMP_CHAIN,
+            args=["gdb_jit_code.elf", "jitdump-abort"], libs=JITDUMP_OBJECT, jitdump=True),
 ]
 
 
@@ -260,6 +273,8 @@ ARM_FIXTURES = [
             args=["gdb_jit_code.elf", "abort"], libs=GDB_JIT_OBJECT),
     Fixture("jit_chain", ["../../jit/jit_chain.c"], "-O2 -g -no-pie -funwind-tables", "chain", JIT_CHAIN,
             args=["abort"], threads_chains=jit_check, perf_map=True),
+    Fixture("jitdump", ["../../jit/gdb_jit.c"], "-O2 -g -no-pie -funwind-tables", "chain", JITDUMP_CHAIN,
+            args=["gdb_jit_code.elf", "jitdump-abort"], libs=JITDUMP_OBJECT, jitdump=True),
 ]
 
 FIXTURES_OF = {"aarch64": AARCH64_FIXTURES, "arm": ARM_FIXTURES}
@@ -432,6 +447,9 @@ def main():
                 perf_map = perf_map_of(core)
                 shutil.move(perf_map, os.path.dirname(core))
                 extra = ["--perf-map", os.path.join(os.path.dirname(core), os.path.basename(perf_map))]
+            if fx.jitdump:
+                pid = re.search(r"_(\d+)\.core$", core).group(1)
+                extra += ["--jitdump", os.path.join(os.path.dirname(core), "jit-%s.dump" % pid)]
             fw_threads, fw_err = framewalk_threads(fw, machine, core, extra)
             problems = check_chain(fx, fw_threads)
             gdb_frames = "-"

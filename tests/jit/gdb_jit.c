@@ -15,11 +15,17 @@
  * readers place at the load's end, rounded up to 8: where it was linked);
  * "abort": registered as without a mode, and c_block aborts (a core with the
  * jit frames on the stack, as qemu-user writes one for tests/cross);
- * "list": as without a mode; "register": nothing
- * published, the object's .eh_frame copied to its address and registered
- * with libgcc's __register_frame (in libgcc's list of objects not yet
- * searched); "register-seen": as "register", then looked up once with
- * _Unwind_Find_FDE, which sorts it into libgcc's list of searched objects. */
+ * "list": as without a mode; "register": nothing published, the object's
+ * .eh_frame copied to its address and registered with libgcc's
+ * __register_frame (in libgcc's list of objects not yet searched);
+ * "register-seen": as "register", then looked up once with
+ * _Unwind_Find_FDE, which sorts it into libgcc's list of searched objects;
+ * "register-abort" and "jitdump-abort": as "register" and "jitdump", and
+ * c_block aborts. The "register" modes are not on 32-bit ARM, whose libgcc
+ * has no registry (EHABI).
+ *
+ * argv[3] "spin", argv[4] S: c_block spins for about S seconds and returns
+ * (samples taken under the jit frames), in any mode. */
 #define _GNU_SOURCE
 #include <elf.h>
 #include <fcntl.h>
@@ -107,6 +113,8 @@ static int write_jitdump(uint64_t code, uint64_t size, const char* name, const c
   memcpy(h, header, sizeof h);
 #if defined(__aarch64__)
   h[3] = EM_AARCH64;
+#elif defined(__arm__)
+  h[3] = EM_ARM;
 #endif
   put(f, h, sizeof h);
   const uint64_t t = now_ns(), flags = 0;
@@ -167,7 +175,8 @@ int main(int argc, char** argv) {
     code_end = page + length;
   }
   if (!outer) return 2;
-  abort_in_block = strcmp(mode, "abort") == 0 || strcmp(mode, "register-abort") == 0;
+  abort_in_block = strcmp(mode, "abort") == 0 || strcmp(mode, "register-abort") == 0 ||
+                   strcmp(mode, "jitdump-abort") == 0;
   if (argc > 3 && strcmp(argv[3], "spin") == 0) spin_until = now_ns() + (uint64_t)((argc > 4 ? atof(argv[4]) : 1.0) * 1e9);
 #ifdef HAVE_REGISTER_FRAME
   if (strncmp(mode, "register", 8) == 0) {
@@ -197,7 +206,7 @@ int main(int argc, char** argv) {
     return 0;
   }
 #endif
-  if (strcmp(mode, "jitdump") == 0) {
+  if (strncmp(mode, "jitdump", 7) == 0) {
     const ElfW(Shdr)* sh = (const ElfW(Shdr)*)(image + eh->e_shoff);
     const char* names = image + sh[eh->e_shstrndx].sh_offset;
     for (int i = 0; i < eh->e_shnum; ++i) {
