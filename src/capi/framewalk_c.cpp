@@ -755,6 +755,9 @@ size_t fw_frame_source_locations(const fw_frame* frame, fw_source_location* out,
   try {
     if (scratch.sources_of != frame->frame) {
       scratch.sources = source_frames(*frame->frame, true);
+      // Code without line information (jit code): a jitdump's DEBUG_INFO lines.
+      if (frame->target && scratch.sources.size() == 1 && scratch.sources[0].file.empty())
+        scratch.sources = source_frames(*frame->frame, true, jit_names(*frame->target, *frame->frame));
       scratch.sources_of = frame->frame;
     }
   } catch (...) {

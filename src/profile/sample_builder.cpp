@@ -314,7 +314,11 @@ SampleProfileBuilder::Named SampleProfileBuilder::names_of(const Pending& p, con
   if (p.jit_pid) {
     // A JIT names its code in its perf map; read again for a name not yet there.
     if (const symbol::PerfMap* map = perf_map(p.jit_pid, p.lookup_pc, p.jitdump))
-      if (const symbol::PerfMap::Entry* e = map->find(p.lookup_pc)) out.lines.push_back({std::string(e->name), {}, 0, 0});
+      if (const symbol::PerfMap::Entry* e = map->find(p.lookup_pc)) {
+        // With the source line a jitdump's DEBUG_INFO gives, where it does.
+        const symbol::PerfMap::SourceLine* l = map->source_line(p.symbol_pc);
+        out.lines.push_back({std::string(e->name), l ? std::string(l->file) : std::string(), l ? l->line : 0, 0});
+      }
     if (out.lines.empty() && !retrying_) unnamed_jit_.push_back(p);
     return out;
   }

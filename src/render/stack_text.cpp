@@ -40,7 +40,7 @@ void print_text(dump::TextWriter& w, pid_t pid, const std::string& process_name,
     // A physical frame, or (`tailcall`) one a tail call left off the stack.
     auto print_frame = [&](const Frame& f, bool tailcall) {
       std::vector<SourceFrame> sources;
-      if (options.source_lines || options.inlines) sources = source_frames(f, options.inlines);
+      if (options.source_lines || options.inlines) sources = source_frames(f, options.inlines, options.perf_map);
       for (size_t k = 0; k + 1 < sources.size(); ++k) {  // inlined calls, innermost first
         frame_number();
         w.str(" 0x").hex(f.pc, pc_digits).ch(' ').str(sources[k].function.empty() ? "??" : sources[k].function);
@@ -95,7 +95,7 @@ void print_json(dump::TextWriter& w, pid_t pid, const std::vector<ThreadStack>& 
     // A physical frame, or (`tailcall`) one a tail call left off the stack.
     auto print_frame = [&](const Frame& f, bool tailcall) {
       std::vector<SourceFrame> sources;
-      if (options.source_lines || options.inlines) sources = source_frames(f, options.inlines);
+      if (options.source_lines || options.inlines) sources = source_frames(f, options.inlines, options.perf_map);
       for (size_t k = 0; k + 1 < sources.size(); ++k) {  // inlined calls, innermost first
         if (!first) w.ch(',');
         first = false;

@@ -97,7 +97,44 @@ size_t PerfMap::add_jitdump(const JitDump& dump, size_t first_record) {
     ++added;
   }
   if (added) indexed_ = false;
+  // Source lines: each load's DEBUG_INFO entries, each up to the next (or
+  // the load's end); file names copied, as the names are.
+  for (const JitCodeLoad& l : dump.loads) {
+    if (l.index < first_record || !l.debug_info || l.code_size == 0) continue;
+    const JitDebugInfo& d = dump.debug_infos[*l.debug_info];
+    std::vector<JitLine> sorted(d.lines.begin(), d.lines.end());
+    std::stable_sort(sorted.begin(), sorted.end(), [](const JitLine& a, const JitLine& b) { return a.address < b.address; });
+    for (size_t k = 0; k < sorted.size(); ++k) {
+      const JitLine& e = sorted[k];
+      if (e.address < l.code_addr || e.address >= l.code_end() || e.file.empty() || e.line <= 0) continue;
+      const uint64_t end = k + 1 < sorted.size() ? std::min(sorted[k + 1].address, l.code_end()) : l.code_end();
+      if (end <= e.address) continue;
+      const std::string& file = *files_.emplace(e.file).first;
+      source_lines_.push_back(SourceLine{e.address, end, file, static_cast<uint32_t>(e.line)});
+      source_sorted_ = false;
+    }
+  }
   return added;
+}
+
+const PerfMap::SourceLine* PerfMap::source_line(uint64_t address) const {
+  if (!source_sorted_) {
+    std::stable_sort(source_lines_.begin(), source_lines_.end(), [](const SourceLine& a, const SourceLine& b) { return a.address < b.address; });
+    source_sorted_ = true;
+  }
+  // Of those that start at or before `address`, the nearest that covers it
+  // (the later added where two start there): ranges are short, so look back a few.
+  auto it = std::upper_bound(source_lines_.begin(), source_lines_.end(), address,
+                             [](uint64_t a, const SourceLine& l) { return a < l.address; });
+  const SourceLine* found = nullptr;
+  for (int back = 0; it != source_lines_.begin() && back < 64; ++back) {
+    --it;
+    if (address < it->end) {
+      found = &*it;
+      break;
+    }
+  }
+  return found;
 }
 
 void PerfMap::add_lines(std::string_view text) {

@@ -14,6 +14,7 @@
 #include <deque>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "base/result.hpp"
@@ -36,7 +37,8 @@ class PerfMap {
   void add_text(std::string_view text);
   // Adds the code a jitdump names, as lines after those read: each
   // CODE_LOAD's range with its name, and each CODE_MOVE's new range with the
-  // name of the last load of its code_index, in file order (later wins).
+  // name of the last load of its code_index, in file order (later wins);
+  // and the source lines its DEBUG_INFO records give a load's code.
   // Only the records from `first_record` on (a file read again as it grew:
   // the records read before are there already). Returns how many were added.
   size_t add_jitdump(const JitDump& dump, size_t first_record = 0);
@@ -45,6 +47,17 @@ class PerfMap {
     uint64_t start = 0, size = 0;
     std::string_view name;
   };
+  // A jitdump's source line (DEBUG_INFO) of the code from `address` up to
+  // the next line's address or the end of its load.
+  struct SourceLine {
+    uint64_t address = 0, end = 0;
+    std::string_view file;
+    uint32_t line = 0;
+  };
+  // The source line of the code at `address`, from the jitdump records
+  // added (of those that cover it, the one that starts nearest below it;
+  // the later added of two that start there), or nullptr.
+  const SourceLine* source_line(uint64_t address) const;
   // The entry whose [start, start+size) holds `address` (the last line to
   // name it), or nullptr; valid until the next refresh() or add_text().
   const Entry* find(uint64_t address) const;
@@ -76,6 +89,9 @@ class PerfMap {
     std::string_view name;  // in texts_
   };                        // in line order: later wins
   std::vector<Line> raw_;
+  mutable std::vector<SourceLine> source_lines_;  // added in order; sorted by address (stable) when looked up
+  mutable bool source_sorted_ = true;
+  std::unordered_set<std::string> files_;  // the source lines' file names (a node set: views stay valid)
   size_t lines_ = 0, malformed_ = 0, first_malformed_ = 0, line_number_ = 0;
   // The index: disjoint ranges, sorted, the later line's where they overlap.
   mutable std::vector<Entry> entries_;

@@ -53,6 +53,16 @@ FrameSymbol symbolize(const Frame& frame, const symbol::PerfMap* jit_names) {
   return s;
 }
 
+std::vector<SourceFrame> source_frames(const Frame& frame, bool inlines, const symbol::PerfMap* jit_names) {
+  std::vector<SourceFrame> out = source_frames(frame, inlines);
+  if (jit_names && out.size() == 1 && out[0].file.empty())
+    if (const symbol::PerfMap::SourceLine* l = jit_names->source_line(frame.symbol_pc)) {
+      out[0].file = std::string(l->file);
+      out[0].line = l->line;
+    }
+  return out;
+}
+
 std::vector<SourceFrame> source_frames(const Frame& frame, bool inlines) {
   std::vector<symbol::SourceFrame> chain;
   if (frame.module && frame.module->data)

@@ -41,6 +41,10 @@ struct SourceFrame {
 // first as a frame of its own and the physical function's line is the call
 // site of the outermost one.
 std::vector<SourceFrame> source_frames(const Frame& frame, bool inlines);
+// The same, and for code whose module has no line information (jit code, a
+// jitdump's code), the line `jit_names` (a perf map with a jitdump's
+// DEBUG_INFO records; may be null) gives it.
+std::vector<SourceFrame> source_frames(const Frame& frame, bool inlines, const symbol::PerfMap* jit_names);
 
 // The frames tail calls left off the stack between the physical frame
 // `callee` and its caller `caller` (what gdb shows as tail-call frames),

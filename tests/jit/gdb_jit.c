@@ -12,7 +12,9 @@
  * executable as its marker, as V8 and perf's agent map theirs): one
  * CODE_LOAD "gdbjit_code" from the code's start up to the object's
  * .eh_frame, after an UNWINDING_INFO with that .eh_frame (which perf's
- * readers place at the load's end, rounded up to 8: where it was linked);
+ * readers place at the load's end, rounded up to 8: where it was linked)
+ * and a DEBUG_INFO giving gdbjit_outer the line outer.js:11 and
+ * gdbjit_inner inner.js:22;
  * "abort": registered as without a mode, and c_block aborts (a core with the
  * jit frames on the stack, as qemu-user writes one for tests/cross);
  * "list": as without a mode; "register": nothing published, the object's
@@ -103,7 +105,29 @@ static void record_header(FILE* f, uint32_t id, uint32_t size) {
 }
 
 /* ./jit-PID.dump for [code, code + size) named `name`, with `eh_frame`. */
-static int write_jitdump(uint64_t code, uint64_t size, const char* name, const char* eh_frame, uint64_t eh_size) {
+/* The address of the object's symbol `name` (0: none). */
+static uint64_t symbol_address(const char* image, const char* name) {
+  const ElfW(Ehdr)* eh = (const ElfW(Ehdr)*)image;
+  const ElfW(Shdr)* sh = (const ElfW(Shdr)*)(image + eh->e_shoff);
+  for (int i = 0; i < eh->e_shnum; ++i) {
+    if (sh[i].sh_type != SHT_SYMTAB) continue;
+    const ElfW(Sym)* syms = (const ElfW(Sym)*)(image + sh[i].sh_offset);
+    const char* strings = image + sh[sh[i].sh_link].sh_offset;
+    for (size_t k = 0; k < sh[i].sh_size / sizeof *syms; ++k)
+      if (strcmp(strings + syms[k].st_name, name) == 0) return syms[k].st_value;
+  }
+  return 0;
+}
+
+/* A DEBUG_INFO entry: an address, its line and its file. */
+struct jit_line {
+  uint64_t address;
+  uint32_t line;
+  const char* file;
+};
+
+static int write_jitdump(uint64_t code, uint64_t size, const char* name, const char* eh_frame, uint64_t eh_size,
+                         const struct jit_line* lines, int nlines) {
   char path[64];
   snprintf(path, sizeof path, "jit-%d.dump", (int)getpid());
   FILE* f = fopen(path, "wb");
@@ -120,6 +144,18 @@ static int write_jitdump(uint64_t code, uint64_t size, const char* name, const c
   const uint64_t t = now_ns(), flags = 0;
   put(f, &t, 8);
   put(f, &flags, 8);
+  /* DEBUG_INFO: code_addr, nr_entry, then (addr, line, discrim, file). */
+  uint32_t debug_size = 16 + 16;
+  for (int k = 0; k < nlines; ++k) debug_size += 16 + (uint32_t)strlen(lines[k].file) + 1;
+  record_header(f, 2, debug_size);
+  const uint64_t debug_head[2] = {code, (uint64_t)nlines};
+  put(f, debug_head, sizeof debug_head);
+  for (int k = 0; k < nlines; ++k) {
+    const uint32_t line_discrim[2] = {lines[k].line, 0};
+    put(f, &lines[k].address, 8);
+    put(f, line_discrim, sizeof line_discrim);
+    put(f, lines[k].file, strlen(lines[k].file) + 1);
+  }
   /* UNWINDING_INFO: sizes, then .eh_frame (no .eh_frame_hdr), padded to 8. */
   const uint64_t padded = (eh_size + 7) & ~(uint64_t)7;
   record_header(f, 4, (uint32_t)(16 + 24 + padded));
@@ -212,7 +248,11 @@ int main(int argc, char** argv) {
     for (int i = 0; i < eh->e_shnum; ++i) {
       if (strcmp(names + sh[i].sh_name, ".eh_frame") != 0) continue;
       const uint64_t start = outer & ~(uint64_t)4095;  /* the code's page: .text's start */
-      if (write_jitdump(start, sh[i].sh_addr - start, "gdbjit_code", image + sh[i].sh_offset, sh[i].sh_size) != 0)
+      /* Source lines for the two functions, as a JIT gives its code's. */
+      const struct jit_line lines[2] = {{symbol_address(image, "gdbjit_outer"), 11, "outer.js"},
+                                        {symbol_address(image, "gdbjit_inner"), 22, "inner.js"}};
+      if (write_jitdump(start, sh[i].sh_addr - start, "gdbjit_code", image + sh[i].sh_offset, sh[i].sh_size, lines,
+                        2) != 0)
         return 4;
     }
     run_object((void (*)(void (*)(void)))outer);

@@ -280,6 +280,12 @@ def gdb_jit(framewalk, source, work):
                     failures.append(f"{label}: want {want} to the root in {names} ({stop})")
                 if any(f[2] != dumpfile for f in frames if f[1] == "gdbjit_code"):
                     failures.append(f"{label}: frames not in the jitdump's module: {frames}")
+                # The source lines of its DEBUG_INFO record: inner.js:22 then outer.js:11.
+                lines = [ln.strip() for ln in run([framewalk, "stack", "-p", str(proc.pid), "-s"]).stdout.splitlines()]
+                jit_lines = [ln for ln in lines if ln.endswith((".js:11", ".js:22"))]
+                print(f"{label} source lines: {jit_lines}")
+                if jit_lines != ["inner.js:22", "outer.js:11"]:
+                    failures.append(f"{label}: want the jitdump's lines inner.js:22, outer.js:11: {lines}")
                 # From a core: the jitdump found through the marker NT_FILE lists.
                 if shutil.which("gcore"):
                     core = os.path.join(work, "jitdump.core")

@@ -130,5 +130,43 @@ TEST(PerfMap, NamesFromAJitdump) {
   EXPECT_EQ(map.lines(), 1u);  // lines read from the file only
 }
 
+TEST(PerfMap, SourceLinesFromAJitdumpsDebugInfo) {
+  PerfMap map("none");
+  JitDump dump;
+  JitCodeLoad a;
+  a.code_addr = 0x1000;
+  a.code_size = 0x40;
+  a.code_index = 1;
+  a.name = "f";
+  a.debug_info = 0;
+  JitDebugInfo d;
+  d.code_addr = 0x1000;
+  // Out of order, one outside the load, one without a file: left out.
+  d.lines = {{0x1020, 7, 0, "b.js"}, {0x1000, 3, 0, "a.js"}, {0x2000, 9, 0, "c.js"}, {0x1030, 8, 0, ""}};
+  dump.debug_infos = {d};
+  JitCodeLoad b = a;  // a load without DEBUG_INFO: no lines
+  b.code_addr = 0x3000;
+  b.debug_info.reset();
+  b.index = 1;
+  dump.loads = {a, b};
+  map.add_jitdump(dump);
+  for (uint64_t at : {0x1000, 0x101f, 0x1020, 0x102f}) ASSERT_NE(map.source_line(at), nullptr) << at;
+  EXPECT_EQ(map.source_line(0x1000)->file, "a.js");
+  EXPECT_EQ(map.source_line(0x101f)->line, 3u);
+  EXPECT_EQ(map.source_line(0x1020)->file, "b.js");
+  EXPECT_EQ(map.source_line(0x102f)->line, 7u);
+  EXPECT_EQ(map.source_line(0x1030), nullptr);  // a line of no known file ends b.js's
+  EXPECT_EQ(map.source_line(0x1040), nullptr);
+  EXPECT_EQ(map.source_line(0x0fff), nullptr);
+  EXPECT_EQ(map.source_line(0x3000), nullptr);
+  // A later jitdump's lines for the same code win.
+  JitDump later = dump;
+  later.loads = {a};
+  later.debug_infos[0].lines = {{0x1000, 40, 0, "new.js"}};
+  map.add_jitdump(later);
+  ASSERT_NE(map.source_line(0x1030), nullptr);
+  EXPECT_EQ(map.source_line(0x1030)->file, "new.js");
+}
+
 }  // namespace
 }  // namespace framewalk::symbol
