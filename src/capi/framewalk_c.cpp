@@ -21,8 +21,11 @@
 #include "elf/debuginfod.hpp"
 #include "symbol/perf_map.hpp"
 #include "target/core_target.hpp"
+#include "target/gdb_jit.hpp"
+#include "target/libgcc_frames.hpp"
 #include "target/live_target.hpp"
 #include "target/local_target.hpp"
+#include "target/proc_maps.hpp"
 #include "target/snapshot_target.hpp"
 #include "unwind/symbolize.hpp"
 #include "walk/stack_dump.hpp"
@@ -151,19 +154,63 @@ class SelfTarget final : public Target {
   const ModuleMap& modules() override {
     // Brought up to date at each walk: libraries come and go (dlopen,
     // dlclose); those that stay keep their ids and cached rows.
-    update_own_modules(modules_, *cache_, memory_);
+    const bool changed = update_own_modules(files_, *cache_, memory_);
+    // Jit code, where the process has some: its anonymous executable
+    // mappings (walked by frame pointer, named from its perf map), GDB JIT
+    // objects and the tables registered with libgcc, read at each walk then.
+    if (has_jit()) {
+      modules_ = files_;
+      for (const MapEntry& e : read_proc_maps(getpid())) {
+        if (e.perms.size() < 3 || e.perms[2] != 'x' || !is_anonymous_mapping(e.path) || e.end <= e.start) continue;
+        if (const Module* m = modules_.find(e.start); m && m->end > e.start) continue;
+        modules_.add(jit_module(e.start, e.end, e.path.empty() ? "[anon]" : e.path));
+      }
+      const arch::Machine& machine = arch::host_machine();
+      add_gdb_jit_modules(modules_, memory_, machine, *cache_, &warnings_);
+      add_libgcc_frame_modules(modules_, memory_, machine, &warnings_);
+      with_jit_ = true;
+    } else if (changed || with_jit_ || modules_.generation() != files_.generation()) {
+      modules_ = files_;
+      with_jit_ = false;
+    }
     return modules_;
   }
+  const std::vector<std::string>& warnings() const override { return warnings_; }
   const arch::RegisterFile* captured_ = nullptr;
 
  private:
+  // Whether the process says it has jit code: a perf map of its own, a GDB
+  // JIT list with entries, or tables registered with libgcc where its lists
+  // are known. (A stat and a few words of memory: a walk without jit code
+  // pays no more.)
+  bool has_jit() {
+    struct stat st {};
+    if (::stat(symbol::PerfMap::path_of(static_cast<uint32_t>(getpid())).c_str(), &st) == 0) return true;
+    const unsigned pointer = arch::host_machine().address_size();
+    auto non_zero = [&](uint64_t address) {
+      uint64_t v = 0;
+      return read_own_memory(address, &v, pointer) == pointer && v != 0;
+    };
+    for (const auto& m : files_.modules()) {
+      if (!m->data) continue;
+      if (auto d = m->data->gdb_jit_descriptor(); d && non_zero(*d + m->bias + 8 + pointer)) return true;
+      const ModuleData::LibgccHeads heads = m->data->libgcc_object_heads();
+      if ((heads.unseen && non_zero(*heads.unseen + m->bias)) || (heads.seen && non_zero(*heads.seen + m->bias)))
+        return true;
+    }
+    return false;
+  }
+
   class SelfMemory final : public Memory {
    public:
     size_t read(uint64_t address, void* out, size_t size) override { return read_own_memory(address, out, size); }
   };
   std::shared_ptr<ModuleCache> cache_;
   SelfMemory memory_;
-  ModuleMap modules_;
+  ModuleMap files_;    // what the dynamic linker lists
+  ModuleMap modules_;  // those, and the jit code where there is some
+  bool with_jit_ = false;
+  std::vector<std::string> warnings_;
 };
 
 }  // namespace
@@ -717,6 +764,8 @@ const symbol::PerfMap* jit_names(fw_target& t, const Frame& frame) {
       jitdump = live->jitdump();
     } else if (auto* core = dynamic_cast<CoreTarget*>(t.target.get())) {
       jitdump = core->jitdump();
+    } else if (t.self) {
+      map_path = symbol::PerfMap::path_of(static_cast<uint32_t>(getpid()));
     } else if (auto* snapshot = dynamic_cast<SnapshotTarget*>(t.target.get())) {
       struct stat st {};
       if (!snapshot->directory().empty() && ::stat(snapshot_perf_map(snapshot->directory()).c_str(), &st) == 0)

@@ -10,6 +10,10 @@
  *   jit_chain spin S  spins in jit_inner for about S seconds (for samples)
  *   jit_chain abort   aborts in c_block (for cores of a machine run under
  *                     qemu-user, which dumps its guest's core itself)
+ *   jit_chain self    built with -DJIT_CHAIN_SELF and libframewalk: c_block
+ *                     walks its own stack through the C API
+ *                     (fw_target_self), a function name a line, then
+ *                     "stop: MESSAGE", and returns
  *
  * x86-64, AArch64 and 32-bit ARM. */
 #define _GNU_SOURCE
@@ -24,7 +28,40 @@
 
 static int g_abort;
 
+#ifdef JIT_CHAIN_SELF
+#include <framewalk/framewalk.h>
+static fw_walk_action print_frame(const fw_frame* frame, void* arg) {
+  (void)arg;
+  const char* name = fw_frame_function(frame, NULL);
+  printf("%s\n", name ? name : "??");
+  return FW_CONTINUE;
+}
+static int g_self;
+/* The calling thread's stack through the C API, from c_block's callee. */
+static void walk_self(void) {
+  fw_context* context = fw_context_new();
+  fw_target* target = NULL;
+  int tid = 0;
+  if (fw_target_self(context, &target) != FW_OK || fw_next_thread(target, 0, &tid) != FW_OK) {
+    printf("stop: %s\n", fw_last_error());
+    return;
+  }
+  fw_walk_end end;
+  if (fw_walk(target, tid, print_frame, NULL, NULL, &end) != FW_OK) printf("stop: %s\n", fw_last_error());
+  else printf("stop: %s\n", end.message);
+  fw_target_free(target);
+  fw_context_free(context);
+}
+#endif
+
 __attribute__((noinline)) long c_block(long x) {
+#ifdef JIT_CHAIN_SELF
+  if (g_self) {
+    walk_self();
+    fflush(stdout);
+    return x;
+  }
+#endif
   printf("ready %d\n", (int)getpid());
   fflush(stdout);
   if (g_abort) abort();
@@ -149,6 +186,9 @@ int main(int argc, char** argv) {
   const int spin = argc > 1 && strcmp(argv[1], "spin") == 0;
   if (spin) g_end = now() + (argc > 2 ? atof(argv[2]) : 1.0);
   g_abort = argc > 1 && strcmp(argv[1], "abort") == 0;
+#ifdef JIT_CHAIN_SELF
+  g_self = argc > 1 && strcmp(argv[1], "self") == 0;
+#endif
   uint8_t* code = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (code == MAP_FAILED) return 1;
   uint8_t* outer = code;

@@ -28,9 +28,11 @@ programs' known chains and eu-stack:
     (compiled) or the interpreter's frames, the root, eu-stack's PCs.
 
 The C API (tests/capi/api_stack, when given) walks the own jit live and the
-jitdump-described code's core alike, naming the jit frames as the command does.
+jitdump-described code's core alike, naming the jit frames as the command does;
+and the own jit walks itself through the C API (jit_chain's self mode, built
+as capi_jit_chain_self, when given).
 
-Usage: jit_test.py FRAMEWALK SOURCE_DIR WORK_DIR [API_STACK]. Exit 77: not this machine.
+Usage: jit_test.py FRAMEWALK SOURCE_DIR WORK_DIR [API_STACK [JIT_CHAIN_SELF]]. Exit 77: not this machine.
 """
 import glob
 import os
@@ -225,6 +227,25 @@ def rooted_share(framewalk, recording, chain):
         if through and names[0] == "_start":
             chained += int(weight)
     return 100.0 * chained / max(total, 1)
+
+
+def own_jit_in_process(program):
+    """jit_chain's self mode: the C API walking the calling thread through its
+    own jit code (fw_target_self), naming it from its perf map."""
+    if not program:
+        return []
+    out = run([program, "self"])
+    lines = out.stdout.splitlines()
+    pid = lines[-1].split()[0] if lines and lines[-1].split() else ""
+    if pid and os.path.exists(f"/tmp/perf-{pid}.map"):
+        os.unlink(f"/tmp/perf-{pid}.map")
+    names = [ln.split("+")[0] for ln in lines if not ln.startswith("stop:")][:-1]
+    stop = next((ln for ln in lines if ln.startswith("stop:")), "stop: none")
+    print(f"jit_chain in-process (C API): {' <- '.join(names)} ({stop})")
+    want = ["c_block", "jit_inner", "jit_middle", "jit_outer", "run_jit", "main"]
+    if out.returncode != 0 or not in_order(names, want) or "outermost" not in stop:
+        return [f"jit_chain in-process: want {want} to the root: {names} ({stop}) {out.stderr}"]
+    return []
 
 
 def gdb_pcs(pid):
@@ -567,11 +588,12 @@ def main():
     global API_STACK
     framewalk, source, work = (os.path.abspath(a) for a in sys.argv[1:4])
     API_STACK = os.path.abspath(sys.argv[4]) if len(sys.argv) > 4 else None
+    self_walker = os.path.abspath(sys.argv[5]) if len(sys.argv) > 5 else None
     if platform.machine() not in ("x86_64", "aarch64"):
         print("jit: x86-64 and AArch64 only")
         return 77
     os.makedirs(work, exist_ok=True)
-    failures = (own_jit(framewalk, source, work) + gdb_jit(framewalk, source, work) +
+    failures = (own_jit(framewalk, source, work) + own_jit_in_process(self_walker) + gdb_jit(framewalk, source, work) +
                 node(framewalk, source, work, "perf map") + node(framewalk, source, work, "jitdump") +
                 node_record(framewalk, source, work) + jvm(framewalk, source, work, True) +
                 jvm(framewalk, source, work, False))
