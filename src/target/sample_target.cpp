@@ -1,10 +1,12 @@
 #include "target/sample_target.hpp"
 
+#include <signal.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 
@@ -196,6 +198,10 @@ size_t ModuleTracker::read_memory_jit(Process& p, uint32_t pid, uint64_t time) {
   if (p.memory_jit_read && time - p.memory_jit_time < kMemoryJitInterval) return 0;
   p.memory_jit_read = true;
   p.memory_jit_time = time;
+  // Samples taken before the process ended are unwound after it too: there
+  // is no memory left to read then, and nothing to say of it.
+  if (pid == 0 || static_cast<pid_t>(pid) < 0) return 0;  // the kernel's, no process
+  if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) return 0;
   ProcessMemory memory(static_cast<pid_t>(pid));
   std::vector<std::string> problems;
   const arch::Machine& machine = arch::host_machine();
