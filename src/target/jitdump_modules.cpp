@@ -35,7 +35,7 @@ namespace {
 // Why the records after some point of `file` are left out, as a sentence
 // naming the file and offset; "" when none are, or when the last record is
 // only cut short by the end of the file (the runtime is writing it).
-std::string damage_of(const JitdumpFile& file) {
+std::string damage_of(const JitdumpFile& file, uint64_t shift = 0) {
   const auto& stopped = file.dump.stopped;
   if (!stopped) return "";
   if (stopped->code == ErrorCode::kTruncated) {
@@ -47,7 +47,7 @@ std::string damage_of(const JitdumpFile& file) {
     if (auto t = r.u32()) total = *t; else return "";
     if (file.dump.stopped_record_offset + total > bytes.size()) return "";
   }
-  return file.path + ": " + to_string(stopped->code) + " at offset 0x" + hex_digits(stopped->offset) +
+  return file.path + ": " + to_string(stopped->code) + " at offset 0x" + hex_digits(stopped->offset + shift) +
          ": the records after it are left out";
 }
 
@@ -126,19 +126,45 @@ void JitdumpFeed::reread(const std::string& path, std::vector<std::string>* warn
   calls_ = 0;
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0 || static_cast<uint64_t>(st.st_size) == bytes_) return;
-  auto file = read_jitdump(path);
+  // A file that shrank was written anew: read it from its start.
+  if (static_cast<uint64_t>(st.st_size) < bytes_) consumed_ = 0;
   std::string problem;
-  if (!file) {
-    problem = path + ": " + to_string(file.error().code) + " at offset 0x" + hex_digits(file.error().offset) +
+  auto image = FileImage::map(path);
+  if (!image) {
+    problem = path + ": " + to_string(image.error().code) + " at offset 0x" + hex_digits(image.error().offset) +
               ": the process's jitdump is not read";
   } else {
-    // A file that shrank was written anew: what came before is not in it.
-    if (static_cast<uint64_t>(st.st_size) < bytes_ || (*file)->dump.loads.size() < next_load_ ||
-        (*file)->dump.moves.size() < next_move_)
-      next_load_ = next_move_ = 0;
-    bytes_ = static_cast<uint64_t>(st.st_size);
-    problem = damage_of(**file);
-    file_ = std::move(*file);
+    // Only what was appended since the last reading (records read before
+    // are in force already): the header, then the records from where that
+    // reading ended, parsed as a file of their own.
+    const Bytes all = (*image)->bytes();
+    std::shared_ptr<const FileImage> part = *image;
+    if (consumed_ > 0 && consumed_ <= all.size() && header_size_ <= consumed_) {
+      std::vector<uint8_t> joined(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(header_size_));
+      joined.insert(joined.end(), all.begin() + static_cast<std::ptrdiff_t>(consumed_), all.end());
+      part = FileImage::from_buffer(std::move(joined));
+    } else {
+      consumed_ = 0;
+    }
+    auto dump = symbol::parse_jitdump(part->bytes());
+    if (!dump) {
+      problem = path + ": " + to_string(dump.error().code) + " at offset 0x" + hex_digits(dump.error().offset) +
+                ": the process's jitdump is not read";
+    } else {
+      auto file = std::make_unique<JitdumpFile>();
+      file->path = path;
+      file->image = part;
+      file->dump = std::move(*dump);
+      // Offsets in the part are the file's less what was left out.
+      const uint64_t shift = consumed_ ? consumed_ - file->dump.header.size : 0;
+      problem = damage_of(*file, shift);
+      const uint64_t end = file->dump.stopped ? file->dump.stopped_record_offset : part->bytes().size();
+      header_size_ = file->dump.header.size;
+      consumed_ = end + shift;
+      bytes_ = static_cast<uint64_t>(st.st_size);
+      file_ = std::move(file);
+      next_load_ = next_move_ = 0;  // the part holds only records not in force yet
+    }
   }
   if (!problem.empty() && problem != problem_) warnings->push_back(problem);
   problem_ = problem;

@@ -60,9 +60,10 @@ std::optional<Module> jitdump_module(const JitdumpFile& file, const symbol::JitC
 // recording's samples reach the times of its records, for profilers: the
 // samples come in time order while the runtime goes on writing the file,
 // which is read again when all that was read of it is in force (not more
-// often than every kRecheckCalls calls). A CODE_LOAD with tables adds its
-// module (jit modules around it keep what is left); a load or a move over
-// such a module's code ends it (its range is jit code again).
+// often than every kRecheckCalls calls): only what was appended since the
+// last reading (a runtime's jitdump grows to megabytes). A CODE_LOAD with
+// tables adds its module (jit modules around it keep what is left); a load
+// or a move over such a module's code ends it (its range is jit code again).
 class JitdumpFeed {
  public:
   // Samples whose times are not the jitdump's clock (CLOCK_MONOTONIC):
@@ -87,8 +88,10 @@ class JitdumpFeed {
   void end_overlapping(ModuleMap& modules, uint64_t start, uint64_t end);
   void reread(const std::string& path, std::vector<std::string>* warnings);
 
-  std::unique_ptr<JitdumpFile> file_;
+  std::unique_ptr<JitdumpFile> file_;  // the records of the last reading (the part appended since the one before)
   uint64_t bytes_ = 0;            // the file's size when last read
+  uint64_t consumed_ = 0;         // where the last reading ended: the next record's offset (0: none yet)
+  uint64_t header_size_ = 0;
   size_t next_load_ = 0, next_move_ = 0;  // the first not yet in force
   uint32_t calls_ = kRecheckCalls;  // since the file was last looked at
   std::map<uint64_t, Added> added_;  // by start

@@ -629,6 +629,42 @@ TEST(JitdumpFeed, DamagedAndMissingFilesAreSaidOnce) {
   EXPECT_NE(warnings[0].find(offset), std::string::npos) << warnings[0];
   std::filesystem::remove(path);
 
+  // Damage in what was appended after a first reading: named at its offset
+  // in the file, not in the part read.
+  {
+    JitdumpBuilder grown;
+    grown.unwinding_info(100, kEhFrame, {});
+    grown.code_load(100, 0x11000, "A", std::vector<uint8_t>(0x100, 0xc3), 1);
+    write_file(path, grown.bytes());
+    ModuleMap m2;
+    JitdumpFeed feed2;
+    std::vector<std::string> w2;
+    EXPECT_EQ(feed2.advance(m2, path, JitdumpFeed::kAnyTime, &w2), 1u);
+    grown.unwinding_info(200, kEhFrame, {});
+    grown.code_load(200, 0x12000, "B", std::vector<uint8_t>(0x10, 0xc3), 2);
+    const size_t at = grown.bytes().size();
+    grown.record(0, 250, grown.payload().u32(1));
+    grown.code_load(300, 0x13000, "C", {0xc3}, 3);
+    write_file(path, grown.bytes());
+    size_t added = 0;
+    for (uint32_t i = 0; i < JitdumpFeed::kRecheckCalls; ++i) added += feed2.advance(m2, path, JitdumpFeed::kAnyTime, &w2);
+    EXPECT_EQ(added, 1u);  // B; C lies after the damage
+    EXPECT_TRUE(from_jitdump(m2, 0x12000, path));
+    ASSERT_EQ(w2.size(), 1u);
+    snprintf(offset, sizeof offset, "0x%zx", at + 20);
+    EXPECT_NE(w2[0].find(offset), std::string::npos) << w2[0];
+    // Written anew, shorter: read from its start again.
+    JitdumpBuilder anew;
+    anew.unwinding_info(400, kEhFrame, {});
+    anew.code_load(400, 0x14000, "D", std::vector<uint8_t>(0x10, 0xc3), 4);
+    write_file(path, anew.bytes());
+    added = 0;
+    for (uint32_t i = 0; i < JitdumpFeed::kRecheckCalls; ++i) added += feed2.advance(m2, path, JitdumpFeed::kAnyTime, &w2);
+    EXPECT_EQ(added, 1u);
+    EXPECT_TRUE(from_jitdump(m2, 0x14000, path));
+  }
+  std::filesystem::remove(path);
+
   JitdumpFeed missing;
   EXPECT_EQ(missing.advance(modules, path, JitdumpFeed::kAnyTime, &warnings), 0u);
   for (uint32_t i = 0; i < 3 * JitdumpFeed::kRecheckCalls; ++i)

@@ -154,8 +154,11 @@ TEST(PerfSamples, ChainsSharingTheirCallers) {
       EXPECT_NE(ids[k], 0u);
       EXPECT_EQ(ids[k], ids[0]);
     }
-    if (i == 5) EXPECT_NE(ids[0], last_module) << "the mapping replaced the module";
-    else if (i > 0) EXPECT_EQ(ids[0], last_module);
+    if (i == 5) {
+      EXPECT_NE(ids[0], last_module) << "the mapping replaced the module";
+    } else if (i > 0) {
+      EXPECT_EQ(ids[0], last_module);
+    }
     last_module = ids[0];
   }
 }
