@@ -44,7 +44,7 @@ int fuzz_gdb_jit(const uint8_t* data, size_t size) {
              again.objects.size() == list.objects.size());
 
   const LibgccRegistry registry = read_libgcc_registry(memory, kBase, kBase + machine->address_size(), *machine);
-  FUZZ_CHECK(registry.tables.size() <= 2 * kLibgccMaxObjects * kLibgccMaxObjects);
+  FUZZ_CHECK(registry.tables.size() <= kLibgccMaxTables);
   for (const LibgccTable& t : registry.tables) {
     FUZZ_CHECK(t.pc_start < t.pc_end);
     FUZZ_CHECK(t.address >= kBase && t.address - kBase <= bytes.size() &&

@@ -71,6 +71,7 @@ class Reader {
 
   // The .eh_frame at `address`, up to its zero length word.
   bool table(uint64_t object, uint64_t address) {
+    if (++tables_ > kLibgccMaxTables) return fail("has too many tables", address);
     uint64_t end = address;
     for (size_t records = 0;; ++records) {
       if (records >= kMaxRecords) return fail("has too many records", address);
@@ -121,6 +122,7 @@ class Reader {
   Layout l_;
   LibgccRegistry* out_;
   std::set<uint64_t> seen_;
+  size_t tables_ = 0;  // tables met, read or not
 };
 
 }  // namespace

@@ -37,6 +37,8 @@
 namespace framewalk {
 
 inline constexpr size_t kLibgccMaxObjects = size_t{1} << 16;
+// Tables in all (a hostile array could name one table many times over).
+inline constexpr size_t kLibgccMaxTables = size_t{1} << 16;
 inline constexpr uint64_t kLibgccMaxTableBytes = uint64_t{64} << 20;
 
 // One registered table, read from memory.

@@ -90,7 +90,50 @@ TEST(LibgccFrames, ThirtyTwoBitLayout) {
   EXPECT_EQ(got.tables[0].pc_end, 0x8080u);
 }
 
+// Two objects whose arrays name one table 40,000 times each: more tables
+// than a registry is read for. (Computed, not stored: a SparseMemory of
+// that many words would make the test slow under qemu.)
+class RepeatedTable final : public Memory {
+ public:
+  static constexpr uint64_t kArrayA = 0x100000, kArrayB = 0x200000, kEntries = 40000, kTable = 0x10000;
+  RepeatedTable() {
+    m_.put(kUnseen, 0x3000, 4);
+    put_object(m_, 0x3000, 4, kArrayA, 0x7f8 | kFromArray, 0x3100);
+    put_object(m_, 0x3100, 4, kArrayB, 0x7f8 | kFromArray, 0);
+    table_size_ = put_table(m_, kTable, 0x8000, 0x80) + 4;
+    table_.resize(table_size_);
+    m_.read(kTable, table_.data(), table_size_);
+  }
+  size_t read(uint64_t address, void* out, size_t size) override {
+    auto* dst = static_cast<uint8_t*>(out);
+    for (size_t i = 0; i < size; ++i) {
+      const uint64_t a = address + i;
+      if (a >= kTable && a < kTable + table_size_) {
+        dst[i] = table_[a - kTable];
+      } else if ((a >= kArrayA && a < kArrayA + 4 * (kEntries + 1)) || (a >= kArrayB && a < kArrayB + 4 * (kEntries + 1))) {
+        const uint64_t entry = (a - (a >= kArrayB ? kArrayB : kArrayA)) / 4;
+        const uint32_t word = entry < kEntries ? static_cast<uint32_t>(kTable) : 0;
+        dst[i] = static_cast<uint8_t>(word >> (8 * (a % 4)));
+      } else if (m_.read(a, dst + i, 1) != 1) {
+        return i;
+      }
+    }
+    return size;
+  }
+
+ private:
+  test::SparseMemory m_;
+  std::vector<uint8_t> table_;
+  size_t table_size_ = 0;
+};
+
 TEST(LibgccFrames, LoopsAndUnreadableMemoryEndTheReading) {
+  {
+    RepeatedTable m;
+    const LibgccRegistry got = read_libgcc_registry(m, kUnseen, 0, machine(elf::kEmArm));
+    EXPECT_EQ(got.problem, "has too many tables");
+    EXPECT_EQ(got.tables.size(), kLibgccMaxTables);
+  }
   {
     test::SparseMemory m;  // A -> B -> A
     m.put(kUnseen, 0x3000, 8);
