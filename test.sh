@@ -7,22 +7,32 @@
 # run counts, fuzz/run.sh; FUZZ=0 skips it).
 set -euo pipefail
 cd "$(dirname "$0")"
+# Each stage's start, in seconds since this script began: CI's budget is 30 minutes.
+stage() { echo "== test.sh [$SECONDS s] $*"; }
+stage install
 scripts/install-deps.sh
+stage build
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build
 # The tests' caches (framewalk addr2line's inflated sections) in the build
 # tree, not the user's ~/.cache.
+stage ctest
 XDG_CACHE_HOME="$PWD/build/test-cache" ctest --test-dir build --output-on-failure -j "$(nproc)"
 # The in-process unwinders cross-built for AArch64 and 32-bit ARM, run under
 # qemu-user (status 77: skipped, the cross tools are missing).
+stage cross in-process
 tests/cross/inprocess.sh aarch64 build-aarch64 || [ $? = 77 ]
 tests/cross/inprocess.sh arm build-arm || [ $? = 77 ]
 # The mcount runtime cross-built in the same directories: exact call counts,
 # fork, registers around the hook, under qemu-user (77: skipped).
+stage cross mcount
 tests/cross/mcount.sh aarch64 build-aarch64 || [ $? = 77 ]
 tests/cross/mcount.sh arm build-arm || [ $? = 77 ]
 # Two C API contexts in two threads at once, under ThreadSanitizer (77: no clang).
+stage tsan
 tests/capi/tsan.sh build-tsan || [ $? = 77 ]
 if [ "${FUZZ:-1}" != 0 ]; then
+  stage fuzz
   fuzz/run.sh
 fi
+stage done
