@@ -4,6 +4,7 @@
 #include "arch/arm/registers.hpp"
 #include "arch/frame_registers.hpp"
 #include "arch/i386/registers.hpp"
+#include "arch/riscv64/registers.hpp"
 #include "arch/s390x/registers.hpp"
 #include "arch/x86_64/registers.hpp"
 
@@ -15,6 +16,8 @@ const ArchInfo* arch_for_machine(uint16_t elf_machine) {
     case 3: return &i386::kArchInfo;
     case 183: return &aarch64::kArchInfo;
     case 40: return &arm::kArchInfo;
+    case s390x::kElfMachine: return &s390x::kArchInfo;
+    case riscv64::kElfMachine: return &riscv64::kArchInfo;
     default: return nullptr;
   }
 }

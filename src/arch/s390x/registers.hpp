@@ -1,10 +1,12 @@
 // s390x DWARF register numbering (s390x ELF ABI supplement, "DWARF
-// definition"): only what SFrame names. framewalk reads s390x SFrame but
-// neither dumps s390x CFI with register names nor unwinds s390x.
+// definition"), also 31-bit s390's: the registers SFrame names, and every
+// register's name as readelf spells it. framewalk reads s390x SFrame and
+// dumps s390 CFI but does not unwind s390x yet.
 #pragma once
 
 #include <cstdint>
 
+#include "arch/arch.hpp"
 #include "arch/frame_registers.hpp"
 
 namespace framewalk::arch::s390x {
@@ -13,11 +15,18 @@ enum DwarfRegister : uint16_t {
   kR11 = 11,  // the preferred frame pointer
   kR14 = 14,  // the link register: the return-address column
   kR15 = 15,  // the stack pointer
+  kF0 = 16,   // the floating-point registers, in the order f0 f2 f4 f6 f1 f3 f5 f7 f8 f10 ..: 16..31
+  kCr0 = 32,  // control registers: 32..47
+  kA0 = 48,   // access registers: 48..63
+  kPswMask = 64,
   kPswAddress = 65,
+  kV16 = 68,  // vector registers v16..v31, in the floating-point registers' order: 68..83
 };
 
 inline constexpr uint16_t kElfMachine = 22;  // EM_S390
 
 inline constexpr FrameRegisters kFrameRegisters{kElfMachine, kR15, kR11, kR14, kPswAddress, true};
+
+extern const ArchInfo kArchInfo;
 
 }  // namespace framewalk::arch::s390x
