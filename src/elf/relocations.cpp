@@ -11,8 +11,8 @@ constexpr uint8_t kSttSection = 3, kSttCommon = 5;
 
 // How a relocation's value is formed and stored, as readelf's
 // apply_relocations forms it. S: the symbol's value; A: the addend (RELA's
-// r_addend, or the place's contents for REL and for the in-place kinds); P:
-// the place (an offset: every section is at address 0).
+// r_addend; REL's is the place's contents); P: the place (an offset: every
+// section is at address 0).
 enum class Operation : uint8_t {
   kAbsolute,    // S + A
   kPcRelative,  // S + A - P
