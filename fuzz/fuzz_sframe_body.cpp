@@ -44,7 +44,7 @@ void check_rows(const Section& s, const Fde& fde) {
     for (int i = 0; i < r.row.rule_count; ++i) {
       const RegisterRule& rule = r.row.rules[i];
       if (rule.kind == RuleKind::kExpression || rule.kind == RuleKind::kValExpression)
-        FUZZ_CHECK(!rule.expression.empty());
+        FUZZ_CHECK(!rule.expression().empty());
     }
     FUZZ_CHECK(r.outermost == (r.row.cfa.kind == CfaKind::kUndefined));
   }

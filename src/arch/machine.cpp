@@ -7,6 +7,7 @@
 #include "arch/arm/machine.hpp"
 #include "arch/arm/frames.hpp"
 #include "arch/capture.hpp"
+#include "arch/i386/machine.hpp"
 #include "arch/x86_64/frames.hpp"
 #include "arch/x86_64/machine.hpp"
 
@@ -17,7 +18,8 @@ const Machine* machine_for(uint16_t elf_machine) {
     case 62: return &x86_64::machine();
     case 183: return &aarch64::machine();
     case 40: return &arm::machine();
-    default: return nullptr;  // i386 has register names (arch.hpp) but no unwinder yet
+    case 3: return &i386::machine();
+    default: return nullptr;
   }
 }
 

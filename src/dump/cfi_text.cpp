@@ -63,8 +63,8 @@ std::string rule_text(const RegisterRule& rule, const arch::ArchInfo* arch, uint
     case RuleKind::kOffset: return "[CFA" + signed_offset(rule.value) + "]";
     case RuleKind::kValOffset: return "CFA" + signed_offset(rule.value);
     case RuleKind::kRegister: return "=" + register_name(arch, static_cast<unsigned>(rule.value));
-    case RuleKind::kExpression: return "[expr(" + expression_text(rule.expression, arch, asz, e) + ")]";
-    case RuleKind::kValExpression: return "expr(" + expression_text(rule.expression, arch, asz, e) + ")";
+    case RuleKind::kExpression: return "[expr(" + expression_text(rule.expression(), arch, asz, e) + ")]";
+    case RuleKind::kValExpression: return "expr(" + expression_text(rule.expression(), arch, asz, e) + ")";
   }
   return "?";
 }

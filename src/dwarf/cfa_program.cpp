@@ -189,21 +189,25 @@ Result<UnwindRow> row_for_pc(const CfiSection& section, const Cie& cie, const Fd
 Result<void> row_for_pc(const CfiSection& section, const Cie& cie, const Fde& fde, uint64_t pc, UnwindRow& out,
                         RememberSpace space, const CfaLimits& limits) {
   if (cie.return_address_register > 0xffff) return Error{ErrorCode::kBadRegister, cie.offset};
-  UnwindRow initial{};
-  initial.return_address_register = static_cast<uint16_t>(cie.return_address_register);
-  initial.signal_frame = cie.signal_frame;
-  // The program copies its start row before running, so the CIE's final row
-  // can land in the same variable.
-  FW_CHECK(run_instructions_in(space, section, cie, cie.instructions, cie.instructions_offset, initial, 0, nullptr,
+  // `out` holds the CIE's row while the FDE's instructions run (their
+  // DW_CFA_restore base) and then the row found: one row fewer on the stack
+  // of a walk in a signal handler. The program copies its start row before
+  // running, so each program's final row can land in `out`.
+  out = UnwindRow{};
+  out.return_address_register = static_cast<uint16_t>(cie.return_address_register);
+  out.signal_frame = cie.signal_frame;
+  FW_CHECK(run_instructions_in(space, section, cie, cie.instructions, cie.instructions_offset, out, 0, nullptr,
                                0, [&](const UnwindRow& row, bool last) {
-                                 if (last) initial = row;
+                                 if (last) out = row;
                                  return true;
                                },
                                limits));
-  initial.pc_begin = initial.pc_end = 0;
+  out.pc_begin = out.pc_end = 0;
   bool have = false;
-  FW_CHECK(run_instructions_in(space, section, cie, fde.instructions, fde.instructions_offset, initial,
-                               fde.pc_begin, &initial, fde.pc_end(), [&](const UnwindRow& row, bool) {
+  // Once the row is found, the program stops: `out`, its restore base, is
+  // not read again.
+  FW_CHECK(run_instructions_in(space, section, cie, fde.instructions, fde.instructions_offset, out,
+                               fde.pc_begin, &out, fde.pc_end(), [&](const UnwindRow& row, bool) {
                                  if (pc >= row.pc_begin && pc < row.pc_end) {
                                    out = row;
                                    have = true;

@@ -24,20 +24,49 @@ enum class RuleKind : uint8_t {
   kValExpression,  // the value is what the expression computes (CFA pushed first)
 };
 
+// 24 bytes: a row holds kMaxRules of them, and rows sit on the stack of
+// every walk (a signal handler's too), so the value and the expression's
+// bytes share their storage (a rule has one or the other, by its kind).
 struct RegisterRule {
-  uint16_t reg;
-  RuleKind kind;
-  int64_t value;               // offset, or register number for kRegister
-  Bytes expression;            // for the expression kinds; points into the unwind section
-  uint64_t expression_offset;  // section offset of `expression`, for messages
+  uint16_t reg = 0;
+  RuleKind kind = RuleKind::kUndefined;
+
+ private:
+  uint32_t expression_size_ = 0;
+
+ public:
+  union {
+    int64_t value = 0;  // offset, or register number for kRegister (not for the expression kinds)
+    const uint8_t* expression_data_;
+  };
+  uint64_t expression_offset = 0;  // section offset of the expression, for messages
+
+  RegisterRule() = default;
+  // `expression` for the expression kinds (ignored otherwise), else `value`.
+  constexpr RegisterRule(uint16_t r, RuleKind k, int64_t v, Bytes expression = {}, uint64_t offset = 0)
+      : reg(r), kind(k), value(v), expression_offset(offset) {
+    if (is_expression()) set_expression(expression, offset);
+  }
+
+  constexpr bool is_expression() const { return kind == RuleKind::kExpression || kind == RuleKind::kValExpression; }
+  // The expression's bytes (empty for the other kinds).
+  Bytes expression() const { return is_expression() ? Bytes(expression_data_, expression_size_) : Bytes(); }
+  // Makes the rule's storage hold `bytes` (the kind is set apart). An
+  // expression block lies in a section: its length fits 32 bits.
+  constexpr void set_expression(Bytes bytes, uint64_t offset) {
+    expression_data_ = bytes.data();
+    expression_size_ = static_cast<uint32_t>(bytes.size());
+    expression_offset = offset;
+  }
 
   bool operator==(const RegisterRule& o) const {
-    return reg == o.reg && kind == o.kind && value == o.value &&
-           expression.size() == o.expression.size() &&
-           (expression.empty() || expression.data() == o.expression.data() ||
-            std::equal(expression.begin(), expression.end(), o.expression.begin()));
+    if (reg != o.reg || kind != o.kind) return false;
+    if (!is_expression()) return value == o.value;
+    const Bytes a = expression(), b = o.expression();
+    return a.size() == b.size() && (a.empty() || a.data() == b.data() || std::equal(a.begin(), a.end(), b.begin()));
   }
 };
+static_assert(sizeof(RegisterRule) == 24, "rules fill rows on every walk's stack");
 
 enum class CfaKind : uint8_t {
   kRegisterOffset,  // CFA = reg + offset
@@ -65,8 +94,10 @@ struct CfaRule {
 // One row of the table: for PCs in [pc_begin, pc_end), how to find the CFA and
 // the caller's registers. Fixed capacity so that no row ever allocates.
 struct UnwindRow {
-  // 33 for an AArch64 signal frame: x0-x30, sp and pc.
-  static constexpr int kMaxRules = 36;
+  // The most any machine's frames need: a ppc64 signal frame restores
+  // r0-r31, f0-f31, nip, lr, ctr, cr and xer (69); ARM EHABI can pop 67
+  // registers; an AArch64 signal frame x0-x30, sp and pc (33).
+  static constexpr int kMaxRules = 72;
 
   uint64_t pc_begin = 0;
   uint64_t pc_end = 0;

@@ -95,13 +95,13 @@ Val eval_register(const UnwindRow& row, uint16_t reg, const Val& cfa, Val absent
     case RuleKind::kRegister: return value(*m.register_value(static_cast<uint16_t>(r->value)));
     case RuleKind::kExpression: {
       if (!cfa_known) return error();
-      Val addr = eval_expr(r->expression, r->expression_offset, true, cfa.v, m);
+      Val addr = eval_expr(r->expression(), r->expression_offset, true, cfa.v, m);
       if (addr.state != Val::State::kValue) return addr;
       return value(*m.read_memory(addr.v, 8));
     }
     case RuleKind::kValExpression:
       if (!cfa_known) return error();
-      return eval_expr(r->expression, r->expression_offset, true, cfa.v, m);
+      return eval_expr(r->expression(), r->expression_offset, true, cfa.v, m);
   }
   return error();
 }

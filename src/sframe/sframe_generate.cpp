@@ -173,7 +173,7 @@ const char* convert_rule(const RegisterRule& r, const char* expression_reason, R
     case RuleKind::kValExpression: {
       // The CFA is pushed first; an expression that pushes breg and stops
       // leaves breg on top, which is the result.
-      auto b = match_breg(r.expression);
+      auto b = match_breg(r.expression());
       if (!b || b->deref) return expression_reason;
       out->kind = Rule::Kind::kRegister;
       out->reg = b->reg;
@@ -240,7 +240,7 @@ RowShape shape_of(const UnwindRow& row, const MachineContext& mc) {
     if (!same && s.kind == RowShape::Kind::kRules &&
         (sp->kind == RuleKind::kExpression || sp->kind == RuleKind::kValExpression)) {
       // rsp saved at the address the CFA is loaded from, or rsp = the CFA's register + offset.
-      auto b = match_breg(sp->expression);
+      auto b = match_breg(sp->expression());
       same = b && !b->deref && b->reg == cfa.reg && b->offset == cfa.offset &&
              (sp->kind == RuleKind::kExpression) == cfa.deref;
     }

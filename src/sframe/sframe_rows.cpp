@@ -27,9 +27,9 @@ Result<void> set_rule(UnwindRow& row, const Section& section, const Rule& rule, 
         out.kind = RuleKind::kRegister;
         out.value = rule.reg;
       } else {
-        FW_TRY(out.expression, breg_expression(section, rule, false));
+        FW_TRY(Bytes expression, breg_expression(section, rule, false));
         out.kind = rule.deref ? RuleKind::kExpression : RuleKind::kValExpression;
-        out.expression_offset = rule.source_offset;
+        out.set_expression(expression, rule.source_offset);
       }
       break;
   }

@@ -15,7 +15,7 @@
 namespace framewalk {
 
 // Why CoreFile::open failed, as a sentence ("not a core file", "a core file
-// of i386: framewalk cannot unwind i386 yet (it unwinds ...)").
+// of s390x: framewalk cannot unwind s390x yet (it unwinds ...)").
 std::string core_open_error_text(const std::string& path, const Error& error);
 
 class CoreTarget final : public Target {

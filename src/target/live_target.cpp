@@ -79,7 +79,7 @@ LiveTarget::LiveTarget(pid_t pid, const LiveOptions& options, std::shared_ptr<Mo
 
 LiveTarget::~LiveTarget() { detach(); }
 
-uint16_t LiveTarget::machine() const { return arch::host_machine().elf_machine(); }
+uint16_t LiveTarget::machine() const { return session_.machine().elf_machine(); }
 
 std::string LiveTarget::process_name() const { return framewalk::thread_name(pid_, pid_); }
 
@@ -113,7 +113,9 @@ void LiveTarget::start() {
       build_modules(live_memory_);
       break;
     case FreezePolicy::kCopy: {
-      snapshot_ = std::make_unique<PtraceSnapshot>(PtraceSnapshot::take(pid_, tids, maps_));
+      SnapshotOptions snapshot_options;
+      snapshot_options.machine = &session_.machine();
+      snapshot_ = std::make_unique<PtraceSnapshot>(PtraceSnapshot::take(pid_, tids, maps_, snapshot_options));
       pause_ns_ = snapshot_->pause_ns();
       const auto& parts = snapshot_->phases();
       step("snapshot", " (stopped " + std::to_string(pause_ns_ / 1000) + " us: stop " +
@@ -247,8 +249,8 @@ const ModuleMap& LiveTarget::modules() {
 
 void LiveTarget::build_modules(Memory& memory) {
   modules_ = modules_from_maps(pid_, maps_, *cache_, memory);
-  add_gdb_jit_modules(modules_, memory, arch::host_machine(), *cache_, &warnings_);
-  add_libgcc_frame_modules(modules_, memory, arch::host_machine(), &warnings_);
+  add_gdb_jit_modules(modules_, memory, session_.machine(), *cache_, &warnings_);
+  add_libgcc_frame_modules(modules_, memory, session_.machine(), &warnings_);
   if (jitdump_) add_jitdump_modules(modules_, *jitdump_);
   modules_built_ = true;
 }

@@ -73,6 +73,7 @@ struct TracerWork {
   uint8_t* arena = nullptr;
   size_t arena_size = 0;
   int tracers = 0;
+  const arch::Machine* machine = nullptr;  // reads the gregsets
   std::atomic<int>* seized = nullptr;      // tracers done seizing
   std::atomic<bool>* abort = nullptr;      // a tracer could not be started
   std::atomic<uint64_t>* first_stop = nullptr;
@@ -193,9 +194,9 @@ int tracer_main(void* argument) {
   for (size_t i = 0; i < w.count; ++i) {
     ThreadOut& o = w.out[i];
     if (o.error != AttachError::kNone) continue;
-    const arch::Machine& host = arch::host_machine();
-    const uint64_t sp = host.registers_from_gregset(Bytes(o.gregs, o.gregs_size))
-                            .value_or(host.stack_pointer(), 0);
+    const arch::Machine& machine = *w.machine;
+    const uint64_t sp = machine.registers_from_gregset(Bytes(o.gregs, o.gregs_size))
+                            .value_or(machine.stack_pointer(), 0);
     const uint64_t end = region_end(w, sp);
     if (end == 0) continue;  // sp outside every mapping: nothing to copy
     const uint64_t from = sp >= 128 ? sp - 128 : 0;
@@ -286,6 +287,7 @@ PtraceSnapshot PtraceSnapshot::take(pid_t pid, const std::vector<pid_t>& tids, c
     w.arena = arena->copies.ok() ? arena->copies.bytes() + arena_share * static_cast<size_t>(k) : nullptr;
     w.arena_size = arena_share;
     w.tracers = tracers;
+    w.machine = options.machine ? options.machine : &arch::host_machine();
     w.seized = &seized;
     w.abort = &abort;
     w.first_stop = &first_stop;
@@ -347,8 +349,8 @@ PtraceSnapshot PtraceSnapshot::take(pid_t pid, const std::vector<pid_t>& tids, c
     t.error = o.error;
     t.error_number = o.error_number;
     if (o.error != AttachError::kNone) continue;
-    t.registers =
-        arch::host_machine().registers_from_gregset(Bytes(o.gregs, o.gregs_size));
+    t.registers = (options.machine ? *options.machine : arch::host_machine())
+                      .registers_from_gregset(Bytes(o.gregs, o.gregs_size));
     t.stack_address = o.stack_address;
     t.stack_size = o.stack_size;
     if (o.stack_size) snap.copies_.emplace(o.stack_address, std::make_pair(o.copy, o.stack_size));

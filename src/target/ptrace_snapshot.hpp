@@ -22,6 +22,7 @@
 
 #include "arch/registers.hpp"
 #include "base/memory.hpp"
+#include "arch/machine.hpp"
 #include "target/proc_maps.hpp"
 #include "target/ptrace_target.hpp"
 
@@ -40,6 +41,9 @@ struct SnapshotOptions {
   int tracers = 2;                       // tasks stopping threads in parallel
   size_t max_stack_copy = 512u << 10;    // per thread, from sp - 128 up to the end of its mapping
   size_t reserved_per_thread = 16u << 10;  // copy space faulted in before the stop
+  // The process's machine (process_machine), whose elf_gregset_t its threads
+  // hand back; null: the host's.
+  const arch::Machine* machine = nullptr;
 };
 
 class PtraceSnapshot {

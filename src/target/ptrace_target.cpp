@@ -134,7 +134,7 @@ size_t ProcessMemory::read(uint64_t address, void* out, size_t size) {
   return peek(address, out, size);
 }
 
-PtraceSession::PtraceSession(pid_t pid) : pid_(pid), memory_(pid) {}
+PtraceSession::PtraceSession(pid_t pid) : pid_(pid), machine_(process_machine(pid)), memory_(pid) {}
 
 PtraceSession::~PtraceSession() { detach_all(); }
 
@@ -247,12 +247,12 @@ bool PtraceSession::registers(pid_t tid, arch::RegisterFile* out, int* error_num
     if (error_number) *error_number = errno;
     return false;
   }
-  *out = arch::host_machine().registers_from_gregset(Bytes(gregs, io.iov_len));
+  *out = machine_.registers_from_gregset(Bytes(gregs, io.iov_len));
   return true;
 }
 
 std::optional<uint64_t> PtraceSession::pointer_auth_mask(pid_t tid) {
-  const uint32_t regset = arch::host_machine().pointer_auth_regset();
+  const uint32_t regset = machine_.pointer_auth_regset();
   if (regset == 0) return std::nullopt;
   uint64_t masks[2] = {};  // data_mask, insn_mask
   iovec io{masks, sizeof masks};
@@ -289,6 +289,26 @@ void forget_tracer_task(pid_t task) {
     pid_t expected = task;
     if (slot.compare_exchange_strong(expected, 0)) return;
   }
+}
+
+const arch::Machine& process_machine(pid_t pid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/exe", pid);
+  uint8_t header[20];
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return arch::host_machine();
+  const ssize_t n = ::read(fd, header, sizeof header);
+  ::close(fd);
+  if (n != static_cast<ssize_t>(sizeof header) || std::memcmp(header, "\x7f" "ELF", 4) != 0)
+    return arch::host_machine();
+  const bool little = header[5] == 1;
+  const uint16_t machine = little ? static_cast<uint16_t>(header[18] | header[19] << 8)
+                                  : static_cast<uint16_t>(header[18] << 8 | header[19]);
+  const arch::Machine* m = arch::machine_for(machine);
+  const unsigned word = header[4] == 2 ? 8 : 4;
+  if (!m || m->address_size() != word || m->endian() != (little ? Endian::kLittle : Endian::kBig))
+    return arch::host_machine();
+  return *m;
 }
 
 bool process_exists(pid_t pid, std::string* why) {

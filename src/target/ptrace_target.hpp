@@ -12,6 +12,7 @@
 #include <optional>
 #include <vector>
 
+#include "arch/machine.hpp"
 #include "arch/registers.hpp"
 #include "base/memory.hpp"
 
@@ -46,6 +47,9 @@ class PtraceSession {
   PtraceSession& operator=(const PtraceSession&) = delete;
 
   pid_t pid() const { return pid_; }
+  // The process's machine (process_machine): its threads' registers are read
+  // in that machine's layout.
+  const arch::Machine& machine() const { return machine_; }
   // The process's threads now (from /proc/PID/task).
   std::vector<pid_t> threads() const;
 
@@ -77,6 +81,7 @@ class PtraceSession {
   void finish_stop(ThreadStop& s);
 
   pid_t pid_;
+  const arch::Machine& machine_;
   ProcessMemory memory_;
   std::vector<ThreadStop> held_;
 };
@@ -91,6 +96,13 @@ void release_held_threads();
 // releases their threads. Register a task before its first seize.
 void hold_tracer_task(pid_t task);
 void forget_tracer_task(pid_t task);
+
+// The machine a process's code is for, from its executable's ELF header
+// (/proc/PID/exe): a 32-bit x86 process under a 64-bit kernel is i386, and
+// ptrace hands back its registers in the 32-bit layout. The host's machine
+// where the header cannot be read or names no machine framewalk unwinds in
+// that word size.
+const arch::Machine& process_machine(pid_t pid);
 
 // Whether `pid` exists, and a message if not.
 bool process_exists(pid_t pid, std::string* why);

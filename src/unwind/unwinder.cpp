@@ -154,7 +154,7 @@ Result<void> Unwinder::apply_row_in_place(const UnwindRow& row, arch::RegisterFi
         dwarf::ExpressionOptions o;
         o.push_initial = true;
         o.initial = cfa;
-        FW_TRY(uint64_t v, dwarf::evaluate_expression(r.expression, r.expression_offset, o, &inputs));
+        FW_TRY(uint64_t v, dwarf::evaluate_expression(r.expression(), r.expression_offset, o, &inputs));
         if (r.kind == RuleKind::kExpression) {
           FW_TRY(v, memory_.read_word(m.address(v), m.address_size(), m.endian()));
         }

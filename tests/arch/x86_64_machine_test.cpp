@@ -50,7 +50,7 @@ TEST(MachineFor, X86_64) {
 
 TEST(MachineFor, MachinesWithoutADescriptorAreNull) {
   EXPECT_EQ(machine_for(0), nullptr);    // EM_NONE
-  EXPECT_EQ(machine_for(3), nullptr);    // EM_386: register names only
+  EXPECT_EQ(machine_for(22), nullptr);   // EM_S390: register names only
   EXPECT_EQ(machine_for(0xffff), nullptr);
 }
 

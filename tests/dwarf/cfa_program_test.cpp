@@ -649,9 +649,9 @@ TEST(CfaProgramTest, Expression) {
   const RegisterRule* r = run.rows.back().find(6);
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(r->kind, RuleKind::kExpression);
-  ASSERT_EQ(r->expression.size(), 2u);
-  EXPECT_EQ(r->expression[0], 0x70);
-  EXPECT_EQ(r->expression[1], 0x10);
+  ASSERT_EQ(r->expression().size(), 2u);
+  EXPECT_EQ(r->expression()[0], 0x70);
+  EXPECT_EQ(r->expression()[1], 0x10);
   EXPECT_EQ(r->expression_offset, p.fde_insns() + 3);
 }
 
@@ -662,8 +662,8 @@ TEST(CfaProgramTest, ValExpression) {
   const RegisterRule* r = run.rows.back().find(7);
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(r->kind, RuleKind::kValExpression);
-  ASSERT_EQ(r->expression.size(), 3u);
-  EXPECT_EQ(r->expression[1], 0x20);
+  ASSERT_EQ(r->expression().size(), 3u);
+  EXPECT_EQ(r->expression()[1], 0x20);
   EXPECT_EQ(r->expression_offset, p.fde_insns() + 3);
 }
 

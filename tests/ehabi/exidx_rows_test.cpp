@@ -8,7 +8,7 @@
 namespace framewalk::ehabi {
 namespace {
 
-constexpr uint16_t kSp = 13, kLr = 14, kPc = 15, kD0 = 256;
+constexpr uint16_t kSp = 13, kLr = 14, kPc = 15, kD0 = 256, kWr0 = 112;
 
 // Instruction bytes as if they started a word at `first_word` (so an
 // instruction's error offset is first_word + 4 * (its byte offset / 4)).
@@ -237,11 +237,15 @@ TEST(EhabiRows, AnEntryCutShortIsRefusedAtItsMissingWord) {
   EXPECT_EQ(r.error().offset, 0x48u);
 }
 
-TEST(EhabiRows, MoreRulesThanARowHoldsIsAnError) {
-  // r0-r3, r4-r12 r14 r15, D0-D15, D16-D31: 47 registers.
-  const Error e = fails({0xb1, 0x0f, 0x8d, 0xff, 0xc9, 0x0f, 0xc8, 0x0f}, 0x60);
-  EXPECT_EQ(e.code, ErrorCode::kTooManyRules);
-  EXPECT_EQ(e.offset, 0x64u);
+TEST(EhabiRows, EveryRegisterTheOpcodesNameFitsInOneRow) {
+  // r0-r3, r4-r12 r14 r15, D0-D15, D16-D31, wCGR0-3, wR0-wR15: 67
+  // registers, every one EHABI can pop (sp is the CFA), in one row.
+  const UnwindRow row = run({0xb1, 0x0f, 0x8d, 0xff, 0xc9, 0x0f, 0xc8, 0x0f, 0xc7, 0x0f, 0xc6, 0x0f});
+  EXPECT_EQ(row.rule_count, 67);
+  static_assert(UnwindRow::kMaxRules >= 67);
+  ASSERT_NE(row.find(kWr0 + 15), nullptr);
+  ASSERT_NE(row.find(kD0 + 31), nullptr);
+  EXPECT_NE(row.find(kPc), nullptr);
 }
 
 // An index at 0x20000 and its table section at 0x30000.

@@ -271,7 +271,7 @@ TEST(SframeRowsTest, FlexDereferencedCfaIsAnExpression) {
   auto fp = rule(row, kRbp);
   ASSERT_TRUE(fp.has_value());
   EXPECT_EQ(fp->kind, RuleKind::kExpression);
-  EXPECT_EQ(bytes_of(fp->expression), (std::vector<uint8_t>{0x76, 0x00}));
+  EXPECT_EQ(bytes_of(fp->expression()), (std::vector<uint8_t>{0x76, 0x00}));
   expect_rule(row, kRip, RuleKind::kOffset, -8);  // padding: the fixed RA rule
   EXPECT_FALSE(rows[0].topmost_only);  // only rbp
 }
@@ -295,7 +295,7 @@ TEST(SframeRowsTest, FlexRegisterRules) {
   auto ra = rule(rows[1].row, kRip);
   ASSERT_TRUE(ra.has_value());
   EXPECT_EQ(ra->kind, RuleKind::kValExpression);
-  EXPECT_EQ(bytes_of(ra->expression), (std::vector<uint8_t>{0x73, 0x08}));  // DW_OP_breg3 8
+  EXPECT_EQ(bytes_of(ra->expression()), (std::vector<uint8_t>{0x73, 0x08}));  // DW_OP_breg3 8
   EXPECT_FALSE(rule(rows[1].row, kRbp).has_value());
   EXPECT_TRUE(rows[1].topmost_only);
 
@@ -303,11 +303,11 @@ TEST(SframeRowsTest, FlexRegisterRules) {
   ASSERT_TRUE(ra.has_value());
   EXPECT_EQ(ra->kind, RuleKind::kExpression);
   // DW_OP_bregx 40 -300 (registers above 31 need bregx)
-  EXPECT_EQ(bytes_of(ra->expression), (std::vector<uint8_t>{0x92, 40, 0xd4, 0x7d}));
+  EXPECT_EQ(bytes_of(ra->expression()), (std::vector<uint8_t>{0x92, 40, 0xd4, 0x7d}));
   auto fp = rule(rows[2].row, kRbp);
   ASSERT_TRUE(fp.has_value());
   EXPECT_EQ(fp->kind, RuleKind::kExpression);
-  EXPECT_EQ(bytes_of(fp->expression), (std::vector<uint8_t>{0x77, 0x04}));
+  EXPECT_EQ(bytes_of(fp->expression()), (std::vector<uint8_t>{0x77, 0x04}));
   EXPECT_TRUE(rows[2].topmost_only);  // r40
   // The section built exactly these expressions.
   EXPECT_EQ(s.breg_deref_expression(kRbx, 8).size(), 3u);

@@ -27,7 +27,6 @@ struct ForeignCore {
 };
 
 constexpr ForeignCore kForeignCores[] = {
-    {"i386", elf::kEm386, false, false},
     {"s390x", elf::kEmS390, true, true},       {"ppc64le", elf::kEmPpc64, true, false},
     {"ppc64", elf::kEmPpc64, true, true},      {"mipsel", elf::kEmMips, false, false},
     {"riscv64", elf::kEmRiscv, true, false},   {"x32", elf::kEmX86_64, false, false},
