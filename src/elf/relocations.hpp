@@ -1,7 +1,8 @@
 // Applying a relocatable object's relocations to one of its sections, the way
 // readelf does before it dumps debug sections: each supported relocation
 // stores symbol value + addend (minus the place, for PC-relative ones) with
-// every section at address 0. Only x86-64 and i386 relocation types are known.
+// every section at address 0. The relocation types of x86-64, i386, AArch64,
+// ARM, PowerPC (32 and 64), s390/s390x and RISC-V are known.
 #pragma once
 
 #include <cstdint>

@@ -1316,16 +1316,17 @@ TEST(ElfFileTest, OpenFromDisk) {
 // ---- relocations ----------------------------------------------------------------
 
 constexpr uint32_t kShtRela = 4, kShtRel = 9;
-constexpr uint8_t kSttSection = 3, kSttFile = 4;
+constexpr uint8_t kSttNotype = 0, kSttSection = 3, kSttFile = 4;
 
 // An object file: section 1 is the target (`contents`), 2 the symbol table,
 // 3 its strings, 4 the relocations aimed at section `aimed_at`.
 std::vector<uint8_t> relocatable(bool is64, uint16_t machine, const std::vector<uint8_t>& contents,
                                  const std::vector<Sym>& syms, uint32_t reloc_type, const std::vector<uint8_t>& relocs,
-                                 uint32_t aimed_at = 1) {
-  auto [table, strings] = symtab(syms, is64, Endian::kLittle);
+                                 uint32_t aimed_at = 1, Endian endian = Endian::kLittle) {
+  auto [table, strings] = symtab(syms, is64, endian);
   ElfSpec spec;
   spec.is64 = is64;
+  spec.endian = endian;
   spec.type = kEtRel;
   spec.machine = machine;
   const uint64_t sym_size = is64 ? 24 : 16;
@@ -1337,10 +1338,35 @@ std::vector<uint8_t> relocatable(bool is64, uint16_t machine, const std::vector<
   return build_elf(spec);
 }
 
-std::vector<uint8_t> rela64(std::initializer_list<std::array<uint64_t, 4>> entries) {
-  SectionBuilder b(Endian::kLittle);
+std::vector<uint8_t> rela64(std::initializer_list<std::array<uint64_t, 4>> entries, Endian e = Endian::kLittle) {
+  SectionBuilder b(e);
   for (const auto& [offset, symbol, type, addend] : entries) b.u64(offset).u64(symbol << 32 | type).u64(addend);
   return b.finish();
+}
+
+// ELF32 RELA entries: {offset, symbol, type, addend (a signed 32-bit value)}.
+std::vector<uint8_t> rela32(std::initializer_list<std::array<int64_t, 4>> entries, Endian e = Endian::kLittle) {
+  SectionBuilder b(e);
+  for (const auto& [offset, symbol, type, addend] : entries)
+    b.u32(static_cast<uint32_t>(offset)).u32(static_cast<uint32_t>(symbol << 8 | type)).u32(static_cast<uint32_t>(addend));
+  return b.finish();
+}
+
+// Relocations applied to `contents` of an object of `machine`, with their counts.
+struct Relocated {
+  std::vector<uint8_t> bytes;
+  RelocationCounts counts;
+};
+Relocated apply(bool is64, uint16_t machine, Endian e, const std::vector<uint8_t>& contents, const std::vector<Sym>& syms,
+                const std::vector<uint8_t>& relocs) {
+  auto file = parse(relocatable(is64, machine, contents, syms, kShtRela, relocs, 1, e));
+  EXPECT_TRUE(file) << to_string(file.error().code);
+  if (!file) return {};
+  Relocated r;
+  auto out = relocated_contents(**file, *(*file)->section_by_name(".eh_frame"), contents, &r.counts);
+  EXPECT_TRUE(out);
+  if (out) r.bytes = std::move(*out);
+  return r;
 }
 
 TEST(RelocationsTest, X86_64RelaLikeReadelf) {
@@ -1430,6 +1456,173 @@ TEST(RelocationsTest, ArmRelTakesTheAddendFromThePlace) {
   patch(expected, 0, 0x110, 4, Endian::kLittle);
   patch(expected, 4, 0x100 + 0x8 - 4, 4, Endian::kLittle);
   EXPECT_EQ(*out, expected);
+}
+
+TEST(RelocationsTest, Ppc64AndS390xLikeReadelf) {
+  struct Machine {
+    uint16_t machine;
+    Endian endian;
+    uint64_t abs32, pc32, abs64, pc64, none, other;  // `other`: not a debug-section relocation
+  };
+  const Machine machines[] = {
+      {kEmPpc64, Endian::kLittle, 1, 26, 38, 44, 0, 47},  // R_PPC64_ADDR32, REL32, ADDR64, REL64, NONE, TOC16
+      {kEmPpc64, Endian::kBig, 1, 26, 38, 44, 0, 47},
+      {kEmS390, Endian::kBig, 4, 5, 22, 23, 0, 19},  // R_390_32, PC32, 64, PC64, NONE, PC32DBL
+  };
+  const std::vector<Sym> syms = {{"", 0, 0, kStbLocal, kSttSection}, {"f", 0x40, 8}};
+  const std::vector<uint8_t> contents(32, 0x11);
+  for (const Machine& m : machines) {
+    SCOPED_TRACE(testing::Message() << m.machine << (m.endian == Endian::kBig ? " big-endian" : " little-endian"));
+    const auto r = apply(true, m.machine, m.endian, contents, syms,
+                         rela64({{0, 1, m.pc32, 0x20},   // S + A - P
+                                 {4, 2, m.abs32, 2},     // S + A
+                                 {8, 2, m.abs64, 1},
+                                 {16, 1, m.pc64, 0x30},
+                                 {24, 1, m.none, 0},
+                                 {24, 1, m.other, 0}},
+                                m.endian));
+    std::vector<uint8_t> expected = contents;
+    patch(expected, 0, 0x20, 4, m.endian);
+    patch(expected, 4, 0x42, 4, m.endian);
+    patch(expected, 8, 0x41, 8, m.endian);
+    patch(expected, 16, 0x30 - 16, 8, m.endian);
+    EXPECT_EQ(r.bytes, expected);
+    EXPECT_EQ(r.counts.applied, 4u);
+    EXPECT_EQ(r.counts.skipped, 1u);
+  }
+}
+
+TEST(RelocationsTest, Ppc64BigEndianStoresBigEndian) {
+  const std::vector<Sym> syms = {{"f", 0x1234, 8}};
+  const std::vector<uint8_t> contents(16, 0);
+  const auto r = apply(true, kEmPpc64, Endian::kBig, contents, syms,
+                       rela64({{0, 1, 26, 0x10},      // R_PPC64_REL32
+                               {8, 1, 38, 0x100}},    // R_PPC64_ADDR64
+                              Endian::kBig));
+  const std::vector<uint8_t> expected = {0x00, 0x00, 0x12, 0x44, 0, 0, 0, 0,
+                                         0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x13, 0x34};
+  EXPECT_EQ(r.bytes, expected);
+  EXPECT_EQ(r.counts.applied, 2u);
+}
+
+TEST(RelocationsTest, Ppc32AndS390ThirtyOneBitWithSignedAddends) {
+  struct Machine {
+    uint16_t machine;
+    // `other`: a type readelf leaves alone (ppc64's ADDR64 number on 32-bit PowerPC; R_390_PC32DBL).
+    int64_t abs32, pc32, other;
+  };
+  const Machine machines[] = {{kEmPpc, 1, 26, 38}, {kEmS390, 4, 5, 19}};
+  const std::vector<Sym> syms = {{"f", 0x100, 8}};
+  const std::vector<uint8_t> contents(12, 0xff);
+  for (const Machine& m : machines) {
+    SCOPED_TRACE(m.machine);
+    const auto r = apply(false, m.machine, Endian::kBig, contents, syms,
+                         rela32({{0, 1, m.abs32, -0x10},  // S + A, A negative
+                                 {4, 1, m.pc32, -4},      // S + A - P
+                                 {8, 1, 0, 0},            // R_PPC_NONE, R_390_NONE
+                                 {8, 1, m.other, 0}},
+                                Endian::kBig));
+    std::vector<uint8_t> expected = contents;
+    patch(expected, 0, 0xf0, 4, Endian::kBig);
+    patch(expected, 4, 0x100 - 4 - 4, 4, Endian::kBig);
+    EXPECT_EQ(r.bytes, expected);
+    EXPECT_EQ(r.counts.applied, 2u);
+    EXPECT_EQ(r.counts.skipped, 1u);
+  }
+}
+
+TEST(RelocationsTest, RiscvAddSubPairsLikeReadelf) {
+  // .L1 at 0x10 and .L2 at 0x5c in .text: the assembler leaves the
+  // differences .L2 - .L1 to ADD/SUB pairs of relocations at one place.
+  const std::vector<Sym> syms = {{".L1", 0x10, 0, kStbLocal, kSttNotype}, {".L2", 0x5c, 0, kStbLocal, kSttNotype},
+                                 {"", 0, 0, kStbLocal, kSttSection}};
+  std::vector<uint8_t> contents(40, 0);
+  contents[20] = 0x40;  // DW_CFA_advance_loc with a zero delta: SET6/SUB6 keep the opcode bits
+  contents[21] = 0xc5;  // SUB6 alone: the top bits kept, the low six bits are its minuend
+  const auto r = apply(true, kEmRiscv, Endian::kLittle, contents, syms,
+                       rela64({{0, 2, 35, 0},      // R_RISCV_ADD32
+                               {0, 1, 39, 0},      // R_RISCV_SUB32: .L2 - .L1 = 0x4c
+                               {4, 2, 36, 1},      // R_RISCV_ADD64
+                               {4, 1, 40, 0},      // R_RISCV_SUB64: 0x4d
+                               {12, 2, 34, 0},     // R_RISCV_ADD16
+                               {12, 1, 38, 0},     // R_RISCV_SUB16
+                               {14, 2, 33, 0},     // R_RISCV_ADD8
+                               {14, 1, 37, 0},     // R_RISCV_SUB8
+                               {15, 1, 54, 0},     // R_RISCV_SET8: .L1 = 0x10
+                               {16, 2, 55, 0},     // R_RISCV_SET16: .L2 = 0x5c
+                               {20, 2, 53, 0},     // R_RISCV_SET6: 0x5c & 0x3f, with 0x40's top bits
+                               {20, 1, 52, 0},     // R_RISCV_SUB6: (0x1c - 0x10) & 0x3f
+                               {21, 1, 52, 0},     // R_RISCV_SUB6 without a SET6: (5 - 0x10) & 0x3f
+                               {24, 3, 57, 0x8},   // R_RISCV_32_PCREL: S + A - P
+                               {28, 2, 1, 0},      // R_RISCV_32
+                               {32, 2, 2, 0},      // R_RISCV_64
+                               {28, 2, 56, 0},     // R_RISCV_SET32: readelf does not apply it
+                               {0, 0, 0, 0}}));    // R_RISCV_NONE
+  std::vector<uint8_t> expected = contents;
+  patch(expected, 0, 0x4c, 4, Endian::kLittle);
+  patch(expected, 4, 0x4d, 8, Endian::kLittle);
+  patch(expected, 12, 0x4c, 2, Endian::kLittle);
+  expected[14] = 0x4c;
+  expected[15] = 0x10;
+  patch(expected, 16, 0x5c, 2, Endian::kLittle);
+  expected[20] = 0x40 | 0x0c;
+  expected[21] = static_cast<uint8_t>(0xc0 | ((5 - 0x10) & 0x3f));
+  patch(expected, 24, 0x8 - 24, 4, Endian::kLittle);
+  patch(expected, 28, 0x5c, 4, Endian::kLittle);
+  patch(expected, 32, 0x5c, 8, Endian::kLittle);
+  EXPECT_EQ(r.bytes, expected);
+  EXPECT_EQ(r.counts.applied, 16u);
+  EXPECT_EQ(r.counts.skipped, 1u);
+}
+
+TEST(RelocationsTest, RiscvAddWithoutSubAddsInPlace) {
+  // Each relocation stands alone, as in readelf: an ADD with no SUB after it
+  // adds its symbol to what is there, a SUB with no ADD before it subtracts.
+  const std::vector<Sym> syms = {{"f", 0x30, 0}};
+  std::vector<uint8_t> contents(8, 0);
+  patch(contents, 0, 0x100, 4, Endian::kLittle);
+  patch(contents, 4, 0x100, 4, Endian::kLittle);
+  const auto r = apply(true, kEmRiscv, Endian::kLittle, contents, syms,
+                       rela64({{0, 1, 35, 2}, {4, 1, 39, 2}}));  // ADD32, SUB32
+  std::vector<uint8_t> expected(8, 0);
+  patch(expected, 0, 0x132, 4, Endian::kLittle);
+  patch(expected, 4, 0xd2, 4, Endian::kLittle);
+  EXPECT_EQ(r.bytes, expected);
+}
+
+TEST(RelocationsTest, Riscv32) {
+  const std::vector<Sym> syms = {{".L1", 0x10, 0, kStbLocal, kSttNotype}, {".L2", 0x5c, 0, kStbLocal, kSttNotype}};
+  const std::vector<uint8_t> contents(8, 0);
+  const auto r = apply(false, kEmRiscv, Endian::kLittle, contents, syms,
+                       rela32({{0, 2, 35, 0}, {0, 1, 39, 0}, {4, 1, 1, -8}}));  // ADD32, SUB32, R_RISCV_32
+  std::vector<uint8_t> expected(8, 0);
+  patch(expected, 0, 0x4c, 4, Endian::kLittle);
+  patch(expected, 4, 0x8, 4, Endian::kLittle);
+  EXPECT_EQ(r.bytes, expected);
+}
+
+TEST(RelocationsTest, HostileEntriesAreSkippedAndCounted) {
+  const std::vector<Sym> syms = {{"f", 0x40, 8}, {"f.c", 0, 0, kStbLocal, kSttFile}};
+  const std::vector<uint8_t> contents(16, 0x5a);
+  for (const uint16_t machine : {kEmPpc64, kEmS390, kEmRiscv}) {
+    const uint32_t abs64 = machine == kEmPpc64 ? 38 : machine == kEmS390 ? 22 : 2;
+    const auto r = apply(true, machine, Endian::kBig, contents, syms,
+                         rela64({{12, 1, abs64, 0},                   // 8 bytes at 12 of 16
+                                 {~uint64_t{0} - 3, 1, abs64, 0},     // a place that wraps around
+                                 {16, 1, abs64, 0},                   // at the end
+                                 {0, 0xffffff, abs64, 0},             // no such symbol
+                                 {0, 2, abs64, 0},                    // against STT_FILE
+                                 {0, 1, 0xffffffffu, 0}},             // no such type
+                                Endian::kBig));
+    EXPECT_EQ(r.bytes, contents) << machine;
+    EXPECT_EQ(r.counts.applied, 0u) << machine;
+    EXPECT_EQ(r.counts.skipped, 6u) << machine;
+  }
+  // A section of relocations cut short: its whole entries are applied, the stub ignored.
+  auto relocs = rela64({{0, 1, 35, 0}, {8, 1, 35, 0}});
+  relocs.resize(relocs.size() - 5);
+  const auto r = apply(true, kEmRiscv, Endian::kLittle, contents, syms, relocs);
+  EXPECT_EQ(r.counts.applied, 1u);
 }
 
 TEST(RelocationsTest, OnlyTheSectionsAimedAtTheTarget) {

@@ -1,6 +1,7 @@
 // s390x DWARF register numbering (s390x ELF ABI supplement, "DWARF
-// definition"): only what SFrame names. framewalk reads s390x SFrame but
-// does not unwind s390x yet.
+// definition"), also 31-bit s390's: the registers SFrame names, and every
+// register's name as readelf spells it. framewalk reads s390x SFrame and
+// dumps s390 CFI but does not unwind s390x yet.
 #pragma once
 
 #include <cstdint>
@@ -13,16 +14,15 @@ enum DwarfRegister : uint16_t {
   kR11 = 11,  // the preferred frame pointer
   kR14 = 14,  // the link register: the return-address column
   kR15 = 15,  // the stack pointer
+  kF0 = 16,   // the floating-point registers, in the order f0 f2 f4 f6 f1 f3 f5 f7 f8 f10 ..: 16..31
+  kCr0 = 32,  // control registers: 32..47
+  kA0 = 48,   // access registers: 48..63
+  kPswMask = 64,
   kPswAddress = 65,
+  kV16 = 68,  // vector registers v16..v31, in the floating-point registers' order: 68..83
 };
 
 // brasl leaves the return address in r14.
-inline constexpr ArchInfo kArchInfo = {.name = "s390x",
-                                       .key = {kEmS390, true, Endian::kBig, 0},
-                                       .stack_pointer = kR15,
-                                       .frame_pointer = kR11,
-                                       .return_address = kR14,
-                                       .program_counter = kPswAddress,
-                                       .link_register = true};
+extern const ArchInfo kArchInfo;
 
 }  // namespace framewalk::arch::s390x
