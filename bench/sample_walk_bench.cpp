@@ -225,7 +225,7 @@ void BM_SampleWalkLibunwind(benchmark::State& state) {
   std::vector<uint64_t> mine;
   {
     BufferMemory stack(Bytes(g_stack.data(), g_stack.size()), g_sp);
-    Unwinder unwinder(tracker().process(1).modules, stack, arch::host_machine().elf_machine());
+    Unwinder unwinder(tracker().process(1).modules, stack, arch::host_machine().key());
     UnwindOptions o;
     o.max_frames = 4096;
     o.first_is_return_address = true;
@@ -249,7 +249,7 @@ void BM_SampleWalk(benchmark::State& state) {
   const int depth = static_cast<int>(state.range(0));
   const bool mixed = state.range(1) != 0;
   (mixed ? bench_recurse_mixed_a : bench_recurse)(depth, capture_sample, nullptr, 0);
-  const uint16_t machine = arch::host_machine().elf_machine();
+  const MachineKey machine = arch::host_machine().key();
   const ModuleMap& modules = tracker().process(1).modules;
   const arch::RegisterFile start = arch::from_host_capture(g_words);
   RowCache cache(1024);
@@ -303,7 +303,7 @@ int check_only() {
     for (int depth : {10, 200}) {
       (mixed ? bench_recurse_mixed_a : bench_recurse)(depth, capture_sample, nullptr, 0);
       BufferMemory stack(Bytes(g_stack.data(), g_stack.size()), g_sp);
-      Unwinder unwinder(tracker().process(1).modules, stack, arch::host_machine().elf_machine());
+      Unwinder unwinder(tracker().process(1).modules, stack, arch::host_machine().key());
       unwinder.set_unreadable_saved_registers_unknown(true);
       UnwindOptions o;
       o.max_frames = 4096;

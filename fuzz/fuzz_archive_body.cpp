@@ -25,7 +25,7 @@ void dump_member(const std::shared_ptr<const FileImage>& image, const elf::Archi
   options.readelf_compatible = true;
   auto cfi = ElfCfi::load(*file, options);
   if (!cfi) return;
-  const arch::ArchInfo* arch = arch::arch_for_machine((*file)->machine());
+  const arch::ArchInfo* arch = arch::dwarf_arch_for((*file)->machine_key());
   auto sink = [](const dump::DumpProblem& p) { (void)to_string(p.error.code); };
   for (const auto& source : cfi->sources()) {
     if (!source->section) continue;

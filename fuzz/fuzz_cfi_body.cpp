@@ -133,7 +133,7 @@ void exercise(Bytes data, CfiKind kind, uint8_t address_size, Endian endian) {
   source.elf = address_size == 8 ? elf64 : elf32;
   source.file_offset = 0x1f978;
   source.section = std::make_unique<CfiSection>(data, info);
-  const arch::ArchInfo* arch = arch::arch_for_machine(address_size == 8 ? 62 : 3);
+  const arch::ArchInfo* arch = arch::arch_for(usual_machine_key(address_size == 8 ? 62 : 3));
   size_t problems = 0;
   auto sink = [&](const dump::DumpProblem& p) {
     FUZZ_CHECK(p.source == &source);

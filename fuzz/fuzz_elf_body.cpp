@@ -87,7 +87,7 @@ void exercise(const std::shared_ptr<elf::ElfFile>& file, int depth) {
   options.use_separate_debug_file = false;
   auto cfi = ElfCfi::load(file, options);
   if (!cfi) return;
-  const arch::ArchInfo* arch = arch::arch_for_machine(file->machine());
+  const arch::ArchInfo* arch = arch::dwarf_arch_for(file->machine_key());
   auto sink = [](const dump::DumpProblem& p) { (void)to_string(p.error.code); };
   for (const auto& source : cfi->sources()) {
     if (!source->section) continue;

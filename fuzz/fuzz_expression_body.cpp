@@ -72,7 +72,7 @@ int fuzz_expression(const uint8_t* data, size_t size) {
   FUZZ_CHECK(again.ok() == value.ok());
   if (value) FUZZ_CHECK(*again == *value);
 
-  const std::string text = dwarf::disassemble_expression(expr, o, arch::arch_for_machine(62));
+  const std::string text = dwarf::disassemble_expression(expr, o, arch::arch_for(usual_machine_key(62)));
   const std::string text_noarch = dwarf::disassemble_expression(expr, o, nullptr);
   FUZZ_CHECK(expr.empty() || !text.empty());
   FUZZ_CHECK(text.size() <= 128 * expr.size() + 16);

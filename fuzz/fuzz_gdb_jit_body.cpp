@@ -22,7 +22,7 @@ namespace framewalk::fuzz {
 int fuzz_gdb_jit(const uint8_t* data, size_t size) {
   if (size < 2) return 0;
   constexpr uint64_t kBase = 0x10000;
-  const arch::Machine* machine = arch::machine_for((data[0] & 1) ? elf::kEmArm : elf::kEmX86_64);
+  const arch::Machine* machine = arch::machine_for(usual_machine_key((data[0] & 1) ? elf::kEmArm : elf::kEmX86_64));
   if (!machine) return 0;
   const Bytes bytes(data + 1, size - 1);
   BufferMemory memory(bytes, kBase);

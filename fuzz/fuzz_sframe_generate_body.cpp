@@ -41,7 +41,7 @@ int fuzz_sframe_generate(const uint8_t* data, size_t size) {
   dwarf::CfiSectionInfo info;
   info.kind = dwarf::CfiKind::kEhFrame;
   info.endian = big ? Endian::kBig : Endian::kLittle;
-  info.arch = aarch64 ? arch::arch_for_machine(183) : nullptr;
+  info.arch = aarch64 ? arch::arch_for(usual_machine_key(183)) : nullptr;
   info.address_size = 8;
   info.bases.section_address = kEhFrameAddress;
   info.bases.text = kTextBegin;

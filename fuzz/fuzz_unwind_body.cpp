@@ -48,7 +48,7 @@ int fuzz_unwind(const uint8_t* data, size_t size) {
   m.end = base + memory_bytes.size() + 1;
   m.name = "fuzz";
   modules.add(m);
-  const Unwinder unwinder(modules, memory, 62);
+  const Unwinder unwinder(modules, memory, usual_machine_key(62));
   UnwindOptions o;
   o.max_frames = 128;
   o.first_is_return_address = flags & 1;

@@ -2,30 +2,28 @@
 
 #include "arch/aarch64/registers.hpp"
 #include "arch/arm/registers.hpp"
-#include "arch/frame_registers.hpp"
 #include "arch/i386/registers.hpp"
 #include "arch/s390x/registers.hpp"
 #include "arch/x86_64/registers.hpp"
 
 namespace framewalk::arch {
 
-const ArchInfo* arch_for_machine(uint16_t elf_machine) {
-  switch (elf_machine) {
-    case 62: return &x86_64::kArchInfo;
-    case 3: return &i386::kArchInfo;
-    case 183: return &aarch64::kArchInfo;
-    case 40: return &arm::kArchInfo;
-    default: return nullptr;
-  }
+namespace {
+const ArchInfo* const kKnown[] = {&x86_64::kArchInfo, &aarch64::kArchInfo, &arm::kArchInfo, &i386::kArchInfo,
+                                  &s390x::kArchInfo};
+}  // namespace
+
+const ArchInfo* arch_for(const MachineKey& key) {
+  for (const ArchInfo* info : kKnown)
+    if (info->matches(key)) return info;
+  return nullptr;
 }
 
-const FrameRegisters* frame_registers_for(uint16_t elf_machine) {
-  switch (elf_machine) {
-    case 62: return &x86_64::kFrameRegisters;
-    case 183: return &aarch64::kFrameRegisters;
-    case s390x::kElfMachine: return &s390x::kFrameRegisters;
-    default: return nullptr;
-  }
+const ArchInfo* dwarf_arch_for(const MachineKey& key) {
+  if (const ArchInfo* exact = arch_for(key)) return exact;
+  for (const ArchInfo* info : kKnown)
+    if (info->elf_machine() == key.elf_machine) return info;
+  return nullptr;
 }
 
 const char* dwarf_register_name(const ArchInfo* arch, unsigned reg) {

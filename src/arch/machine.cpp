@@ -1,7 +1,5 @@
 #include "arch/machine.hpp"
 
-#include <utility>
-
 #include "arch/aarch64/frames.hpp"
 #include "arch/aarch64/machine.hpp"
 #include "arch/arm/machine.hpp"
@@ -14,25 +12,26 @@
 
 namespace framewalk::arch {
 
-const Machine* machine_for(uint16_t elf_machine) {
-  switch (elf_machine) {
-    case 62: return &x86_64::machine();
-    case 183: return &aarch64::machine();
-    case 40: return &arm::machine();
-    case 3: return &i386::machine();
-    default: return nullptr;
-  }
+namespace {
+// Every machine framewalk unwinds. A new one: its folder, and a line here.
+std::span<const Machine* const> machines() {
+  static const Machine* const kMachines[] = {&x86_64::machine(), &aarch64::machine(), &arm::machine(),
+                                             &i386::machine()};
+  return kMachines;
+}
+}  // namespace
+
+const Machine* machine_for(const MachineKey& key) {
+  for (const Machine* m : machines())
+    if (m->info().matches(key)) return m;
+  return nullptr;
 }
 
 std::string supported_machine_names() {
   std::string names;
-  // As elf::machine_name spells them.
-  static constexpr std::pair<uint16_t, const char*> kNames[] = {{62, "x86-64"}, {183, "AArch64"}, {40, "ARM"},
-                                                                {3, "i386"}};
-  for (auto [m, name] : kNames) {
-    if (!machine_for(m)) continue;
+  for (const Machine* m : machines()) {
     if (!names.empty()) names += ", ";
-    names += name;
+    names += machine_name(m->key());
   }
   return names;
 }

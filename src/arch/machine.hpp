@@ -64,41 +64,29 @@ class Machine {
   // a buffer for PTRACE_GETREGSET(NT_PRSTATUS).
   static constexpr size_t kMaxGregsetSize = 512;
 
-  // `program_counter` is the DWARF number the machine's PC is kept under in
-  // a RegisterFile: the return-address column itself where the call pushes
-  // the return address (x86), a register of its own where a link register
-  // holds it (AArch64's pc is 32, ARM's r15).
-  // `second_frame_pointer`: see second_frame_pointer().
-  static constexpr uint16_t kNoRegister = 0xffff;
-  constexpr Machine(const ArchInfo& info, uint8_t address_size, Endian endian, uint16_t program_counter,
-                    bool link_register, uint16_t second_frame_pointer = kNoRegister)
-      : info_(info), address_size_(address_size), endian_(endian), program_counter_(program_counter),
-        link_register_(link_register), second_frame_pointer_(second_frame_pointer) {}
+  static constexpr uint16_t kNoRegister = arch::kNoRegister;
+  explicit constexpr Machine(const ArchInfo& info) : info_(info) {}
   Machine(const Machine&) = delete;
   Machine& operator=(const Machine&) = delete;
 
+  // The machine's descriptor (arch.hpp); what follows reads it.
   const ArchInfo& info() const { return info_; }
-  uint16_t elf_machine() const { return info_.elf_machine; }
+  const MachineKey& key() const { return info_.key; }
+  uint16_t elf_machine() const { return info_.elf_machine(); }
   // DWARF register numbers.
   uint16_t stack_pointer() const { return info_.stack_pointer; }
   uint16_t frame_pointer() const { return info_.frame_pointer; }
-  // Where the machine's code keeps its frame pointer in one of two
-  // registers, by instruction set, the other one (32-bit ARM: Thumb's r7
-  // beside ARM state's r11, frame_pointer()); kNoRegister elsewhere.
-  uint16_t second_frame_pointer() const { return second_frame_pointer_; }
-  // The PC.
-  uint16_t program_counter() const { return program_counter_; }
-  // The column the CIEs of this machine use for the return address.
+  uint16_t second_frame_pointer() const { return info_.second_frame_pointer; }
+  uint16_t program_counter() const { return info_.program_counter; }
   uint16_t return_address_column() const { return info_.return_address; }
   // Whether a call leaves the return address in a register (the link
   // register, the return-address column) rather than on the stack: then an
   // activation whose row has no rule for that column has not moved it yet
   // (a leaf, a prologue before the save), and its caller resumes at the
   // register's value.
-  bool link_register() const { return link_register_; }
-  // A stack word (saved registers, return addresses).
-  uint8_t address_size() const { return address_size_; }
-  Endian endian() const { return endian_; }
+  bool link_register() const { return info_.link_register; }
+  uint8_t address_size() const { return info_.address_size(); }
+  Endian endian() const { return info_.endian(); }
 
   // A return address as stored, without what the machine keeps in its
   // unused bits (the Thumb bit; pointer authentication codes, in the bits
@@ -114,7 +102,7 @@ class Machine {
   // A stack word or register value as an address of this machine (32-bit
   // machines wrap).
   uint64_t address(uint64_t value) const {
-    return address_size_ >= 8 ? value : value & ((uint64_t{1} << (8 * address_size_)) - 1);
+    return address_size() >= 8 ? value : value & ((uint64_t{1} << (8 * address_size())) - 1);
   }
   // Where to look up unwind rows and symbols for a frame at `pc`: the PC
   // itself for an activation, else inside the call instruction (a call may
@@ -159,7 +147,7 @@ class Machine {
   // but for registers wider than a word (ARM's VFP d0-d31 on 32-bit ARM).
   virtual uint8_t register_size(uint16_t reg) const {
     (void)reg;
-    return address_size_;
+    return address_size();
   }
 
   // perf_event_open's PERF_SAMPLE_REGS_USER, in the kernel's perf_regs
@@ -179,16 +167,10 @@ class Machine {
 
  private:
   const ArchInfo& info_;
-  uint8_t address_size_;
-  Endian endian_;
-  uint16_t program_counter_;
-  bool link_register_;
-  uint16_t second_frame_pointer_;
 };
 
-// The descriptor for an ELF e_machine, or nullptr for a machine framewalk
-// cannot unwind.
-const Machine* machine_for(uint16_t elf_machine);
+// The machine of a key, or nullptr for a machine framewalk cannot unwind.
+const Machine* machine_for(const MachineKey& key);
 
 // The machines machine_for knows, by name ("x86-64, AArch64"), for messages.
 std::string supported_machine_names();

@@ -81,7 +81,7 @@ class BackendTarget final : public Target {
       : backend_(backend), arg_(arg), cache_(std::move(cache)), memory_(*this) {}
   ~BackendTarget() override { detach(); }
 
-  uint16_t machine() const override { return static_cast<uint16_t>(backend_.machine); }
+  MachineKey machine() const override { return usual_machine_key(static_cast<uint16_t>(backend_.machine)); }
   pid_t pid() const override { return backend_.pid; }
   Result<pid_t> next_thread(pid_t after) override {
     const int tid = backend_.next_thread(arg_, after);
@@ -136,7 +136,7 @@ class BackendTarget final : public Target {
 class SelfTarget final : public Target {
  public:
   explicit SelfTarget(std::shared_ptr<ModuleCache> cache) : cache_(std::move(cache)) {}
-  uint16_t machine() const override { return arch::host_machine().elf_machine(); }
+  MachineKey machine() const override { return arch::host_machine().key(); }
   pid_t pid() const override { return getpid(); }
   Result<pid_t> next_thread(pid_t after) override {
     const pid_t self = static_cast<pid_t>(syscall(SYS_gettid));
@@ -525,7 +525,7 @@ fw_status fw_target_backend(fw_context* context, const fw_backend* backend, void
                                      " is smaller than this library's fw_backend");
   if (!backend->next_thread || !backend->set_initial_registers || !backend->memory_read)
     return fail(FW_ERR_ARGUMENT, "fw_target_backend: next_thread, set_initial_registers and memory_read are required");
-  if (!arch::machine_for(static_cast<uint16_t>(backend->machine)))
+  if (!arch::machine_for(usual_machine_key(static_cast<uint16_t>(backend->machine))))
     return fail(FW_ERR_UNSUPPORTED, "fw_target_backend: machine " + std::to_string(backend->machine) +
                                         " is not one framewalk unwinds (" + arch::supported_machine_names() + ")");
   return guarded([&] {
@@ -585,7 +585,7 @@ void fw_target_free(fw_target* target) {
 
 int fw_target_pid(const fw_target* target) { return target ? target->target->pid() : 0; }
 
-int fw_target_machine(const fw_target* target) { return target ? target->target->machine() : 0; }
+int fw_target_machine(const fw_target* target) { return target ? target->target->machine().elf_machine : 0; }
 
 const char* fw_target_warning(const fw_target* target, size_t i) {
   if (!target) return nullptr;

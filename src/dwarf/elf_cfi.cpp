@@ -71,7 +71,7 @@ void ElfCfi::add_sections_of(std::shared_ptr<const elf::ElfFile> file, const Elf
     info.kind = is_eh ? dwarf::CfiKind::kEhFrame : dwarf::CfiKind::kDebugFrame;
     info.endian = file->endian();
     info.address_size = static_cast<uint8_t>(file->address_size());
-    info.arch = arch::arch_for_machine(file->machine());
+    info.arch = arch::dwarf_arch_for(file->machine_key());
     info.bases.section_address = is_eh ? s.address : 0;
     if (options.readelf_compatible) {
       info.bases.has_text = info.bases.has_data = info.bases.has_func = true;

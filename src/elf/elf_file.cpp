@@ -62,8 +62,7 @@ Result<void> ElfFile::parse_headers() {
   FW_TRY(uint64_t phoff, r.address(asz));
   phoff_ = phoff;
   FW_TRY(uint64_t shoff, r.address(asz));
-  FW_TRY(uint32_t flags, r.u32());
-  (void)flags;
+  FW_TRY(flags_, r.u32());
   FW_TRY(uint16_t ehsize, r.u16());
   (void)ehsize;
   FW_TRY(uint16_t phentsize, r.u16());
@@ -438,24 +437,6 @@ std::vector<std::string_view> strings_at(Bytes table, const std::vector<uint32_t
     out[i] = std::string_view(base + at, nul - at);
   }
   return out;
-}
-
-std::string machine_name(uint16_t machine, bool is_64, Endian endian) {
-  const bool big = endian == Endian::kBig;
-  switch (machine) {
-    case kEm386: return "i386";
-    case kEmX86_64: return is_64 ? "x86-64" : "x32";
-    case kEmAarch64: return big ? "AArch64 (big-endian)" : "AArch64";
-    case kEmArm: return big ? "ARM (big-endian)" : "ARM";
-    case kEmPpc: return "ppc";
-    case kEmPpc64: return big ? "ppc64" : "ppc64le";
-    case kEmS390: return is_64 ? "s390x" : "s390";
-    case kEmMips: return std::string(is_64 ? "mips64" : "mips") + (big ? "" : "el");
-    case kEmSparcv9: return "sparc64";
-    case kEmRiscv: return is_64 ? "riscv64" : "riscv32";
-    case kEmLoongarch: return is_64 ? "loongarch64" : "loongarch32";
-    default: return "e_machine " + std::to_string(machine);
-  }
 }
 
 // ---- the cache of inflated sections (elf/section_cache.hpp) ----------------------------

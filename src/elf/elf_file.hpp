@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/byte_reader.hpp"
+#include "base/machine_key.hpp"
 #include "base/mapped_file.hpp"
 #include "base/reserved_buffer.hpp"
 #include "base/result.hpp"
@@ -25,8 +26,10 @@ inline constexpr uint64_t kShfAlloc = 0x2, kShfExecinstr = 0x4, kShfCompressed =
 inline constexpr uint32_t kPfX = 1, kPfW = 2, kPfR = 4;
 inline constexpr uint32_t kPtLoad = 1, kPtDynamic = 2, kPtInterp = 3, kPtNote = 4, kPtPhdr = 6, kPtGnuEhFrame = 0x6474e550,
                           kPtGnuSframe = 0x6474e554;
-inline constexpr uint16_t kEm386 = 3, kEmMips = 8, kEmPpc = 20, kEmPpc64 = 21, kEmS390 = 22, kEmArm = 40,
-                          kEmSparcv9 = 43, kEmX86_64 = 62, kEmAarch64 = 183, kEmRiscv = 243, kEmLoongarch = 258;
+// The e_machine numbers: base/machine_key.hpp.
+using framewalk::kEm386, framewalk::kEmMips, framewalk::kEmPpc, framewalk::kEmPpc64, framewalk::kEmS390,
+    framewalk::kEmArm, framewalk::kEmSparcv9, framewalk::kEmX86_64, framewalk::kEmAarch64, framewalk::kEmRiscv,
+    framewalk::kEmLoongarch;
 
 struct Section {
   uint32_t index = 0;
@@ -70,6 +73,9 @@ class ElfFile {
   unsigned address_size() const { return is_64_ ? 8 : 4; }
   uint16_t type() const { return type_; }
   uint16_t machine() const { return machine_; }
+  uint32_t flags() const { return flags_; }  // e_flags
+  // e_machine with what tells machines of one number apart.
+  MachineKey machine_key() const { return {machine_, is_64_, endian_, flags_}; }
   uint64_t entry() const { return entry_; }
   uint64_t program_header_offset() const { return phoff_; }  // e_phoff
   Bytes image() const { return image_->bytes(); }
@@ -117,6 +123,7 @@ class ElfFile {
   Endian endian_ = Endian::kLittle;
   uint16_t type_ = 0;
   uint16_t machine_ = 0;
+  uint32_t flags_ = 0;
   uint64_t entry_ = 0;
   std::vector<Section> sections_;
   std::vector<Segment> segments_;
@@ -151,11 +158,6 @@ inline constexpr uint64_t kMaxDecompressedSize = uint64_t{1} << 31;
 Result<ReservedBuffer> decompress_zlib(Bytes input, uint64_t expected_size);
 Result<ReservedBuffer> decompress_zstd(Bytes input, uint64_t expected_size);
 Result<std::vector<uint8_t>> decompress_xz(Bytes input, uint64_t max_size);
-
-// The machine an ELF header names, as its users call it ("x86-64", "AArch64",
-// "ppc64le", "s390x"...): class and byte order tell apart the variants that
-// share an e_machine. An unknown number reads "e_machine N".
-std::string machine_name(uint16_t machine, bool is_64, Endian endian);
 
 // CRC-32 as used by .gnu_debuglink.
 uint32_t gnu_debuglink_crc32(Bytes data, uint32_t crc = 0);

@@ -436,7 +436,7 @@ __attribute__((noinline)) bool general_steps(const WalkStart& start, WalkState& 
   ReadableRange code_range;
   CheckedMemory code(code_range);
   const CachedOwnTables tables(rules, stats);
-  const Unwinder unwinder(g_no_modules, memory, code, host.elf_machine());
+  const Unwinder unwinder(g_no_modules, memory, code, host.key());
   UnwindOptions options;
   options.first_is_return_address = !w.activation;
   options.row_finder = &tables;

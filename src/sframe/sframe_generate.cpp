@@ -41,7 +41,7 @@ struct MachineContext {
   std::string why_ra_column, why_fp_undefined, why_fp_expression, why_flex_cfa_reg;
 
   explicit MachineContext(Abi a) : abi(a), regs(abi_registers(a)) {
-    const arch::ArchInfo* info = arch::arch_for_machine(abi_elf_machine(a));
+    const arch::ArchInfo* info = arch::dwarf_arch_for(abi_machine_key(a));
     auto name = [&](uint16_t reg) {
       const char* n = arch::dwarf_register_name(info, reg);
       return n ? std::string(n) : "r" + std::to_string(reg);
@@ -554,7 +554,7 @@ framewalk::Result<GeneratedSection> generate_sframe(std::shared_ptr<const elf::E
                                                     const GenerateOptions& options) {
   // The machines framewalk writes SFrame for: x86-64 and AArch64 (s390x's
   // SFrame is read, not written).
-  const std::optional<Abi> abi = abi_for_elf(file->machine(), file->is_64(), file->endian());
+  const std::optional<Abi> abi = abi_for_elf(file->machine_key());
   if (!abi || *abi == Abi::kS390xBig) return framewalk::Error{ErrorCode::kUnsupportedElf, 18};
   if (file->type() == elf::kEtRel) return framewalk::Error{ErrorCode::kUnsupportedElf, 16};
   FW_TRY(ElfCfi cfi, ElfCfi::load(file, sframe_cfi_options()));

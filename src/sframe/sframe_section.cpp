@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "arch/frame_registers.hpp"
+#include "arch/arch.hpp"
 #include "base/packed_leb128.hpp"
 
 namespace framewalk::sframe {
@@ -39,30 +39,27 @@ constexpr uint8_t kDwOpBreg0 = 0x70, kDwOpBregx = 0x92, kDwOpDeref = 0x06;
 
 }  // namespace
 
-uint16_t abi_elf_machine(Abi abi) {
+MachineKey abi_machine_key(Abi abi) {
   switch (abi) {
-    case Abi::kAarch64Big:
-    case Abi::kAarch64Little: return 183;
-    case Abi::kS390xBig: return 22;
+    case Abi::kAarch64Big: return {kEmAarch64, true, Endian::kBig, 0};
+    case Abi::kAarch64Little: return {kEmAarch64, true, Endian::kLittle, 0};
+    case Abi::kS390xBig: return {kEmS390, true, Endian::kBig, 0};
     case Abi::kAmd64Little: break;
   }
-  return 62;
+  return {kEmX86_64, true, Endian::kLittle, 0};
 }
 
-std::optional<Abi> abi_for_elf(uint16_t elf_machine, bool is_64, Endian endian) {
-  if (!is_64) return std::nullopt;
-  const bool little = endian == Endian::kLittle;
-  switch (elf_machine) {
-    case 62: return little ? std::optional<Abi>(Abi::kAmd64Little) : std::nullopt;
-    case 183: return little ? Abi::kAarch64Little : Abi::kAarch64Big;
-    case 22: return little ? std::nullopt : std::optional<Abi>(Abi::kS390xBig);
-    default: return std::nullopt;
+std::optional<Abi> abi_for_elf(const MachineKey& machine) {
+  for (Abi abi : {Abi::kAmd64Little, Abi::kAarch64Little, Abi::kAarch64Big, Abi::kS390xBig}) {
+    const MachineKey k = abi_machine_key(abi);
+    if (k.elf_machine == machine.elf_machine && k.is_64 == machine.is_64 && k.endian == machine.endian) return abi;
   }
+  return std::nullopt;
 }
 
 AbiRegisters abi_registers(Abi abi) {
-  // Every ABI's machine has FrameRegisters (arch/frame_registers.hpp).
-  const arch::FrameRegisters& m = *arch::frame_registers_for(abi_elf_machine(abi));
+  // Every ABI's machine has a descriptor (arch/<machine>/registers).
+  const arch::ArchInfo& m = *arch::dwarf_arch_for(abi_machine_key(abi));
   return {m.stack_pointer, m.frame_pointer, m.return_address, m.program_counter, m.link_register};
 }
 

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "base/byte_reader.hpp"
+#include "base/machine_key.hpp"
 #include "sframe/sframe_error.hpp"
 
 namespace framewalk::sframe {
@@ -71,11 +72,11 @@ struct AbiRegisters {
 };
 AbiRegisters abi_registers(Abi abi);
 
-// The ELF e_machine of an ABI (EM_AARCH64, EM_X86_64, EM_S390).
-uint16_t abi_elf_machine(Abi abi);
-// The ABI of an ELF file, or nullopt for a machine SFrame has no ABI for
-// (also a 32-bit file, or a byte order the ABI does not have).
-std::optional<Abi> abi_for_elf(uint16_t elf_machine, bool is_64, Endian endian);
+// The machine of an ABI (x86-64, AArch64 of either byte order, s390x).
+MachineKey abi_machine_key(Abi abi);
+// The ABI of an ELF file's machine, or nullopt for a machine SFrame has no
+// ABI for (x32, i386, 31-bit s390, little-endian s390x...).
+std::optional<Abi> abi_for_elf(const MachineKey& machine);
 // AArch64: FREs may carry a signed RA and FDEs the PAC key.
 inline bool abi_has_pauth(Abi abi) { return abi == Abi::kAarch64Big || abi == Abi::kAarch64Little; }
 

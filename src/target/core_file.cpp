@@ -239,11 +239,9 @@ Result<std::unique_ptr<CoreFile>> CoreFile::parse(std::shared_ptr<const FileImag
   core->name_ = name;
   FW_TRY(core->core_, elf::ElfFile::parse(std::move(image), name));
   if (core->core_->type() != elf::kEtCore) return Error{ErrorCode::kUnsupportedElf, 16};
-  core->machine_ = arch::machine_for(core->core_->machine());
-  // A descriptor reads its machine's registers in one word size and byte
-  // order: an x32, armeb or aarch64_be core is another machine to it.
-  if (!core->machine_ || core->machine_->address_size() != core->core_->address_size() ||
-      core->machine_->endian() != core->core_->endian())
+  // An x32, armeb or aarch64_be core is another machine than x86-64's, ARM's, AArch64's.
+  core->machine_ = arch::machine_for(core->core_->machine_key());
+  if (!core->machine_)
     return Error{ErrorCode::kUnsupportedMachine, core->core_->machine()};
   FW_CHECK(core->parse_notes());
   const uint64_t size = core->core_->image().size();

@@ -52,7 +52,7 @@ class CoreFile {
   const std::string& process_name() const { return process_name_; }
   const std::vector<CoreThread>& threads() const { return threads_; }
   const std::vector<CoreMapping>& mappings() const { return mappings_; }
-  uint16_t machine() const { return core_->machine(); }
+  MachineKey machine() const { return core_->machine_key(); }
   // The bits a pointer authentication code occupies in code addresses, from
   // NT_ARM_PAC_MASK; nullopt when the core has no such note.
   std::optional<uint64_t> pointer_auth_mask() const { return pointer_auth_mask_; }

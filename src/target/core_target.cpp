@@ -15,7 +15,7 @@ namespace {
 // A core of a machine framewalk does not unwind: which machine it is.
 std::string foreign_core_text(const std::string& path, const Error& e) {
   std::string machine = "e_machine " + std::to_string(e.offset);
-  if (auto f = elf::ElfFile::open(path)) machine = elf::machine_name((*f)->machine(), (*f)->is_64(), (*f)->endian());
+  if (auto f = elf::ElfFile::open(path)) machine = machine_name((*f)->machine_key());
   return "a core file of " + machine + ": framewalk cannot unwind " + machine + " yet (it unwinds " +
          arch::supported_machine_names() + ")";
 }

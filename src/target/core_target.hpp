@@ -27,7 +27,7 @@ class CoreTarget final : public Target {
   // A core already parsed (tests, a core in memory).
   CoreTarget(std::unique_ptr<CoreFile> core, std::shared_ptr<ModuleCache> cache);
 
-  uint16_t machine() const override { return core_->machine(); }
+  MachineKey machine() const override { return core_->machine(); }
   pid_t pid() const override { return core_->pid(); }
   std::string process_name() const override { return core_->process_name(); }
   Result<pid_t> next_thread(pid_t after) override;

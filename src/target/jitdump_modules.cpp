@@ -69,7 +69,7 @@ std::optional<Module> jitdump_module(const JitdumpFile& file, const symbol::JitC
   if (!load.unwinding_info || load.code_size == 0) return std::nullopt;
   const symbol::JitUnwindingInfo& unwind = dump.unwinding_infos[*load.unwinding_info];
   if (unwind.eh_frame.empty()) return std::nullopt;  // "use frame pointers"
-  const arch::Machine* machine = arch::machine_for(static_cast<uint16_t>(dump.header.elf_mach));
+  const arch::Machine* machine = arch::machine_for(usual_machine_key(static_cast<uint16_t>(dump.header.elf_mach)));
   if (!machine) return std::nullopt;
   elf::SyntheticImage image;
   image.machine = machine->elf_machine();

@@ -79,7 +79,7 @@ LiveTarget::LiveTarget(pid_t pid, const LiveOptions& options, std::shared_ptr<Mo
 
 LiveTarget::~LiveTarget() { detach(); }
 
-uint16_t LiveTarget::machine() const { return session_.machine().elf_machine(); }
+MachineKey LiveTarget::machine() const { return session_.machine().key(); }
 
 std::string LiveTarget::process_name() const { return framewalk::thread_name(pid_, pid_); }
 

@@ -50,7 +50,7 @@ class LiveTarget final : public Target {
                                                   std::shared_ptr<ModuleCache> cache);
   ~LiveTarget() override;
 
-  uint16_t machine() const override;
+  MachineKey machine() const override;
   pid_t pid() const override { return pid_; }
   std::string process_name() const override;
   Result<pid_t> next_thread(pid_t after) override;

@@ -164,7 +164,7 @@ void LocalUnwinder::refresh() {
     (void)m->data->symbols();
     (void)m->data->sframe();  // the step loop reads it where CFI has no row
   }
-  state->unwinder = std::make_unique<Unwinder>(state->modules, state->memory, arch::host_machine().elf_machine());
+  state->unwinder = std::make_unique<Unwinder>(state->modules, state->memory, arch::host_machine().key());
   State* old = current_.exchange(state.release());
   // Walks that began before the flip may still hold `old`.
   const int old_parity = static_cast<int>(epoch_.fetch_add(1) & 1);

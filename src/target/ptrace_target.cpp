@@ -294,21 +294,26 @@ void forget_tracer_task(pid_t task) {
 const arch::Machine& process_machine(pid_t pid) {
   char path[64];
   std::snprintf(path, sizeof path, "/proc/%d/exe", pid);
-  uint8_t header[20];
+  uint8_t header[52];  // up to a 64-bit header's e_flags
   const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return arch::host_machine();
   const ssize_t n = ::read(fd, header, sizeof header);
   ::close(fd);
   if (n != static_cast<ssize_t>(sizeof header) || std::memcmp(header, "\x7f" "ELF", 4) != 0)
     return arch::host_machine();
-  const bool little = header[5] == 1;
-  const uint16_t machine = little ? static_cast<uint16_t>(header[18] | header[19] << 8)
-                                  : static_cast<uint16_t>(header[18] << 8 | header[19]);
-  const arch::Machine* m = arch::machine_for(machine);
-  const unsigned word = header[4] == 2 ? 8 : 4;
-  if (!m || m->address_size() != word || m->endian() != (little ? Endian::kLittle : Endian::kBig))
-    return arch::host_machine();
-  return *m;
+  MachineKey key;
+  key.is_64 = header[4] == 2;
+  key.endian = header[5] == 1 ? Endian::kLittle : Endian::kBig;
+  auto field = [&](size_t at, unsigned size) {
+    uint32_t v = 0;
+    for (unsigned i = 0; i < size; ++i)
+      v |= uint32_t{header[at + i]} << (key.endian == Endian::kLittle ? 8 * i : 8 * (size - 1 - i));
+    return v;
+  };
+  key.elf_machine = static_cast<uint16_t>(field(18, 2));
+  key.flags = field(key.is_64 ? 48 : 36, 4);
+  const arch::Machine* m = arch::machine_for(key);
+  return m ? *m : arch::host_machine();
 }
 
 bool process_exists(pid_t pid, std::string* why) {

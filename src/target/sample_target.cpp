@@ -211,7 +211,7 @@ size_t ModuleTracker::read_memory_jit(Process& p, uint32_t pid, uint64_t time) {
   return added;
 }
 
-SampleTarget::SampleTarget(uint16_t elf_machine) : machine_(elf_machine), descriptor_(arch::machine_for(elf_machine)) {}
+SampleTarget::SampleTarget(uint16_t elf_machine) : machine_(elf_machine), descriptor_(arch::machine_for(usual_machine_key(elf_machine))) {}
 
 void SampleTarget::set_sample(const perf::Sample& sample, const ModuleMap* modules) {
   sample_ = &sample;

@@ -113,7 +113,7 @@ class SampleTarget final : public Target {
   // must stay valid while it is walked) of a process with `modules`.
   void set_sample(const perf::Sample& sample, const ModuleMap* modules);
 
-  uint16_t machine() const override { return machine_; }
+  MachineKey machine() const override { return usual_machine_key(machine_); }
   pid_t pid() const override { return static_cast<pid_t>(pid_); }
   Result<pid_t> next_thread(pid_t after) override { return after == 0 ? static_cast<pid_t>(tid_) : 0; }
   // kNoRegisters when the sample has none (no REGS_USER, or a kernel thread's).

@@ -19,11 +19,15 @@ namespace framewalk {
 
 namespace {
 
+// As uname -m names them.
 struct MachineName {
   const char* name;
-  uint16_t elf_machine;
+  MachineKey key;
 };
-constexpr MachineName kMachines[] = {{"x86_64", 62}, {"aarch64", 183}, {"arm", 40}};
+const MachineName kMachines[] = {{"x86_64", usual_machine_key(kEmX86_64)},
+                                 {"aarch64", usual_machine_key(kEmAarch64)},
+                                 {"arm", usual_machine_key(kEmArm)},
+                                 {"i386", usual_machine_key(kEm386)}};
 
 bool read_file(const std::string& path, std::string* out) {
   std::ifstream in(path, std::ios::binary);
@@ -101,8 +105,9 @@ Result<SnapshotData> read_snapshot(const std::string& directory, std::string* pr
   if (!read_file(directory + "/machine", &text)) return fail("machine", std::strerror(errno), ErrorCode::kIoError, errno);
   const std::string name = trim(text);
   for (const MachineName& m : kMachines)
-    if (name == m.name) data.machine = m.elf_machine;
-  if (!data.machine) return fail("machine", "unknown machine '" + name + "' (x86_64, aarch64 or arm)");
+    if (name == m.name) data.machine = m.key;
+  if (!data.machine.elf_machine)
+    return fail("machine", "unknown machine '" + name + "' (x86_64, aarch64, arm or i386)");
   if (read_file(directory + "/pid", &text)) data.pid = static_cast<pid_t>(std::atoi(text.c_str()));
   if (read_file(directory + "/name", &text)) data.name = trim(text);
   if (!read_file(directory + "/maps", &text)) return fail("maps", std::strerror(errno), ErrorCode::kIoError, errno);
@@ -168,8 +173,8 @@ Result<void> write_snapshot(const SnapshotData& data, const std::string& directo
   };
   std::string machine;
   for (const MachineName& m : kMachines)
-    if (m.elf_machine == data.machine) machine = m.name;
-  if (machine.empty()) return Error{ErrorCode::kUnsupportedMachine, data.machine};
+    if (arch::arch_for(m.key) && arch::arch_for(m.key) == arch::arch_for(data.machine)) machine = m.name;
+  if (machine.empty()) return Error{ErrorCode::kUnsupportedMachine, data.machine.elf_machine};
   bool good = write("machine", machine + "\n") && write("pid", std::to_string(data.pid) + "\n") &&
               (data.name.empty() || write("name", data.name + "\n"));
   // Objects in memory only: files of their own, named in maps by their

@@ -34,7 +34,7 @@
 namespace framewalk {
 
 struct SnapshotData {
-  uint16_t machine = 0;  // ELF e_machine
+  MachineKey machine{0};
   pid_t pid = 0;
   std::string name;
   std::vector<MapEntry> maps;
@@ -90,7 +90,7 @@ class SnapshotTarget final : public Target {
  public:
   SnapshotTarget(SnapshotData data, std::shared_ptr<ModuleCache> cache, std::string sysroot = "");
 
-  uint16_t machine() const override { return data_.machine; }
+  MachineKey machine() const override { return data_.machine; }
   pid_t pid() const override { return data_.pid; }
   std::string process_name() const override { return data_.name; }
   Result<pid_t> next_thread(pid_t after) override;

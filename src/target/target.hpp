@@ -28,7 +28,7 @@ class Target {
   virtual ~Target() = default;
 
   // ELF e_machine of the target's code (EM_X86_64, EM_AARCH64, EM_ARM).
-  virtual uint16_t machine() const = 0;
+  virtual MachineKey machine() const = 0;
   virtual pid_t pid() const = 0;
   virtual std::string process_name() const { return {}; }
 

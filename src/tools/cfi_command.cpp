@@ -164,7 +164,7 @@ void CfiDumper::dump_elf(const std::shared_ptr<elf::ElfFile>& file, bool in_arch
     std::fprintf(stderr, "framewalk: %s\n", note.c_str());
     status_ = 1;
   }
-  const arch::ArchInfo* arch = arch::arch_for_machine(file->machine());
+  const arch::ArchInfo* arch = arch::dwarf_arch_for(file->machine_key());
   auto on_problem = [&](const dump::DumpProblem& p) {
     std::string where = p.source->section_name;
     std::string msg = std::string(to_string(p.error.code)) + " at offset " + hex(p.error.offset) + " of " + where;

@@ -148,7 +148,7 @@ int run_check_command(const CheckCommandOptions& options) {
     return 1;
   }
 
-  const arch::ArchInfo* arch = arch::arch_for_machine((*file)->machine());
+  const arch::ArchInfo* arch = arch::dwarf_arch_for((*file)->machine_key());
   const elf::SymbolTable symbols = elf::SymbolTable::load(*file);
   if (!options.summary_only) {
     for (const sframe::RowDifference& d : r.differences) {

@@ -19,7 +19,7 @@ int dump_file(const std::string& path, bool readelf, bool name_file) {
   }
   const elf::ElfFile& f = **file;
   if (f.machine() != elf::kEmArm) {
-    report(path, "a file of " + elf::machine_name(f.machine(), f.is_64(), f.endian()) +
+    report(path, "a file of " + machine_name(f.machine_key()) +
                      ": framewalk exidx reads the EHABI tables of 32-bit ARM files only");
     return 1;
   }

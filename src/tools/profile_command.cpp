@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "arch/machine.hpp"
 #include "elf/elf_file.hpp"
 #include "tools/messages.hpp"
 
@@ -112,16 +113,6 @@ bool contains(Bytes bytes, std::string_view text) {
   return std::string_view(begin, bytes.size()).find(text) != std::string_view::npos;
 }
 
-#if defined(__x86_64__)
-constexpr uint16_t kHostMachine = elf::kEmX86_64;
-#elif defined(__aarch64__)
-constexpr uint16_t kHostMachine = elf::kEmAarch64;
-#elif defined(__arm__)
-constexpr uint16_t kHostMachine = elf::kEmArm;
-#else
-constexpr uint16_t kHostMachine = 0;
-#endif
-constexpr bool kHost64 = sizeof(void*) == 8;
 
 // What a static program adds to its link with libframewalk_mcount.a: the
 // runtime's pthread_create and longjmp family in place of the C library's
@@ -139,9 +130,10 @@ Plan plan_for(const std::string& shown, const std::string& program) {
   auto file = elf::ElfFile::open(program);
   if (!file) return Plan::kPreload;  // not ELF (a script): its programs inherit LD_PRELOAD
   const elf::ElfFile& f = **file;
-  if (f.machine() != kHostMachine || f.is_64() != kHost64) {
-    say(shown + ": a program of " + elf::machine_name(f.machine(), f.is_64(), f.endian()) + "; this framewalk's " +
-        kLibraryName + " is for " + elf::machine_name(kHostMachine, kHost64, Endian::kLittle));
+  const arch::ArchInfo& host = arch::host_machine().info();
+  if (!host.matches(f.machine_key())) {
+    say(shown + ": a program of " + machine_name(f.machine_key()) + "; this framewalk's " + kLibraryName +
+        " is for " + machine_name(host.key));
     return Plan::kRefuse;
   }
   const bool dynamic = std::any_of(f.segments().begin(), f.segments().end(),

@@ -47,7 +47,7 @@ std::string describe(const Where& w, const sframe::Error& e) {
 
 // Register names for the rows: the ABI's machine's (s390x, whose names
 // framewalk does not know, prints rN).
-const arch::ArchInfo* arch_for(sframe::Abi abi) { return arch::arch_for_machine(sframe::abi_elf_machine(abi)); }
+const arch::ArchInfo* arch_for(sframe::Abi abi) { return arch::dwarf_arch_for(sframe::abi_machine_key(abi)); }
 
 void print_row(const sframe::SframeRow& r, const arch::ArchInfo* arch, Endian endian) {
   const UnwindRow& row = r.row;

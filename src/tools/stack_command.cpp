@@ -185,7 +185,7 @@ int run_core(const StackCommandOptions& options, RowCache* rows) {
   class OneThread final : public Target {
    public:
     OneThread(Target& inner, pid_t tid) : inner_(inner), tid_(tid) {}
-    uint16_t machine() const override { return inner_.machine(); }
+    MachineKey machine() const override { return inner_.machine(); }
     pid_t pid() const override { return inner_.pid(); }
     std::string process_name() const override { return inner_.process_name(); }
     Result<pid_t> next_thread(pid_t after) override {

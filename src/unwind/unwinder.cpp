@@ -80,14 +80,14 @@ class RegisterInputs final : public dwarf::ExpressionInputs {
 
 }  // namespace
 
-Unwinder::Unwinder(const ModuleMap& modules, Memory& memory, uint16_t elf_machine)
+Unwinder::Unwinder(const ModuleMap& modules, Memory& memory, const MachineKey& machine)
     : modules_(modules), memory_(memory), module_code_(modules, memory),
-      machine_(arch::machine_for(elf_machine)), elf_machine_(elf_machine),
+      machine_(arch::machine_for(machine)), elf_machine_(machine.elf_machine),
       pointer_auth_mask_(machine_ ? machine_->default_pointer_auth_mask() : 0) {}
 
-Unwinder::Unwinder(const ModuleMap& modules, Memory& memory, Memory& code, uint16_t elf_machine)
+Unwinder::Unwinder(const ModuleMap& modules, Memory& memory, Memory& code, const MachineKey& machine)
     : modules_(modules), memory_(memory), module_code_(modules, memory), code_(&code),
-      machine_(arch::machine_for(elf_machine)), elf_machine_(elf_machine),
+      machine_(arch::machine_for(machine)), elf_machine_(machine.elf_machine),
       pointer_auth_mask_(machine_ ? machine_->default_pointer_auth_mask() : 0) {}
 
 Result<arch::RegisterFile> Unwinder::apply_row(const UnwindRow& row, const arch::RegisterFile& callee) const {

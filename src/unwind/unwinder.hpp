@@ -217,10 +217,10 @@ class Unwinder {
   // modules' file images first (CodeMemory). For a machine without a
   // descriptor (arch::machine_for), every walk stops at once with
   // kUnsupportedMachine and apply_row fails.
-  Unwinder(const ModuleMap& modules, Memory& memory, uint16_t elf_machine);
+  Unwinder(const ModuleMap& modules, Memory& memory, const MachineKey& machine);
   // Instructions read from `code` (its own memory, e.g. one that probes
   // pages apart from the stack's) rather than the modules' images.
-  Unwinder(const ModuleMap& modules, Memory& memory, Memory& code, uint16_t elf_machine);
+  Unwinder(const ModuleMap& modules, Memory& memory, Memory& code, const MachineKey& machine);
 
   // Null for an unsupported machine.
   const arch::Machine* machine() const { return machine_; }

@@ -38,7 +38,7 @@ class PerfSampleDriver {
     info_ = &info;
     machine_ = machine_of_perf_arch(info.arch);
     if (machine_ == 0) machine_ = options_.machine ? options_.machine : arch::host_machine().elf_machine();
-    descriptor_ = arch::machine_for(machine_);
+    descriptor_ = arch::machine_for(usual_machine_key(machine_));
     target_ = std::make_unique<SampleTarget>(machine_);
     tracker_.set_build_ids(info.build_ids);
     tracker_.set_recorded_kernel(info.osrelease);

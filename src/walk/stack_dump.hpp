@@ -24,7 +24,7 @@ struct ThreadStack {
 struct StackDump {
   pid_t pid = 0;
   std::string process_name;
-  uint16_t machine = 0;  // ELF e_machine
+  MachineKey machine{0};
   std::vector<ThreadStack> threads;
   uint64_t pause_ns = 0;
   // The thread list could not be read to its end (the error's sentence).

@@ -45,7 +45,7 @@ constexpr uint32_t kB = 0x14000010, kBr = 0xd61f0020, kRet = 0xd65f03c0, kAutias
 const RegisterRule* rule(const UnwindRow& row, uint16_t reg) { return row.find(reg); }
 
 TEST(Aarch64Machine, IsTheDescriptorForEm183) {
-  const arch::Machine* m = arch::machine_for(183);
+  const arch::Machine* m = arch::machine_for(usual_machine_key(183));
   ASSERT_NE(m, nullptr);
   EXPECT_EQ(m, &a::machine());
   EXPECT_EQ(m->address_size(), 8);
@@ -332,7 +332,7 @@ class SparseMemory final : public test::SparseMemory {
 TEST(Aarch64Unwind, LeafActivationReturnsThroughTheLinkRegister) {
   SparseMemory mem;
   static const ModuleMap no_modules;
-  Unwinder unwinder(no_modules, mem, 183);
+  Unwinder unwinder(no_modules, mem, usual_machine_key(183));
   arch::RegisterFile regs;
   regs.set(a::kPc, 0x400100);
   regs.set(a::kSp, 0x7000);

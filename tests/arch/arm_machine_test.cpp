@@ -55,7 +55,7 @@ bool follows_call(const std::vector<uint8_t>& tail) {
 }
 
 TEST(MachineFor, Arm) {
-  const Machine* arm = machine_for(40);
+  const Machine* arm = machine_for(usual_machine_key(40));
   ASSERT_NE(arm, nullptr);
   EXPECT_EQ(arm, &a::machine());
   EXPECT_EQ(arm->elf_machine(), 40);
@@ -612,7 +612,7 @@ TEST(ArmMachine, ActivationsOutsideTheBodyForTablesOfTheBody) {
   f.in.activation = false;
   EXPECT_FALSE(m().activation_row_outside_body(f.in, &row));
   // The x86-64 machine's CFI holds everywhere.
-  EXPECT_FALSE(machine_for(62)->activation_row_outside_body(f.in, &row));
+  EXPECT_FALSE(machine_for(usual_machine_key(62))->activation_row_outside_body(f.in, &row));
 }
 
 TEST(ArmInstruction, PrologueForms) {

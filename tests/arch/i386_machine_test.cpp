@@ -28,7 +28,7 @@ std::vector<uint8_t> numbered_words(size_t count) {
 }
 
 TEST(MachineFor, I386) {
-  const Machine* m = machine_for(3);
+  const Machine* m = machine_for(usual_machine_key(3));
   ASSERT_NE(m, nullptr);
   EXPECT_EQ(m, &x::machine());
   EXPECT_EQ(m->stack_pointer(), x::kEsp);
@@ -131,7 +131,7 @@ void expect_restored(uint64_t pc, uint64_t sp, uint64_t context, const uint8_t* 
   ASSERT_TRUE(x::machine().signal_frame_row(mem, pc, &row));
   EXPECT_TRUE(row.signal_frame);
   static const ModuleMap no_modules;
-  Unwinder unwinder(no_modules, mem, 3);
+  Unwinder unwinder(no_modules, mem, usual_machine_key(3));
   RegisterFile regs;
   regs.set(x::kEip, pc);
   regs.set(x::kEsp, sp);
@@ -239,7 +239,7 @@ TEST(I386Machine, RealignedMainReadsTheSavedCfa) {
   mem.put(0x70f0, 0x7204, 4);       // ecx: the entry esp + 4
   mem.put(0x7200, 0x8049123, 4);    // the return address, at the entry esp
   static const ModuleMap no_modules;
-  Unwinder unwinder(no_modules, mem, 3);
+  Unwinder unwinder(no_modules, mem, usual_machine_key(3));
   RegisterFile regs = registers(0x7000, 0x7100);
   regs.set(x::kEip, 0x8048500);
   auto caller = unwinder.apply_row(row, regs);
@@ -266,7 +266,7 @@ TEST(I386Machine, FramePointerChain) {
   mem.put(0x7104, 0x7200, 4);
   mem.put(0x7108, 0x8049123, 4);
   static const ModuleMap no_modules;
-  Unwinder unwinder(no_modules, mem, 3);
+  Unwinder unwinder(no_modules, mem, usual_machine_key(3));
   auto caller = unwinder.apply_row(row, good);
   ASSERT_TRUE(caller.ok());
   EXPECT_EQ(caller->get(x::kEip), 0x8049123u);

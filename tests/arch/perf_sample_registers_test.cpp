@@ -20,7 +20,7 @@ namespace framewalk::arch {
 namespace {
 
 TEST(PerfSampleRegisters, X86_64InTheKernelsOrder) {
-  const Machine& m = *machine_for(elf::kEmX86_64);
+  const Machine& m = *machine_for(usual_machine_key(elf::kEmX86_64));
   // AX, BX, BP, SP, IP, R15: bits 0, 1, 6, 7, 8, 23.
   const uint64_t mask = 1u << 0 | 1u << 1 | 1u << 6 | 1u << 7 | 1u << 8 | 1u << 23;
   const uint64_t values[] = {0xa0, 0xb0, 0x7ffe1000, 0x7ffe0f00, 0x401234, 0xf15};
@@ -38,7 +38,7 @@ TEST(PerfSampleRegisters, X86_64InTheKernelsOrder) {
 }
 
 TEST(PerfSampleRegisters, AArch64AndArm) {
-  const Machine& a64 = *machine_for(elf::kEmAarch64);
+  const Machine& a64 = *machine_for(usual_machine_key(elf::kEmAarch64));
   const uint64_t values[] = {0x29, 0x30, 0xfff0, 0x400800};
   const uint64_t a64_mask = uint64_t{1} << 29 | uint64_t{1} << 30 | uint64_t{1} << 31 | uint64_t{1} << 32;
   RegisterFile r = a64.registers_from_perf_sample(a64_mask, values);
@@ -48,7 +48,7 @@ TEST(PerfSampleRegisters, AArch64AndArm) {
   EXPECT_EQ(r.value_or(32, 0), 0x400800u);   // pc
   EXPECT_EQ(a64.perf_sample_register_mask(), (uint64_t{1} << 33) - 1);
 
-  const Machine& arm = *machine_for(elf::kEmArm);
+  const Machine& arm = *machine_for(usual_machine_key(elf::kEmArm));
   const uint64_t arm_values[] = {0x7, 0xbeef0000, 0xf00d1234, 0x10401};
   r = arm.registers_from_perf_sample(1u << 7 | 1u << 13 | 1u << 14 | 1u << 15, arm_values);
   EXPECT_EQ(r.value_or(7, 0), 0x7u);

@@ -36,7 +36,7 @@ bool follows_call(const std::vector<uint8_t>& tail) {
 }
 
 TEST(MachineFor, X86_64) {
-  const Machine* m = machine_for(62);
+  const Machine* m = machine_for(usual_machine_key(62));
   ASSERT_NE(m, nullptr);
   EXPECT_EQ(m, &x::machine());
   EXPECT_EQ(m->elf_machine(), 62);
@@ -49,9 +49,9 @@ TEST(MachineFor, X86_64) {
 }
 
 TEST(MachineFor, MachinesWithoutADescriptorAreNull) {
-  EXPECT_EQ(machine_for(0), nullptr);    // EM_NONE
-  EXPECT_EQ(machine_for(22), nullptr);   // EM_S390: register names only
-  EXPECT_EQ(machine_for(0xffff), nullptr);
+  EXPECT_EQ(machine_for(usual_machine_key(0)), nullptr);    // EM_NONE
+  EXPECT_EQ(machine_for(usual_machine_key(22)), nullptr);   // EM_S390: register names only
+  EXPECT_EQ(machine_for(usual_machine_key(0xffff)), nullptr);
 }
 
 TEST(X86_64Machine, LookupPcIsInsideTheCallForReturnAddresses) {

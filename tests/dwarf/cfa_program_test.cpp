@@ -686,14 +686,14 @@ TEST(CfaProgramTest, Opcode2dTogglesNegateRaStateOnAarch64Only) {
                                    .u8(cfa::kAdvanceLoc | 4)
                                    .u8(cfa::kGnuWindowSave)
                                    .finish());
-  spec.arch = arch::arch_for_machine(183);
+  spec.arch = arch::arch_for(usual_machine_key(183));
   Program aarch64(spec);
   const Rows run = aarch64.run();
   ASSERT_TRUE(run.status.ok());
   ASSERT_EQ(run.rows.size(), 2u);
   EXPECT_TRUE(run.rows[0].negate_ra_state);
   EXPECT_FALSE(run.rows[1].negate_ra_state);
-  for (const arch::ArchInfo* other : {arch::arch_for_machine(62), arch::arch_for_machine(40),
+  for (const arch::ArchInfo* other : {arch::arch_for(usual_machine_key(62)), arch::arch_for(usual_machine_key(40)),
                                       static_cast<const arch::ArchInfo*>(nullptr)}) {
     SCOPED_TRACE(other ? other->name : "unknown machine");
     spec.arch = other;

@@ -484,7 +484,7 @@ TEST(ExpressionTest, FourByteSignedOperations) {
 
 // ---- the disassembler ------------------------------------------------------------------
 
-std::string disasm(const std::vector<uint8_t>& expr, const arch::ArchInfo* arch = arch::arch_for_machine(62),
+std::string disasm(const std::vector<uint8_t>& expr, const arch::ArchInfo* arch = arch::arch_for(usual_machine_key(62)),
                    const ExpressionOptions& o = {}) {
   return disassemble_expression(expr, o, arch);
 }
@@ -534,7 +534,7 @@ TEST(ExpressionTest, DisassemblyRegisterNames) {
   EXPECT_EQ(disasm({0x77, 0x08}, nullptr), "DW_OP_breg7 (?): 8");
   EXPECT_EQ(disasm({kBregx, 0xe8, 0x07, 0x00}), "DW_OP_bregx: 1000 (?) 0");
   EXPECT_EQ(disasm({kBregx, 0x10, 0x08}), "DW_OP_bregx: 16 (rip) 8");
-  EXPECT_EQ(disasm({0x77, 0x08}, arch::arch_for_machine(3)), "DW_OP_breg7 (edi): 8");
+  EXPECT_EQ(disasm({0x77, 0x08}, arch::arch_for(usual_machine_key(3))), "DW_OP_breg7 (edi): 8");
 }
 
 TEST(ExpressionTest, DisassemblyOfMalformedInput) {

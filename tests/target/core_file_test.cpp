@@ -59,7 +59,7 @@ TEST(CoreFile, CoresOfOtherMachinesAreNamedByTheirMachine) {
     ASSERT_FALSE(core.ok());
     EXPECT_EQ(core.error().code, ErrorCode::kUnsupportedMachine);
     EXPECT_EQ(core.error().offset, c.machine);
-    EXPECT_EQ(elf::machine_name(c.machine, c.is_64, c.big_endian ? Endian::kBig : Endian::kLittle), c.name);
+    EXPECT_EQ(machine_name(MachineKey{c.machine, c.is_64, c.big_endian ? Endian::kBig : Endian::kLittle, 0}), c.name);
   }
 }
 
@@ -155,7 +155,7 @@ TEST(CoreFile, Aarch64RegistersAndThePacMaskNote) {
     SCOPED_TRACE(with_mask);
     auto core = CoreFile::parse(FileImage::from_buffer(aarch64_core(with_mask)), "aarch64.core", CoreOptions{});
     ASSERT_TRUE(core.ok()) << to_string(core.error().code);
-    EXPECT_EQ((*core)->machine(), elf::kEmAarch64);
+    EXPECT_EQ((*core)->machine().elf_machine, elf::kEmAarch64);
     ASSERT_EQ((*core)->threads().size(), 1u);
     const CoreThread& t = (*core)->threads()[0];
     EXPECT_EQ(t.tid, 4242);

@@ -14,7 +14,7 @@
 namespace framewalk {
 namespace {
 
-const arch::Machine& machine(uint16_t e_machine) { return *arch::machine_for(e_machine); }
+const arch::Machine& machine(uint16_t e_machine) { return *arch::machine_for(usual_machine_key(e_machine)); }
 
 // A list in memory of 64-bit (or 32-bit ARM) layout: entries at 0x2000,
 // 0x2100, ...; object i at 0x8000 + 0x1000 * i, `sizes[i]` bytes of i + 1.

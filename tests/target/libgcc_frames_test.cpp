@@ -13,7 +13,7 @@
 namespace framewalk {
 namespace {
 
-const arch::Machine& machine(uint16_t e_machine) { return *arch::machine_for(e_machine); }
+const arch::Machine& machine(uint16_t e_machine) { return *arch::machine_for(usual_machine_key(e_machine)); }
 
 // An .eh_frame at `at`: one CIE ("zR", pc-relative sdata4 pointers) and one
 // FDE for [pc, pc + range), then the zero length word. Returns its size

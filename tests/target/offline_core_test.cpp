@@ -115,7 +115,7 @@ class OfflineCore : public ::testing::TestWithParam<Recording> {
 };
 
 TEST_P(OfflineCore, EveryThreadEqualsGdb) {
-  EXPECT_EQ(core_->machine(), GetParam().machine);
+  EXPECT_EQ(core_->machine().elf_machine, GetParam().machine);
   EXPECT_EQ(core_->pointer_auth_mask(), std::nullopt) << "qemu writes no NT_ARM_PAC_MASK";
   ModuleCache cache;
   std::vector<std::string> warnings;

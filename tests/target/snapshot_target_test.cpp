@@ -28,7 +28,7 @@ std::string temp_dir(const char* what) {
 // An x86-64 process of one thread (42), its sp 0x7000 and pc 0x1000.
 SnapshotData one_thread(std::vector<SnapshotData::Block> stack = {}) {
   SnapshotData data;
-  data.machine = 62;  // EM_X86_64
+  data.machine = usual_machine_key(kEmX86_64);
   data.pid = 42;
   SnapshotData::Thread t;
   t.tid = 42;

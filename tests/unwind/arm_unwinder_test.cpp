@@ -200,7 +200,7 @@ struct Walk {
 };
 
 Walk walk(const ModuleMap& modules, Memory& memory, const arch::RegisterFile& regs, UnwindOptions options = {}) {
-  Unwinder unwinder(modules, memory, kEmArm);
+  Unwinder unwinder(modules, memory, usual_machine_key(kEmArm));
   Walk w;
   w.result = unwinder.walk(regs, [&](const Frame& f) {
     w.frames.push_back(f);
@@ -246,7 +246,7 @@ TEST(ArmUnwinder, ApplyRowRestoresThePoppedRegisters) {
   FakeMemory mem;
   mem.word(0x7000, 0x4444);
   mem.word(0x7004, 0x10611);
-  Unwinder unwinder(modules, mem, kEmArm);
+  Unwinder unwinder(modules, mem, usual_machine_key(kEmArm));
   // mid's row: pop {r4, lr} gives r4, lr and the PC.
   UnwindRow row;
   row.cfa = CfaRule{CfaKind::kRegisterOffset, a::kSp, 8, {}, 0};
@@ -493,7 +493,7 @@ TEST(ArmApplyRow, VfpRegistersAreRestoredWhole) {
   memory.put(0x8000, 0x1122334455667788ull, 8);  // d8 at CFA - 16
   memory.put(0x800c, 0x10401, 4);                // lr at CFA - 4
   const ModuleMap modules;
-  const Unwinder unwinder(modules, memory, 40);
+  const Unwinder unwinder(modules, memory, usual_machine_key(40));
   UnwindRow row;
   row.return_address_register = 14;
   row.cfa = CfaRule{CfaKind::kRegisterOffset, 13, 16, {}, 0};

@@ -68,7 +68,7 @@ class OwnMemory final : public Memory {
 
 TEST(RowCache, ReusesRowsAndWalksTheSame) {
   OwnMemory memory;
-  const Unwinder unwinder(LocalUnwinder::instance().modules(), memory, arch::host_machine().elf_machine());
+  const Unwinder unwinder(LocalUnwinder::instance().modules(), memory, arch::host_machine().key());
   Walks w;
   walk_from_depth(20, unwinder, w);
   ASSERT_GT(w.plain.pcs.size(), 20u);

@@ -19,7 +19,7 @@
 namespace framewalk {
 namespace {
 
-const arch::Machine& machine(uint16_t e_machine) { return *arch::machine_for(e_machine); }
+const arch::Machine& machine(uint16_t e_machine) { return *arch::machine_for(usual_machine_key(e_machine)); }
 
 RegisterRule offset_rule(uint16_t reg, int64_t offset) { return RegisterRule{reg, RuleKind::kOffset, offset, {}, 0}; }
 

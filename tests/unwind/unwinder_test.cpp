@@ -57,7 +57,7 @@ void calls_before(FakeMemory& mem, std::initializer_list<uint64_t> return_addres
 
 Walk walk(Memory& memory, const arch::RegisterFile& regs, UnwindOptions options = {},
           const ModuleMap& modules = fake_modules()) {
-  Unwinder unwinder(modules, memory, 62);
+  Unwinder unwinder(modules, memory, usual_machine_key(62));
   Walk w;
   w.result = unwinder.walk(regs, [&](const Frame& f) {
     w.frames.push_back(f);
@@ -223,7 +223,7 @@ TEST(Unwinder, ApplyRowEveryRuleKind) {
   callee.set(x::kRdi, 0x5555);
   callee.set(x::kR15, 0x15);
   static const ModuleMap no_modules;
-  Unwinder unwinder(no_modules, mem, 62);
+  Unwinder unwinder(no_modules, mem, usual_machine_key(62));
   auto caller = unwinder.apply_row(row, callee);
   ASSERT_TRUE(caller.ok()) << to_string(caller.error().code);
   EXPECT_EQ(caller->get(x::kRsp), 0x7018u);
@@ -252,7 +252,7 @@ TEST(Unwinder, UnreadableSavedRegisterUnknownWhenAsked) {
   arch::RegisterFile callee = regs_at(0x1000, 0x7000, 0x1234);
   callee.set(x::kRbx, 0x77);
   static const ModuleMap no_modules;
-  Unwinder unwinder(no_modules, mem, 62);
+  Unwinder unwinder(no_modules, mem, usual_machine_key(62));
   auto strict = unwinder.apply_row(row, callee);
   ASSERT_FALSE(strict.ok());
   EXPECT_EQ(strict.error().code, ErrorCode::kMemoryUnreadable);
@@ -272,7 +272,7 @@ TEST(Unwinder, UnreadableSavedRegisterUnknownWhenAsked) {
 TEST(Unwinder, FlatRowStepsAsTheRowDoes) {
   FakeMemory mem;
   for (uint64_t a = 0x7000; a < 0x7100; a += 8) mem.word(a, 0x100000 + a);
-  const arch::Machine& m = *arch::machine_for(62);
+  const arch::Machine& m = *arch::machine_for(usual_machine_key(62));
   auto offset_row = [](uint16_t cfa_reg, int64_t cfa_offset, std::initializer_list<std::pair<uint16_t, int64_t>> saved) {
     UnwindRow row;
     row.cfa.kind = CfaKind::kRegisterOffset;
@@ -295,7 +295,7 @@ TEST(Unwinder, FlatRowStepsAsTheRowDoes) {
   rows.push_back(same);
   static const ModuleMap no_modules;
   for (bool lenient : {false, true}) {
-    Unwinder unwinder(no_modules, mem, 62);
+    Unwinder unwinder(no_modules, mem, usual_machine_key(62));
     unwinder.set_unreadable_saved_registers_unknown(lenient);
     for (size_t i = 0; i < rows.size(); ++i) {
       SCOPED_TRACE("row " + std::to_string(i) + (lenient ? ", lenient" : ""));
@@ -348,7 +348,7 @@ TEST(Unwinder, CapturedContextKnowsOnlyTheRegistersCaptured) {
 
   FakeMemory mem;
   static const ModuleMap no_modules;
-  Unwinder unwinder(no_modules, mem, 62);
+  Unwinder unwinder(no_modules, mem, usual_machine_key(62));
   static const uint8_t kCfaFromRax[] = {0x70, 0x08};  // DW_OP_breg0 (rax) 8
   UnwindRow row;
   row.cfa.kind = CfaKind::kExpression;
@@ -397,7 +397,7 @@ TEST(Unwinder, CfaFromUnknownRegisterIsAnError) {
   callee.set(x::kRip, 0x1000);
   callee.set(x::kRsp, 0x7000);  // rbp unknown
   static const ModuleMap no_modules;
-  Unwinder unwinder(no_modules, mem, 62);
+  Unwinder unwinder(no_modules, mem, usual_machine_key(62));
   auto caller = unwinder.apply_row(row, callee);
   ASSERT_FALSE(caller.ok());
   EXPECT_EQ(caller.error().code, ErrorCode::kExprNeedsRegister);
@@ -410,7 +410,7 @@ TEST(Unwinder, UnsupportedMachineStopsBeforeTheFirstFrame) {
   mem.word(0x7000, 0x2000);
   static const ModuleMap no_modules;
   constexpr uint16_t kEmMips = 8;
-  const Unwinder unwinder(no_modules, mem, kEmMips);
+  const Unwinder unwinder(no_modules, mem, usual_machine_key(kEmMips));
   EXPECT_EQ(unwinder.machine(), nullptr);
   size_t frames = 0;
   const WalkResult result = unwinder.walk(regs_at(0x1000, 0x7000, 0x7100), [&](const Frame&) {
@@ -560,7 +560,7 @@ TEST(Unwinder, ReturnAddressWithoutRuleIsAnErrorNotTheEnd) {
   row.cfa = {CfaKind::kRegisterOffset, x::kRsp, 8, {}, 0};
   row.return_address_register = x::kRip;
   static const ModuleMap no_modules;
-  Unwinder unwinder(no_modules, mem, 62);
+  Unwinder unwinder(no_modules, mem, usual_machine_key(62));
   auto caller = unwinder.apply_row(row, regs_at(0x1000, 0x7000, 0x7100));
   ASSERT_FALSE(caller.ok());
   EXPECT_EQ(caller.error().code, ErrorCode::kReturnAddressNoRule);
@@ -569,7 +569,7 @@ TEST(Unwinder, ReturnAddressWithoutRuleIsAnErrorNotTheEnd) {
 TEST(Unwinder, ReturnAddressFromAnUnknownRegisterIsAnError) {
   FakeMemory mem;
   static const ModuleMap no_modules;
-  Unwinder unwinder(no_modules, mem, 62);
+  Unwinder unwinder(no_modules, mem, usual_machine_key(62));
   for (RuleKind kind : {RuleKind::kRegister, RuleKind::kSameValue}) {
     SCOPED_TRACE(static_cast<int>(kind));
     UnwindRow row;
@@ -655,7 +655,7 @@ TEST(Unwinder, LinkRegisterWithoutRuleHoldsOnlyForAnActivation) {
     UnwindOptions o;
     o.first_is_return_address = first_is_return_address;
     o.max_frames = 2;
-    Unwinder unwinder(modules, mem, 183);
+    Unwinder unwinder(modules, mem, usual_machine_key(183));
     Walk w;
     w.result = unwinder.walk(regs, [&](const Frame& f) {
       w.frames.push_back(f);
@@ -972,7 +972,7 @@ TEST(Unwinder, RowWithMoreRegistersThanTheFileHoldsStops) {
     EXPECT_EQ(w.result.register_number, 300u + room);
     // apply_row says the same, with the register as the error's offset.
     static const ModuleMap no_modules;
-    Unwinder unwinder(no_modules, mem, 62);
+    Unwinder unwinder(no_modules, mem, usual_machine_key(62));
     auto caller = unwinder.apply_row(row, regs);
     ASSERT_FALSE(caller.ok());
     EXPECT_EQ(caller.error().code, ErrorCode::kTooManyRegisters);
@@ -1006,7 +1006,7 @@ TEST(Unwinder, Ppc64RegisterNumbersUpTo113AreKept) {
   for (unsigned reg : {64u, 65u, 66u, 76u}) callee.set(reg, 0x100000 + reg);
   callee.set(x::kRsp, 0x7000);
   static const ModuleMap no_modules;
-  Unwinder unwinder(no_modules, mem, 62);
+  Unwinder unwinder(no_modules, mem, usual_machine_key(62));
   auto caller = unwinder.apply_row(row, callee);
   ASSERT_TRUE(caller.ok()) << to_string(caller.error().code);
   EXPECT_EQ(caller->get(65), 0x2000u);

@@ -21,7 +21,7 @@ uint32_t insn_at(Bytes code, size_t offset) {
 
 class Aarch64Machine final : public Machine {
  public:
-  constexpr Aarch64Machine() : Machine(kArchInfo, 8, Endian::kLittle, kPc, true) {}
+  constexpr Aarch64Machine() : Machine(kArchInfo) {}
 
   uint64_t clean_return_address(uint64_t address, uint64_t pointer_auth_mask) const override {
     return address & ~pointer_auth_mask;

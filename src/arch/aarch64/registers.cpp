@@ -25,7 +25,15 @@ const char* const kNames[] = {
 };
 }  // namespace
 
-const ArchInfo kArchInfo = {"AArch64", 183, kNames, sizeof(kNames) / sizeof(kNames[0]), kSp, kX29, kX30,
-                          CfaOpcode2d::kNegateRaState};
+const ArchInfo kArchInfo = {.name = "AArch64",
+                            .key = {kEmAarch64, true, Endian::kLittle, 0},
+                            .dwarf_register_names = kNames,
+                            .dwarf_register_count = sizeof(kNames) / sizeof(kNames[0]),
+                            .stack_pointer = kSp,
+                            .frame_pointer = kX29,
+                            .return_address = kX30,
+                            .program_counter = kPc,
+                            .link_register = true,
+                            .opcode_2d = CfaOpcode2d::kNegateRaState};
 
 }  // namespace framewalk::arch::aarch64

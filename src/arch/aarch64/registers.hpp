@@ -4,7 +4,6 @@
 #include <cstdint>
 
 #include "arch/arch.hpp"
-#include "arch/frame_registers.hpp"
 
 namespace framewalk::arch::aarch64 {
 
@@ -18,9 +17,7 @@ enum DwarfRegister : uint16_t {
   kV0 = 64,
 };
 
-extern const ArchInfo kArchInfo;
-
 // bl leaves the return address in x30, which a prologue may save or sign.
-inline constexpr FrameRegisters kFrameRegisters{183, kSp, kX29, kX30, kPc, true};
+extern const ArchInfo kArchInfo;
 
 }  // namespace framewalk::arch::aarch64

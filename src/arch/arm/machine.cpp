@@ -14,7 +14,7 @@ constexpr uint64_t kVectorsPageEnd = 0xffff1000;
 
 class ArmMachine final : public Machine {
  public:
-  constexpr ArmMachine() : Machine(kArchInfo, 4, Endian::kLittle, kPc, true, kR7) {}
+  constexpr ArmMachine() : Machine(kArchInfo) {}
 
   // Bit 0 says Thumb; the code address is without it.
   uint64_t clean_return_address(uint64_t address, uint64_t) const override { return address & 0xfffffffeu; }

@@ -14,7 +14,7 @@ constexpr size_t kEpilogueWindow = 32;
 
 class I386Machine final : public Machine {
  public:
-  constexpr I386Machine() : Machine(kArchInfo, 4, Endian::kLittle, kEip, false) {}
+  constexpr I386Machine() : Machine(kArchInfo) {}
 
   uint64_t clean_return_address(uint64_t address, uint64_t) const override { return address; }
 

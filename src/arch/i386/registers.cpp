@@ -24,6 +24,15 @@ const char* const kNames[] = {
 };
 }  // namespace
 
-const ArchInfo kArchInfo = {"i386", 3, kNames, sizeof(kNames) / sizeof(kNames[0]), kEsp, kEbp, kEip};
+// The call pushes the return address: eip is both the PC and the RA column.
+const ArchInfo kArchInfo = {.name = "i386",
+                            .key = {kEm386, false, Endian::kLittle, 0},
+                            .dwarf_register_names = kNames,
+                            .dwarf_register_count = sizeof(kNames) / sizeof(kNames[0]),
+                            .stack_pointer = kEsp,
+                            .frame_pointer = kEbp,
+                            .return_address = kEip,
+                            .program_counter = kEip,
+                            .link_register = false};
 
 }  // namespace framewalk::arch::i386

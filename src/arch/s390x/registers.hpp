@@ -1,11 +1,11 @@
 // s390x DWARF register numbering (s390x ELF ABI supplement, "DWARF
 // definition"): only what SFrame names. framewalk reads s390x SFrame but
-// neither dumps s390x CFI with register names nor unwinds s390x.
+// does not unwind s390x yet.
 #pragma once
 
 #include <cstdint>
 
-#include "arch/frame_registers.hpp"
+#include "arch/arch.hpp"
 
 namespace framewalk::arch::s390x {
 
@@ -16,8 +16,13 @@ enum DwarfRegister : uint16_t {
   kPswAddress = 65,
 };
 
-inline constexpr uint16_t kElfMachine = 22;  // EM_S390
-
-inline constexpr FrameRegisters kFrameRegisters{kElfMachine, kR15, kR11, kR14, kPswAddress, true};
+// brasl leaves the return address in r14.
+inline constexpr ArchInfo kArchInfo = {.name = "s390x",
+                                       .key = {kEmS390, true, Endian::kBig, 0},
+                                       .stack_pointer = kR15,
+                                       .frame_pointer = kR11,
+                                       .return_address = kR14,
+                                       .program_counter = kPswAddress,
+                                       .link_register = true};
 
 }  // namespace framewalk::arch::s390x

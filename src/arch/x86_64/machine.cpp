@@ -14,7 +14,7 @@ constexpr size_t kEpilogueWindow = 32;
 
 class X86_64Machine final : public Machine {
  public:
-  constexpr X86_64Machine() : Machine(kArchInfo, 8, Endian::kLittle, kRip, false) {}
+  constexpr X86_64Machine() : Machine(kArchInfo) {}
 
   uint64_t clean_return_address(uint64_t address, uint64_t) const override { return address; }
 

@@ -29,6 +29,14 @@ const char* const kNames[] = {
 };
 }  // namespace
 
-const ArchInfo kArchInfo = {"x86_64", 62, kNames, sizeof(kNames) / sizeof(kNames[0]), kRsp, kRbp, kRip};
+const ArchInfo kArchInfo = {.name = "x86_64",
+                            .key = {kEmX86_64, true, Endian::kLittle, 0},
+                            .dwarf_register_names = kNames,
+                            .dwarf_register_count = sizeof(kNames) / sizeof(kNames[0]),
+                            .stack_pointer = kRsp,
+                            .frame_pointer = kRbp,
+                            .return_address = kRip,
+                            .program_counter = kRip,
+                            .link_register = false};
 
 }  // namespace framewalk::arch::x86_64

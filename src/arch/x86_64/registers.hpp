@@ -4,7 +4,6 @@
 #include <cstdint>
 
 #include "arch/arch.hpp"
-#include "arch/frame_registers.hpp"
 
 namespace framewalk::arch::x86_64 {
 
@@ -14,9 +13,7 @@ enum DwarfRegister : uint16_t {
   kRip = 16,  // the return-address column
 };
 
-extern const ArchInfo kArchInfo;
-
 // The call pushes the return address: rip is both the PC and the RA column.
-inline constexpr FrameRegisters kFrameRegisters{62, kRsp, kRbp, kRip, kRip, false};
+extern const ArchInfo kArchInfo;
 
 }  // namespace framewalk::arch::x86_64
