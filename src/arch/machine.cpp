@@ -5,6 +5,7 @@
 #include "arch/arm/machine.hpp"
 #include "arch/arm/frames.hpp"
 #include "arch/capture.hpp"
+#include "arch/i386/frames.hpp"
 #include "arch/i386/machine.hpp"
 #include "arch/x86_64/frames.hpp"
 #include "arch/x86_64/machine.hpp"
@@ -42,6 +43,8 @@ const Machine& host_machine() {
   return aarch64::machine();
 #elif defined(__arm__)
   return arm::machine();
+#elif defined(__i386__)
+  return i386::machine();
 #else
 #error "framewalk has no machine descriptor for this host (src/arch/<machine>/machine.cpp)"
 #endif
@@ -54,6 +57,8 @@ RegisterFile from_host_capture(const uint64_t* words) {
   return aarch64::from_capture(words);
 #elif defined(__arm__)
   return arm::from_capture(words);
+#elif defined(__i386__)
+  return i386::from_capture(words);
 #endif
 }
 

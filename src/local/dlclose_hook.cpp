@@ -27,8 +27,8 @@ extern "C" __attribute__((visibility("default"))) int dlclose(void* handle) {
   if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_ld) {
     dl_find_object found;
     if (_dl_find_object(map->l_ld, &found) == 0) {
-      start = reinterpret_cast<uint64_t>(found.dlfo_map_start);
-      end = reinterpret_cast<uint64_t>(found.dlfo_map_end);
+      start = reinterpret_cast<uintptr_t>(found.dlfo_map_start);
+      end = reinterpret_cast<uintptr_t>(found.dlfo_map_end);
     }
   }
   const int result = real(handle);

@@ -19,10 +19,11 @@ constexpr int kRememberDepth = 2;
 
 bool find_own_eh_frame_row(uint64_t lookup_pc, UnwindRow* row) {
   dl_find_object dlfo;
-  if (_dl_find_object(reinterpret_cast<void*>(lookup_pc), &dlfo) != 0 || !dlfo.dlfo_eh_frame) return false;
+  if (_dl_find_object(reinterpret_cast<void*>(static_cast<uintptr_t>(lookup_pc)), &dlfo) != 0 || !dlfo.dlfo_eh_frame)
+    return false;
   const arch::Machine& host = arch::host_machine();
-  const auto map_end = reinterpret_cast<uint64_t>(dlfo.dlfo_map_end);
-  const auto hdr_address = reinterpret_cast<uint64_t>(dlfo.dlfo_eh_frame);
+  const auto map_end = reinterpret_cast<uintptr_t>(dlfo.dlfo_map_end);
+  const auto hdr_address = reinterpret_cast<uintptr_t>(dlfo.dlfo_eh_frame);
   if (hdr_address >= map_end) return false;
   const Bytes hdr_bytes(reinterpret_cast<const uint8_t*>(hdr_address), map_end - hdr_address);
   auto hdr = dwarf::EhFrameHdr::parse(hdr_bytes, host.endian(), host.address_size(), hdr_address);

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# The in-process unwinders on AArch64 and 32-bit ARM: cross-builds the
-# library and its unit tests with Debian's cross compiler (g++-aarch64-linux-gnu
-# or g++-arm-linux-gnueabihf; GoogleTest from Debian's sources in
-# /usr/src/googletest; without zlib/zstd/xz, which have no build for those
-# machines here) and runs them under qemu-user. There the in-process path is
+# The in-process unwinders on AArch64, 32-bit ARM and i386: cross-builds the
+# library and its unit tests with Debian's cross compiler (g++-aarch64-linux-gnu,
+# g++-arm-linux-gnueabihf or g++-i686-linux-gnu; GoogleTest from Debian's
+# sources in /usr/src/googletest; without zlib/zstd/xz, which have no build
+# for those machines here) and runs them under qemu-user; i386 natively, its
+# in-process tests alone (framewalk_inprocess_tests: the x86-64 fast path
+# in 32-bit words, rows through _dl_find_object's .eh_frame_hdr). There the in-process path is
 # the rule-cache fast path of x86-64 (src/local/fast_unwinder.cpp: on ARM with
 # Thumb's r7 and ARM state's r11 both tracked), with every other frame through
 # the step loop and rows through _dl_find_object: .eh_frame_hdr on AArch64,
@@ -11,7 +13,7 @@
 # local unwinder gives, allocate nothing, and work in signal handlers on
 # small stacks and in a SIGPROF storm with dlopen/dlclose.
 #
-#   tests/cross/inprocess.sh [aarch64|arm] [BUILD_DIR]   (default aarch64, build-MACHINE)
+#   tests/cross/inprocess.sh [aarch64|arm|i386] [BUILD_DIR]   (default aarch64, build-MACHINE)
 #
 # Left out, each for its reason:
 #  - tests that run the framewalk command (the cross build has none: it
@@ -35,18 +37,28 @@ machine=${1:-aarch64}
 build=${2:-$src/build-$machine}
 . "$src/tests/cross/cross_build.sh"
 cross_configure "$machine"
+if [ "$machine" = i386 ]; then
+  # Natively, and only the in-process tests (framewalk_inprocess_tests): the
+  # whole unit-test binary would cost CI minutes; the command's, ptrace's
+  # and seccomp's tests are x86-64's too.
+  ninja -C "$build" framewalk_inprocess_tests backtrace_per_frame
+  cd "$build"
+  tests/framewalk_inprocess_tests --gtest_filter=-LocalBacktrace.NeverAllocates* --gtest_brief=1
+  bench/backtrace_per_frame 64 51 1
+  exit 0
+fi
 ninja -C "$build" framewalk_tests backtrace_per_frame
 left_out='ArchiveCli.*:BadInput.*:ReportCli.*:PerfReportCli.*:Addr2lineCli.*:ExidxCli.*:ExidxCliArm.*:GenerateCli.*:CheckGas.*:SframeObjdumpTest.*'
 left_out+=':SframeVectors.Command*:CoreFile.StackCommand*:Build.CommandLineToolIsBuilt'
 left_out+=':LocalBacktrace.NeverAllocates*:*Ptrace*:FastBacktrace.StacksAreProbedWhereSeccomp*'
 [ "$machine" = arm ] && left_out+=':GenerateElf.*'
 cd "$build"
-"$qemu" -L "/usr/$triplet" tests/framewalk_tests --gtest_filter="-$left_out" --gtest_brief=1
+$run tests/framewalk_tests --gtest_filter="-$left_out" --gtest_brief=1
 # framewalk_backtrace's cost per frame beside a frame-pointer walk and
 # glibc's backtrace(), under qemu (ratios only: qemu distorts absolute
 # times); on AArch64 the frame-pointer walk must follow the recursion too.
 if [ "$machine" = aarch64 ]; then
-  "$qemu" -L "/usr/$triplet" bench/backtrace_per_frame 64 51 1
+  $run bench/backtrace_per_frame 64 51 1
 else
-  "$qemu" -L "/usr/$triplet" bench/backtrace_per_frame 64 51 0
+  $run bench/backtrace_per_frame 64 51 0
 fi

@@ -66,7 +66,7 @@ LibraryWithSframe load_library_with_sframe() {
   link_map* map = nullptr;
   if (dlinfo(lib.handle, RTLD_DI_LINKMAP, &map) == 0 && map) {
     const auto* ehdr = reinterpret_cast<const ElfW(Ehdr)*>(map->l_addr);
-    lib.start = reinterpret_cast<uint64_t>(ehdr);
+    lib.start = reinterpret_cast<uintptr_t>(ehdr);
   }
   return lib;
 }

@@ -40,6 +40,12 @@ UnwindRow base_row(uint16_t cfa_reg, int64_t cfa_offset) {
 
 }  // namespace
 
+RegisterFile from_capture(const uint64_t* captured) {
+  RegisterFile r;
+  for (uint16_t reg : kCapturedKnown) r.set(reg, captured[reg]);
+  return r;
+}
+
 RegisterFile from_user_regs_bytes(Bytes bytes) { return from_slots(bytes, 0, kUserRegsToDwarf, kUserRegsCount); }
 
 RegisterFile from_ucontext_bytes(Bytes bytes) {

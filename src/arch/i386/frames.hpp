@@ -12,6 +12,11 @@
 
 namespace framewalk::arch::i386 {
 
+// framewalk_capture (capture_context.S, on an i386 host) stores eax..edi
+// and eip as 64-bit words in DWARF order; only these are real.
+inline constexpr uint16_t kCapturedKnown[] = {kEbx, kEsp, kEbp, kEsi, kEdi, kEip};
+RegisterFile from_capture(const uint64_t* captured);
+
 // The kernel's 32-bit `struct user_regs_struct` / `elf_gregset_t`, also what
 // PTRACE_GETREGSET(NT_PRSTATUS) gives for a 32-bit task of a 64-bit kernel:
 // ebx, ecx, edx, esi, edi, ebp, eax, xds, xes, xfs, xgs, orig_eax, eip, xcs,
