@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite: unit tests, conformance against readelf on every
 # library of the machine and on fixtures, CLI bad-input tests, cores of
-# other machines made by qemu-user, the unit tests and the mcount runtime's
-# tests cross-built for AArch64 and 32-bit ARM and run under qemu-user (and
-# for i386, natively), and a
+# other machines made by qemu-user, the in-process unwinder's tests (every
+# unit test on 32-bit ARM) and the mcount runtime's tests cross-built for
+# AArch64 and 32-bit ARM and run under qemu-user, and for i386 natively, and a
 # deterministic libFuzzer run of every parser under ASan+UBSan (fixed seed and
 # run counts, fuzz/run.sh; FUZZ=0 skips it).
 set -euo pipefail
@@ -20,7 +20,7 @@ cmake --build build
 stage ctest
 XDG_CACHE_HOME="$PWD/build/test-cache" ctest --test-dir build --output-on-failure -j "$(nproc)"
 # The in-process unwinders cross-built for AArch64 and 32-bit ARM, run under
-# qemu-user (status 77: skipped, the cross tools are missing).
+# qemu-user, and i386, natively (status 77: skipped, the cross tools are missing).
 stage cross in-process
 tests/cross/inprocess.sh aarch64 build-aarch64 || [ $? = 77 ]
 tests/cross/inprocess.sh arm build-arm || [ $? = 77 ]
