@@ -27,6 +27,12 @@ const Machine* machine_for(const MachineKey& key) {
   return nullptr;
 }
 
+const Machine* compat_machine(const Machine& machine) {
+  if (&machine == &x86_64::machine()) return &i386::machine();
+  if (&machine == &aarch64::machine()) return &arm::machine();
+  return nullptr;
+}
+
 std::string supported_machine_names() {
   std::string names;
   for (const Machine* m : machines()) {

@@ -172,6 +172,13 @@ class Machine {
 // The machine of a key, or nullptr for a machine framewalk cannot unwind.
 const Machine* machine_for(const MachineKey& key);
 
+// The 32-bit machine whose programs a 64-bit kernel of `machine` also runs
+// (x86-64: i386; AArch64: ARM), whose tasks perf samples with
+// PERF_SAMPLE_REGS_ABI_32: the sample's registers, in the 64-bit machine's
+// perf numbering, hold the 32-bit machine's (the kernel's perf_reg_value for
+// a compat task). Null where there is none.
+const Machine* compat_machine(const Machine& machine);
+
 // The machines machine_for knows, by name ("x86-64, AArch64"), for messages.
 std::string supported_machine_names();
 

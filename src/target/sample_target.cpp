@@ -211,18 +211,27 @@ size_t ModuleTracker::read_memory_jit(Process& p, uint32_t pid, uint64_t time) {
   return added;
 }
 
-SampleTarget::SampleTarget(uint16_t elf_machine) : machine_(elf_machine), descriptor_(arch::machine_for(usual_machine_key(elf_machine))) {}
+SampleTarget::SampleTarget(uint16_t elf_machine)
+    : machine_(elf_machine), descriptor_(arch::machine_for(usual_machine_key(elf_machine))),
+      compat_(descriptor_ ? arch::compat_machine(*descriptor_) : nullptr), current_(descriptor_) {}
+
+MachineKey SampleTarget::machine() const { return current_ ? current_->key() : usual_machine_key(machine_); }
 
 void SampleTarget::set_sample(const perf::Sample& sample, const ModuleMap* modules) {
   sample_ = &sample;
   pid_ = sample.pid;
   tid_ = sample.tid;
   modules_ = modules;
+  // PERF_SAMPLE_REGS_ABI_32 in a recording of a 64-bit machine: a 32-bit
+  // task (an i386 program on x86-64, an AArch32 one on AArch64), unwound as
+  // its own machine.
+  current_ = descriptor_;
+  if (descriptor_ && descriptor_->address_size() == 8 && sample.regs_user_abi == 1) current_ = compat_;
   uint64_t sp = 0;
-  if (descriptor_ && sample.regs_user_abi != 0) {
-    const arch::RegisterFile regs = descriptor_->registers_from_perf_sample(
+  if (current_ && sample.regs_user_abi != 0) {
+    const arch::RegisterFile regs = current_->registers_from_perf_sample(
         sample.regs_user_mask, std::span<const uint64_t>(sample.regs_user, sample.regs_user_count));
-    sp = regs.value_or(descriptor_->stack_pointer(), 0);
+    sp = regs.value_or(current_->stack_pointer(), 0);
   }
   stack_ = BufferMemory(sample.stack(), sp);
 }
@@ -230,13 +239,14 @@ void SampleTarget::set_sample(const perf::Sample& sample, const ModuleMap* modul
 Result<void> SampleTarget::initial_registers(pid_t tid, arch::RegisterFile* out) {
   if (!sample_ || static_cast<uint32_t>(tid) != tid_) return Error{ErrorCode::kNoSuchProcess, static_cast<uint64_t>(tid)};
   if (!descriptor_) return Error{ErrorCode::kUnsupportedMachine, machine_};
-  // ABI 0: no user registers (a kernel thread); 1: a 32-bit task, whose
-  // registers are another machine's numbering.
+  // ABI 0: no user registers (a kernel thread); 1 (PERF_SAMPLE_REGS_ABI_32)
+  // in a 64-bit recording: a 32-bit task, whose machine has none here.
   const uint64_t abi = sample_->regs_user_abi;
-  const bool word64 = descriptor_->address_size() == 8;
-  if (abi == 0 || (word64 && abi != 2) || (!word64 && abi != 1)) return Error{ErrorCode::kNoRegisters, 0};
-  *out = descriptor_->registers_from_perf_sample(sample_->regs_user_mask,
-                                                 std::span<const uint64_t>(sample_->regs_user, sample_->regs_user_count));
+  const bool word64 = current_ && current_->address_size() == 8;
+  if (abi == 0 || !current_ || (word64 && abi != 2) || (!word64 && abi != 1))
+    return Error{ErrorCode::kNoRegisters, 0};
+  *out = current_->registers_from_perf_sample(sample_->regs_user_mask,
+                                              std::span<const uint64_t>(sample_->regs_user, sample_->regs_user_count));
   return {};
 }
 

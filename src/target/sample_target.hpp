@@ -113,7 +113,9 @@ class SampleTarget final : public Target {
   // must stay valid while it is walked) of a process with `modules`.
   void set_sample(const perf::Sample& sample, const ModuleMap* modules);
 
-  MachineKey machine() const override { return usual_machine_key(machine_); }
+  // The machine of the sample set: the recording's, or the 32-bit one of
+  // a 32-bit task's sample (arch::compat_machine).
+  MachineKey machine() const override;
   pid_t pid() const override { return static_cast<pid_t>(pid_); }
   Result<pid_t> next_thread(pid_t after) override { return after == 0 ? static_cast<pid_t>(tid_) : 0; }
   // kNoRegisters when the sample has none (no REGS_USER, or a kernel thread's).
@@ -123,7 +125,9 @@ class SampleTarget final : public Target {
 
  private:
   uint16_t machine_;
-  const arch::Machine* descriptor_;
+  const arch::Machine* descriptor_;  // the recording's machine
+  const arch::Machine* compat_;      // its 32-bit tasks'
+  const arch::Machine* current_;     // the sample's
   uint32_t pid_ = 0, tid_ = 0;
   const perf::Sample* sample_ = nullptr;
   const ModuleMap* modules_ = nullptr;

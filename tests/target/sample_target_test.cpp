@@ -149,13 +149,47 @@ TEST(SampleTarget, RegistersAndOnlyTheStackCopy) {
   EXPECT_EQ(past.error().code, ErrorCode::kMemoryUnreadable);
   EXPECT_EQ(past.error().offset, 0x7ffe1018u);
   EXPECT_FALSE(target.memory().read_word(0x7ffe0ff8, 8, Endian::kLittle));
-  // No user registers (a kernel thread's sample), or a 32-bit task's.
+  // No user registers (a kernel thread's sample).
   s.regs_user_abi = 0;
   target.set_sample(s, &modules);
   EXPECT_FALSE(target.initial_registers(6, &regs));
+}
+
+TEST(SampleTarget, A32BitTaskOfA64BitRecordingIsItsOwnMachine) {
+  // PERF_SAMPLE_REGS_ABI_32 on x86-64: an i386 program, its registers in
+  // x86 perf numbering (bp 6, sp 7, ip 8), its stack in 4-byte words.
+  SampleTarget target(elf::kEmX86_64);
+  perf::Sample s;
+  s.pid = 5;
+  s.tid = 6;
   s.regs_user_abi = 1;
+  s.regs_user_mask = 1u << 6 | 1u << 7 | 1u << 8;
+  s.regs_user[0] = 0xffd01010;
+  s.regs_user[1] = 0xffd01000;
+  s.regs_user[2] = 0x56555000;
+  s.regs_user_count = 3;
+  uint8_t stack[16] = {0x78, 0x56, 0x34, 0x12};
+  s.stack_user = Bytes(stack, 16);
+  s.stack_dyn_size = 16;
+  ModuleMap modules;
   target.set_sample(s, &modules);
-  EXPECT_FALSE(target.initial_registers(6, &regs));
+  EXPECT_EQ(target.machine(), usual_machine_key(kEm386));
+  arch::RegisterFile regs;
+  ASSERT_TRUE(target.initial_registers(6, &regs));
+  EXPECT_EQ(regs.value_or(4, 0), 0xffd01000u);  // esp
+  EXPECT_EQ(regs.value_or(5, 0), 0xffd01010u);  // ebp
+  EXPECT_EQ(regs.value_or(8, 0), 0x56555000u);  // eip
+  auto word = target.memory().read_word(0xffd01000, 4, Endian::kLittle);
+  ASSERT_TRUE(word);
+  EXPECT_EQ(*word, 0x12345678u);
+  // The next sample, of a 64-bit task: x86-64 again.
+  s.regs_user_abi = 2;
+  target.set_sample(s, &modules);
+  EXPECT_EQ(target.machine(), usual_machine_key(kEmX86_64));
+  // A 32-bit recording has no 32-bit sibling: ABI 2 there is not its own.
+  SampleTarget arm(elf::kEmArm);
+  arm.set_sample(s, &modules);
+  EXPECT_FALSE(arm.initial_registers(6, &regs));
 }
 
 }  // namespace
