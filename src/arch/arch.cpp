@@ -11,7 +11,8 @@ namespace framewalk::arch {
 
 namespace {
 const ArchInfo* const kKnown[] = {&x86_64::kArchInfo, &aarch64::kArchInfo, &arm::kArchInfo,
-                                  &i386::kArchInfo,   &s390x::kArchInfo,   &riscv64::kArchInfo};
+                                  &i386::kArchInfo,   &s390x::kArchInfo,   &riscv64::kArchInfo,
+                                  &x86_64::kX32ArchInfo};
 }  // namespace
 
 const ArchInfo* arch_for(const MachineKey& key) {

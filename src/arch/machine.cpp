@@ -16,7 +16,7 @@ namespace {
 // Every machine framewalk unwinds. A new one: its folder, and a line here.
 std::span<const Machine* const> machines() {
   static const Machine* const kMachines[] = {&x86_64::machine(), &aarch64::machine(), &arm::machine(),
-                                             &i386::machine()};
+                                             &i386::machine(), &x86_64::x32_machine()};
   return kMachines;
 }
 }  // namespace

@@ -41,7 +41,9 @@ TEST(MachineKey, UsualKeysAreTheCommonMachineOfANumber) {
 TEST(MachineKey, OnlyTheWholeKeySelectsAnUnwinder) {
   ASSERT_NE(arch::machine_for(kX86_64), nullptr);
   EXPECT_EQ(arch::machine_for(kX86_64)->address_size(), 8);
-  EXPECT_EQ(arch::machine_for(kX32), nullptr);       // x86-64's registers, 4-byte words: another machine
+  ASSERT_NE(arch::machine_for(kX32), nullptr);  // x86-64's registers, 4-byte words: another machine
+  EXPECT_NE(arch::machine_for(kX32), arch::machine_for(kX86_64));
+  EXPECT_EQ(arch::machine_for(kX32)->address_size(), 4);
   EXPECT_EQ(arch::machine_for(kAarch64Be), nullptr);  // not little-endian AArch64's descriptor
   EXPECT_EQ(arch::machine_for(kS390), nullptr);
   EXPECT_EQ(arch::machine_for(kPpc64le), nullptr);
@@ -53,7 +55,7 @@ TEST(MachineKey, OnlyTheWholeKeySelectsAnUnwinder) {
 
 TEST(MachineKey, DescriptorsFoldEveryFactOfAMachine) {
   // One descriptor per machine: the Machine reads it, SFrame's ABIs read it.
-  for (const MachineKey& key : {kX86_64, usual_machine_key(kEmAarch64), usual_machine_key(kEmArm),
+  for (const MachineKey& key : {kX86_64, kX32, usual_machine_key(kEmAarch64), usual_machine_key(kEmArm),
                                 usual_machine_key(kEm386)}) {
     const arch::Machine* m = arch::machine_for(key);
     ASSERT_NE(m, nullptr) << machine_name(key);
@@ -69,8 +71,10 @@ TEST(MachineKey, DescriptorsFoldEveryFactOfAMachine) {
 
 TEST(MachineKey, CfiOfAVariantIsReadWithItsNumbersRegisters) {
   // As readelf names registers by e_machine alone.
-  EXPECT_EQ(arch::arch_for(kX32), nullptr);
-  ASSERT_NE(arch::dwarf_arch_for(kX32), nullptr);
+  EXPECT_EQ(arch::arch_for(kS390), nullptr);
+  ASSERT_NE(arch::dwarf_arch_for(kS390), nullptr);
+  EXPECT_EQ(arch::dwarf_arch_for(kS390), arch::arch_for(kS390x));
+  ASSERT_NE(arch::dwarf_arch_for(kX32), nullptr);  // x32's own descriptor, x86-64's names
   EXPECT_STREQ(arch::dwarf_register_name(arch::dwarf_arch_for(kX32), 16), "rip");
   ASSERT_NE(arch::dwarf_arch_for(kAarch64Be), nullptr);
   EXPECT_EQ(arch::dwarf_arch_for(kAarch64Be)->opcode_2d, arch::CfaOpcode2d::kNegateRaState);

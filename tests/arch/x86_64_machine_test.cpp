@@ -240,5 +240,68 @@ TEST(X86_64Machine, RegistersFromAUcontext) {
   EXPECT_TRUE(cut.known(x::kRsp));
 }
 
+// x32: x86-64's instructions with 4-byte pointers. Its own trampolines (both
+// encodings), its ucontext (gregs at 24), 8-byte slots and 32-bit frame
+// setup; x86-64's trampoline is not one.
+TEST(X32Machine, SignalTrampolinesAndUcontext) {
+  const Machine& m = x::x32_machine();
+  EXPECT_EQ(m.address_size(), 4);
+  EXPECT_EQ(m.register_size(x::kRbp), 8);
+  EXPECT_EQ(m.register_size(x::kRip), 8);
+  const std::vector<std::vector<uint8_t>> trampolines = {
+      {x::kX32SigreturnCode, x::kX32SigreturnCode + sizeof x::kX32SigreturnCode},
+      {x::kX32SigreturnCodeShort, x::kX32SigreturnCodeShort + sizeof x::kX32SigreturnCodeShort}};
+  for (const auto& code : trampolines) {
+    BufferMemory memory(Bytes(code.data(), code.size()), kCodeBase);
+    UnwindRow row;
+    ASSERT_TRUE(m.signal_frame_row(memory, kCodeBase, &row));
+    EXPECT_FALSE(x::machine().is_signal_trampoline(memory, kCodeBase));
+    EXPECT_TRUE(row.signal_frame);
+    ASSERT_NE(row.find(x::kRip), nullptr);
+    EXPECT_EQ(row.find(x::kRip)->value, int64_t{24 + 8 * 16});
+    ASSERT_NE(row.find(x::kRsp), nullptr);
+    EXPECT_EQ(row.find(x::kRsp)->value, int64_t{24 + 8 * 15});
+    BufferMemory truncated(Bytes(code.data(), code.size() - 1), kCodeBase);
+    EXPECT_FALSE(m.is_signal_trampoline(truncated, kCodeBase));
+  }
+  BufferMemory lp64(Bytes(x::kSigreturnCode, sizeof x::kSigreturnCode), kCodeBase);
+  EXPECT_FALSE(m.is_signal_trampoline(lp64, kCodeBase));
+
+  // A ucontext whose gregs hold their own index + 0x1000.
+  std::vector<uint8_t> uc(24 + 8 * 23, 0);
+  for (unsigned i = 0; i < 23; ++i) uc[24 + 8 * i] = static_cast<uint8_t>(i), uc[24 + 8 * i + 1] = 0x10;
+  const RegisterFile r = m.registers_from_ucontext(Bytes(uc.data(), uc.size()));
+  EXPECT_EQ(r.get(x::kR8), 0x1000u);
+  EXPECT_EQ(r.get(x::kRsp), 0x100fu);
+  EXPECT_EQ(r.get(x::kRip), 0x1010u);
+  // The gregset is x86-64's user_regs_struct: rip is its 17th long.
+  std::vector<uint8_t> gregs(x::kUserRegsSize, 0);
+  gregs[16 * 8] = 0x34, gregs[16 * 8 + 1] = 0x12;
+  EXPECT_EQ(m.gregset_size(), x::kUserRegsSize);
+  EXPECT_EQ(m.registers_from_gregset(Bytes(gregs.data(), gregs.size())).get(x::kRip), 0x1234u);
+}
+
+TEST(X32Machine, FramesBuiltWith32BitOperations) {
+  // push %rbp; mov %esp,%ebp; sub $0x20,%esp; (body) call
+  const uint8_t code[] = {0x55, 0x89, 0xe5, 0x83, 0xec, 0x20, 0xe8, 0x00, 0x00, 0x00, 0x00};
+  UnwindRow row;
+  ASSERT_TRUE(x::prologue_row(Bytes(code, sizeof code), x::kReturnAddressFrame, &row, /*x32=*/true));
+  EXPECT_EQ(row.cfa.reg, x::kRbp);
+  EXPECT_EQ(row.cfa.offset, 16);
+  ASSERT_NE(row.find(x::kRbp), nullptr);
+  EXPECT_EQ(row.find(x::kRbp)->value, -16);
+  // An activation after the sub: CFA from rbp still.
+  ASSERT_TRUE(x::prologue_row(Bytes(code, sizeof code), 6, &row, true));
+  EXPECT_EQ(row.cfa.reg, x::kRbp);
+  // sub $0x118,%esp (imm32) without a frame pointer.
+  const uint8_t frameless[] = {0x53, 0x81, 0xec, 0x18, 0x01, 0x00, 0x00, 0xe8, 0, 0, 0, 0};
+  ASSERT_TRUE(x::prologue_row(Bytes(frameless, sizeof frameless), x::kReturnAddressFrame, &row, true));
+  EXPECT_EQ(row.cfa.reg, x::kRsp);
+  EXPECT_EQ(row.cfa.offset, 8 + 8 + 0x118);
+  // On x86-64 `mov %esp,%ebp` truncates: no frame pointer is set up.
+  ASSERT_TRUE(x::prologue_row(Bytes(code, sizeof code), x::kReturnAddressFrame, &row, false));
+  EXPECT_EQ(row.cfa.reg, x::kRsp);
+}
+
 }  // namespace
 }  // namespace framewalk::arch

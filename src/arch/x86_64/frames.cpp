@@ -42,10 +42,10 @@ RegisterFile from_user_regs_bytes(Bytes bytes) {
   return r;
 }
 
-RegisterFile from_ucontext_bytes(Bytes bytes) {
+RegisterFile from_ucontext_bytes(Bytes bytes, unsigned gregs_offset) {
   RegisterFile r;
   for (unsigned i = 0; i < 17; ++i)
-    if (auto v = slot(bytes, kUcontextGregsOffset + 8 * i)) r.set(kGregsToDwarf[i], *v);
+    if (auto v = slot(bytes, gregs_offset + 8 * i)) r.set(kGregsToDwarf[i], *v);
   return r;
 }
 
@@ -65,7 +65,7 @@ UnwindRow base_row(uint16_t cfa_reg, int64_t cfa_offset) {
 }
 }  // namespace
 
-UnwindRow signal_frame_row() {
+UnwindRow signal_frame_row(unsigned gregs_offset) {
   UnwindRow row;
   row.cfa.kind = CfaKind::kRegisterOffset;
   row.cfa.reg = kRsp;
@@ -74,7 +74,7 @@ UnwindRow signal_frame_row() {
   row.signal_frame = true;
   for (unsigned i = 0; i < 17; ++i)
     (void)row.set(RegisterRule{kGregsToDwarf[i], RuleKind::kOffset,
-                               static_cast<int64_t>(kUcontextGregsOffset + 8 * i), {}, 0});
+                               static_cast<int64_t>(gregs_offset + 8 * i), {}, 0});
   return row;
 }
 
@@ -101,29 +101,51 @@ enum class PrologueEnd {
   kCodeEnd,   // the bytes read end before either
 };
 
+// The length of the REX.W prefix a 64-bit operation on rsp or rbp at `at`
+// has: 1; or 0 without it on x32, whose 32-bit `mov %esp,%ebp` and
+// `sub $n,%esp` set the whole register (zero-extended: its addresses are
+// below 4 GiB); nullopt: not such an operation.
+std::optional<size_t> rex_w(Bytes code, size_t at, bool x32) {
+  if (at < code.size() && code[at] == 0x48) return 1;
+  return x32 ? std::optional<size_t>(0) : std::nullopt;
+}
+
 // `sub $imm,%rsp` or `add $imm,%rsp`, imm8 or imm32, sign-extended (gcc
 // reserves 128 bytes with `add $-128,%rsp`): the bytes it takes off the
 // stack pointer (negative for add), or nullopt for any other instruction.
-std::optional<int64_t> rsp_adjustment(Bytes code, size_t at, size_t* len) {
-  if (at + 4 > code.size() || code[at] != 0x48 || (code[at + 1] != 0x83 && code[at + 1] != 0x81)) return std::nullopt;
-  const uint8_t modrm = code[at + 2];
+std::optional<int64_t> rsp_adjustment(Bytes code, size_t at, bool x32, size_t* len) {
+  const auto rex = rex_w(code, at, x32);
+  if (!rex) return std::nullopt;
+  const size_t op = at + *rex;
+  if (op + 3 > code.size() || (code[op] != 0x83 && code[op] != 0x81)) return std::nullopt;
+  const uint8_t modrm = code[op + 1];
   if (modrm != 0xec && modrm != 0xc4) return std::nullopt;  // /5 (sub) or /0 (add), register rsp
   int64_t imm;
-  if (code[at + 1] == 0x83) {
-    imm = static_cast<int8_t>(code[at + 3]);
-    *len = 4;
+  if (code[op] == 0x83) {
+    imm = static_cast<int8_t>(code[op + 2]);
+    *len = *rex + 3;
   } else {
-    if (at + 7 > code.size()) return std::nullopt;
+    if (op + 6 > code.size()) return std::nullopt;
     int32_t imm32;
-    std::memcpy(&imm32, code.data() + at + 3, 4);
+    std::memcpy(&imm32, code.data() + op + 2, 4);
     imm = imm32;
-    *len = 7;
+    *len = *rex + 6;
   }
   return modrm == 0xec ? imm : -imm;
 }
+
+// `mov %rsp,%rbp`, either encoding: its length, or 0.
+size_t mov_rsp_rbp(Bytes code, size_t at, bool x32) {
+  const auto rex = rex_w(code, at, x32);
+  if (!rex) return 0;
+  const size_t op = at + *rex;
+  if (op + 2 > code.size()) return 0;
+  const bool mov = (code[op] == 0x89 && code[op + 1] == 0xe5) || (code[op] == 0x8b && code[op + 1] == 0xec);
+  return mov ? *rex + 2 : 0;
+}
 }  // namespace
 
-bool prologue_row(Bytes code, uint64_t pc_offset, UnwindRow* row) {
+bool prologue_row(Bytes code, uint64_t pc_offset, UnwindRow* row, bool x32) {
   // DWARF numbers of push %rax..%rdi (opcode 0x50 + n) and push %r8..%r15.
   static constexpr uint16_t kPushReg[8] = {kRax, kRcx, kRdx, kRbx, kRsp, kRbp, kRsi, kRdi};
   const bool return_address = pc_offset == kReturnAddressFrame;
@@ -158,13 +180,12 @@ bool prologue_row(Bytes code, uint64_t pc_offset, UnwindRow* row) {
       if (saved_count < 16) saved[saved_count++] = {static_cast<uint16_t>(kR8 + (code[at + 1] - 0x50)), delta};
       recognised = true;
       len = 2;
-    } else if (at + 3 <= code.size() && ((b == 0x48 && code[at + 1] == 0x89 && code[at + 2] == 0xe5) ||
-                                         (b == 0x48 && code[at + 1] == 0x8b && code[at + 2] == 0xec))) {
+    } else if (const size_t mov = mov_rsp_rbp(code, at, x32)) {
       fp_set = true;
       fp_delta = delta;
       recognised = true;
-      len = 3;
-    } else if (auto adjust = rsp_adjustment(code, at, &len)) {
+      len = mov;
+    } else if (auto adjust = rsp_adjustment(code, at, x32, &len)) {
       delta += *adjust;
       recognised = true;
     } else if (rbp_pushed && !fp_set) {
@@ -207,8 +228,17 @@ bool prologue_row(Bytes code, uint64_t pc_offset, UnwindRow* row) {
   return true;
 }
 
-bool is_sigreturn_trampoline(Bytes code) {
-  return code.size() >= sizeof kSigreturnCode && std::memcmp(code.data(), kSigreturnCode, sizeof kSigreturnCode) == 0;
+namespace {
+template <size_t N>
+bool starts_with(Bytes code, const uint8_t (&expected)[N]) {
+  return code.size() >= N && std::memcmp(code.data(), expected, N) == 0;
+}
+}  // namespace
+
+bool is_sigreturn_trampoline(Bytes code) { return starts_with(code, kSigreturnCode); }
+
+bool is_x32_sigreturn_trampoline(Bytes code) {
+  return starts_with(code, kX32SigreturnCode) || starts_with(code, kX32SigreturnCodeShort);
 }
 
 bool at_epilogue_tail(Bytes code) {

@@ -36,13 +36,21 @@ inline constexpr unsigned kUcontextGregsOffset = 40;
 // DWARF number for each gregs index 0..16.
 inline constexpr uint16_t kGregsToDwarf[17] = {kR8, kR9, kR10, kR11, kR12, kR13, kR14, kR15,
                                               kRdi, kRsi, kRbp, kRbx, kRdx, kRax, kRcx, kRsp, kRip};
-// From the bytes of a ucontext_t (little-endian); registers past the end of
-// `bytes` are unknown.
-RegisterFile from_ucontext_bytes(Bytes bytes);
+// x32's ucontext_t keeps the 64-bit sigcontext after 4-byte flags, link
+// and stack_t: its gregs start at 24.
+inline constexpr unsigned kX32UcontextGregsOffset = 24;
+// From the bytes of a ucontext_t (little-endian) whose gregs start at
+// `gregs_offset`; registers past the end of `bytes` are unknown.
+RegisterFile from_ucontext_bytes(Bytes bytes, unsigned gregs_offset = kUcontextGregsOffset);
 
 // The signal-return trampoline glibc and musl install (SA_RESTORER):
 // `mov $15,%rax; syscall` (rt_sigreturn).
 inline constexpr uint8_t kSigreturnCode[9] = {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05};
+// x32's (rt_sigreturn, __X32_SYSCALL_BIT | 513): glibc's `mov $0x40000201,%rax;
+// syscall`, or the shorter `mov $0x40000201,%eax; syscall` of others (gdb
+// knows only this one).
+inline constexpr uint8_t kX32SigreturnCode[9] = {0x48, 0xc7, 0xc0, 0x01, 0x02, 0x00, 0x40, 0x0f, 0x05};
+inline constexpr uint8_t kX32SigreturnCodeShort[7] = {0xb8, 0x01, 0x02, 0x00, 0x40, 0x0f, 0x05};
 
 // Frame-pointer prologue: push %rbp; mov %rsp,%rbp (both encodings of the mov).
 inline constexpr uint8_t kPushRbp = 0x55;
@@ -55,8 +63,9 @@ inline constexpr uint8_t kMovRspRbp[2][3] = {{0x48, 0x89, 0xe5}, {0x48, 0x8b, 0x
 namespace framewalk::arch::x86_64 {
 
 // Rows for frames without unwind information, in the one row model.
-// At __restore_rt: the stack pointer points at the ucontext the kernel saved.
-UnwindRow signal_frame_row();
+// At __restore_rt: the stack pointer points at the ucontext the kernel
+// saved, whose gregs start at `gregs_offset`.
+UnwindRow signal_frame_row(unsigned gregs_offset = kUcontextGregsOffset);
 // In a function body that keeps a frame pointer: CFA = rbp+16.
 UnwindRow frame_pointer_row();
 // At a function's first instruction: CFA = rsp+8 (also a frameless leaf).
@@ -86,11 +95,15 @@ UnwindRow chain_end_row();
 // comes first (whether the frame pointer is then set up is unknown); the
 // bytes end first; or, for a return-address frame, nothing of a prologue was
 // read at all (a function that calls has always moved the stack pointer).
+// `x32`: the code is x32's, where `mov %esp,%ebp` and `sub $n,%esp` (no
+// REX.W) build the frame too.
 inline constexpr uint64_t kReturnAddressFrame = ~uint64_t{0};
-bool prologue_row(Bytes code, uint64_t pc_offset, UnwindRow* row);
+bool prologue_row(Bytes code, uint64_t pc_offset, UnwindRow* row, bool x32 = false);
 
-// Whether `code` starts with the sigreturn trampoline (kSigreturnCode).
+// Whether `code` starts with the sigreturn trampoline: x86-64's
+// (kSigreturnCode), x32's (either kX32SigreturnCode*).
 bool is_sigreturn_trampoline(Bytes code);
+bool is_x32_sigreturn_trampoline(Bytes code);
 
 // Whether `code`, the bytes at an activation's PC, is the tail of an
 // epilogue that has already taken its frame down: nothing but register

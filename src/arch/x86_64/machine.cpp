@@ -12,9 +12,21 @@ namespace {
 // The epilogue tail ends in a `ret` within this many bytes of the PC.
 constexpr size_t kEpilogueWindow = 32;
 
+// What differs between the ABIs of x86-64's instruction set: x86-64's own
+// (LP64) and x32 (ILP32: pointers and addresses of 4 bytes, the stack's
+// slots, calls and pushes still of 8).
+struct Abi {
+  const ArchInfo& info;
+  bool (*is_trampoline)(Bytes code);    // the rt_sigreturn trampoline's
+  unsigned ucontext_gregs_offset;       // uc_mcontext.gregs in its ucontext_t
+  bool x32;                             // prologues set rbp and rsp with 32-bit operations
+};
+constexpr Abi kLp64 = {kArchInfo, is_sigreturn_trampoline, kUcontextGregsOffset, false};
+constexpr Abi kX32 = {kX32ArchInfo, is_x32_sigreturn_trampoline, kX32UcontextGregsOffset, true};
+
 class X86_64Machine final : public Machine {
  public:
-  constexpr X86_64Machine() : Machine(kArchInfo) {}
+  explicit constexpr X86_64Machine(const Abi& abi) : Machine(abi.info), abi_(abi) {}
 
   uint64_t clean_return_address(uint64_t address, uint64_t) const override { return address; }
 
@@ -32,10 +44,13 @@ class X86_64Machine final : public Machine {
 
   bool signal_frame_row(Memory& memory, uint64_t pc, UnwindRow* row) const override {
     uint8_t code[sizeof kSigreturnCode];
-    if (!is_sigreturn_trampoline(Bytes(code, memory.read(pc, code, sizeof code)))) return false;
-    if (row) *row = x86_64::signal_frame_row();
+    if (!abi_.is_trampoline(Bytes(code, memory.read(pc, code, sizeof code)))) return false;
+    if (row) *row = x86_64::signal_frame_row(abi_.ucontext_gregs_offset);
     return true;
   }
+
+  // Every register is saved in a slot of 8 bytes, also x32's.
+  uint8_t register_size(uint16_t) const override { return 8; }
 
   std::optional<FallbackKind> fallback_row(const FallbackInput& in, UnwindRow* row) const override {
     if (in.function_known) {
@@ -45,7 +60,7 @@ class X86_64Machine final : public Machine {
         *row = entry_row();
         return FallbackKind::kPrologue;
       }
-      if (prologue_row(in.function_code, in.activation ? in.pc_offset : kReturnAddressFrame, row))
+      if (prologue_row(in.function_code, in.activation ? in.pc_offset : kReturnAddressFrame, row, abi_.x32))
         return row->cfa.reg == kRbp ? FallbackKind::kFramePointer : FallbackKind::kPrologue;
       // A prologue it cannot read (e.g. shrink-wrapped behind a branch) is no
       // better known than a function without a symbol.
@@ -83,7 +98,9 @@ class X86_64Machine final : public Machine {
 
   size_t gregset_size() const override { return kUserRegsSize; }
   RegisterFile registers_from_gregset(Bytes gregset) const override { return from_user_regs_bytes(gregset); }
-  RegisterFile registers_from_ucontext(Bytes ucontext) const override { return from_ucontext_bytes(ucontext); }
+  RegisterFile registers_from_ucontext(Bytes ucontext) const override {
+    return from_ucontext_bytes(ucontext, abi_.ucontext_gregs_offset);
+  }
 
   // asm/perf_regs.h: AX BX CX DX SI DI BP SP IP FLAGS CS SS DS ES FS GS R8..R15.
   std::span<const int16_t> perf_register_numbers() const override {
@@ -95,12 +112,17 @@ class X86_64Machine final : public Machine {
   }
   // The kernel refuses DS, ES, FS and GS (bits 12-15) for a 64-bit task.
   uint64_t perf_sample_register_mask() const override { return ((uint64_t{1} << 24) - 1) & ~uint64_t{0xf000}; }
+
+ private:
+  const Abi& abi_;
 };
 
-constinit const X86_64Machine kMachine;
+constinit const X86_64Machine kMachine(kLp64);
+constinit const X86_64Machine kX32Machine(kX32);
 
 }  // namespace
 
 const Machine& machine() { return kMachine; }
+const Machine& x32_machine() { return kX32Machine; }
 
 }  // namespace framewalk::arch::x86_64

@@ -27,16 +27,22 @@ const char* const kNames[] = {
     nullptr, nullptr, nullptr,                                               // 115 - 117
     "k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7",
 };
+
+// x86-64 and x32 differ in their pointers alone (the ELF class).
+constexpr ArchInfo info_of(const char* name, bool is_64) {
+  return {.name = name,
+          .key = {kEmX86_64, is_64, Endian::kLittle, 0},
+          .dwarf_register_names = kNames,
+          .dwarf_register_count = sizeof(kNames) / sizeof(kNames[0]),
+          .stack_pointer = kRsp,
+          .frame_pointer = kRbp,
+          .return_address = kRip,
+          .program_counter = kRip,
+          .link_register = false};
+}
 }  // namespace
 
-const ArchInfo kArchInfo = {.name = "x86_64",
-                            .key = {kEmX86_64, true, Endian::kLittle, 0},
-                            .dwarf_register_names = kNames,
-                            .dwarf_register_count = sizeof(kNames) / sizeof(kNames[0]),
-                            .stack_pointer = kRsp,
-                            .frame_pointer = kRbp,
-                            .return_address = kRip,
-                            .program_counter = kRip,
-                            .link_register = false};
+const ArchInfo kArchInfo = info_of("x86_64", true);
+const ArchInfo kX32ArchInfo = info_of("x32", false);
 
 }  // namespace framewalk::arch::x86_64

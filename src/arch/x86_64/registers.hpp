@@ -15,5 +15,8 @@ enum DwarfRegister : uint16_t {
 
 // The call pushes the return address: rip is both the PC and the RA column.
 extern const ArchInfo kArchInfo;
+// x32, the ILP32 ABI of x86-64 (ELFCLASS32, EM_X86_64): the same registers
+// and instructions, 4-byte pointers in memory, 8-byte stack slots.
+extern const ArchInfo kX32ArchInfo;
 
 }  // namespace framewalk::arch::x86_64
