@@ -40,16 +40,37 @@ Result<std::shared_ptr<ElfFile>> ElfFile::parse(std::shared_ptr<const FileImage>
   return file;
 }
 
-Result<void> ElfFile::parse_headers() {
-  const Bytes bytes = image_->bytes();
+namespace {
+// e_ident's class and byte order, after the magic.
+Result<MachineKey> identification(Bytes bytes) {
   if (bytes.size() < 16 || std::memcmp(bytes.data(), "\x7f" "ELF", 4) != 0)
     return Error{ErrorCode::kBadElf, 0};
   const uint8_t elf_class = bytes[4];
   const uint8_t data = bytes[5];
   if (elf_class != 1 && elf_class != 2) return Error{ErrorCode::kBadElf, 4};
   if (data != 1 && data != 2) return Error{ErrorCode::kBadElf, 5};
-  is_64_ = elf_class == 2;
-  endian_ = data == 1 ? Endian::kLittle : Endian::kBig;
+  MachineKey key;
+  key.is_64 = elf_class == 2;
+  key.endian = data == 1 ? Endian::kLittle : Endian::kBig;
+  return key;
+}
+}  // namespace
+
+Result<MachineKey> header_machine_key(Bytes header) {
+  FW_TRY(MachineKey key, identification(header));
+  ByteReader r(header, key.endian);
+  FW_CHECK(r.seek(18));
+  FW_TRY(key.elf_machine, r.u16());
+  FW_CHECK(r.seek(key.is_64 ? 48 : 36));
+  FW_TRY(key.flags, r.u32());
+  return key;
+}
+
+Result<void> ElfFile::parse_headers() {
+  const Bytes bytes = image_->bytes();
+  FW_TRY(const MachineKey key, identification(bytes));
+  is_64_ = key.is_64;
+  endian_ = key.endian;
 
   ByteReader r(bytes, endian_);
   FW_CHECK(r.seek(16));

@@ -60,6 +60,11 @@ struct Note {
   Bytes desc;
 };
 
+// The machine an ELF file is for, from its first bytes alone (at least up to
+// e_flags: 40 bytes of an ELF32 header, 52 of an ELF64 one), without
+// parsing the rest: a live process's executable, say.
+Result<MachineKey> header_machine_key(Bytes header);
+
 class ElfFile {
  public:
   // Parses the headers of `image`; `name` is used in messages only.

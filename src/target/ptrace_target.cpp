@@ -18,6 +18,7 @@
 #include <fstream>
 
 #include "arch/machine.hpp"
+#include "elf/elf_file.hpp"
 
 namespace framewalk {
 
@@ -299,20 +300,9 @@ const arch::Machine& process_machine(pid_t pid) {
   if (fd < 0) return arch::host_machine();
   const ssize_t n = ::read(fd, header, sizeof header);
   ::close(fd);
-  if (n != static_cast<ssize_t>(sizeof header) || std::memcmp(header, "\x7f" "ELF", 4) != 0)
-    return arch::host_machine();
-  MachineKey key;
-  key.is_64 = header[4] == 2;
-  key.endian = header[5] == 1 ? Endian::kLittle : Endian::kBig;
-  auto field = [&](size_t at, unsigned size) {
-    uint32_t v = 0;
-    for (unsigned i = 0; i < size; ++i)
-      v |= uint32_t{header[at + i]} << (key.endian == Endian::kLittle ? 8 * i : 8 * (size - 1 - i));
-    return v;
-  };
-  key.elf_machine = static_cast<uint16_t>(field(18, 2));
-  key.flags = field(key.is_64 ? 48 : 36, 4);
-  const arch::Machine* m = arch::machine_for(key);
+  if (n <= 0) return arch::host_machine();
+  const auto key = elf::header_machine_key(Bytes(header, static_cast<size_t>(n)));
+  const arch::Machine* m = key.ok() ? arch::machine_for(*key) : nullptr;
   return m ? *m : arch::host_machine();
 }
 
