@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <span>
 #include <string_view>
 
@@ -99,6 +100,16 @@ class ByteReader {
     }
   }
   Result<uint64_t> address(unsigned address_size) { return unsigned_of_size(address_size); }
+
+  // The unsigned integer of `size` bytes at `offset` in `data`, or nullopt
+  // where it is not all there (a register's slot in a gregset or context).
+  static std::optional<uint64_t> unsigned_at(Bytes data, size_t offset, unsigned size, Endian endian) {
+    ByteReader r(data, endian);
+    if (!r.seek(offset).ok()) return std::nullopt;
+    auto v = r.unsigned_of_size(size);
+    if (!v.ok()) return std::nullopt;
+    return *v;
+  }
 
   Result<uint64_t> uleb128() {
     uint64_t result = 0;

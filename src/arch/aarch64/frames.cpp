@@ -6,14 +6,6 @@ namespace framewalk::arch::aarch64 {
 
 namespace {
 
-uint64_t load_u64(Bytes bytes, size_t offset, Endian endian) {
-  uint8_t b[8];
-  std::memcpy(b, bytes.data() + offset, 8);
-  uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v |= uint64_t{b[endian == Endian::kLittle ? i : 7 - i]} << (8 * i);
-  return v;
-}
-
 uint32_t load_insn(Bytes code, size_t offset) {
   // Instructions are little-endian also on big-endian AArch64 (BE8).
   return uint32_t{code[offset]} | uint32_t{code[offset + 1]} << 8 | uint32_t{code[offset + 2]} << 16 |
@@ -236,7 +228,8 @@ UnwindRow row_from(const PrologueState& s) {
 
 RegisterFile from_user_regs_bytes(Bytes bytes, Endian endian) {
   RegisterFile regs;
-  for (unsigned i = 0; i < 33 && (i + 1) * 8 <= bytes.size(); ++i) regs.set(i, load_u64(bytes, i * 8, endian));
+  for (unsigned i = 0; i < 33; ++i)
+    if (auto v = ByteReader::unsigned_at(bytes, i * 8, 8, endian)) regs.set(i, *v);
   return regs;  // x0-x30 are DWARF 0-30, sp 31, pc 32: the gregset's own order
 }
 

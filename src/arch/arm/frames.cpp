@@ -10,9 +10,8 @@ namespace framewalk::arch::arm {
 namespace {
 
 // The little-endian word at `offset` in `bytes`, when it is all there.
-std::optional<uint32_t> slot(Bytes bytes, size_t offset) {
-  if (offset > bytes.size() || bytes.size() - offset < 4) return std::nullopt;
-  return word_at(bytes, offset);
+std::optional<uint64_t> slot(Bytes bytes, size_t offset) {
+  return ByteReader::unsigned_at(bytes, offset, 4, Endian::kLittle);
 }
 
 UnwindRow row_at(uint16_t cfa_reg, int64_t cfa_offset) {

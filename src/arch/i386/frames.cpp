@@ -9,11 +9,8 @@ namespace framewalk::arch::i386 {
 namespace {
 
 // The 4-byte little-endian word at `offset` in `bytes`, when it is all there.
-std::optional<uint32_t> slot(Bytes bytes, size_t offset) {
-  if (offset > bytes.size() || bytes.size() - offset < 4) return std::nullopt;
-  uint32_t v = 0;
-  for (unsigned i = 0; i < 4; ++i) v |= uint32_t{bytes[offset + i]} << (8 * i);
-  return v;
+std::optional<uint64_t> slot(Bytes bytes, size_t offset) {
+  return ByteReader::unsigned_at(bytes, offset, 4, Endian::kLittle);
 }
 
 // The DWARF number of each user_regs_struct slot (-1: not a register the unwinder uses).

@@ -24,10 +24,7 @@ RegisterFile from_capture(const uint64_t* captured) {
 namespace {
 // The 8-byte little-endian word at `offset` in `bytes`, when it is all there.
 std::optional<uint64_t> slot(Bytes bytes, size_t offset) {
-  if (offset > bytes.size() || bytes.size() - offset < 8) return std::nullopt;
-  uint64_t v = 0;
-  for (unsigned i = 0; i < 8; ++i) v |= uint64_t{bytes[offset + i]} << (8 * i);
-  return v;
+  return ByteReader::unsigned_at(bytes, offset, 8, Endian::kLittle);
 }
 
 // The user_regs_struct slot of each DWARF register rax..r15, rip.
