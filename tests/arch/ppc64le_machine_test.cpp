@@ -264,7 +264,15 @@ TEST(Ppc64leMachine, PrologueRowsOfAnActivation) {
   ASSERT_EQ(p::machine().fallback_row(in, &row), FallbackKind::kPrologue);
   EXPECT_EQ(row.cfa.offset, 0);
   EXPECT_EQ(row.find(p::kLr), nullptr);
-  // An instruction that moves r1 otherwise (addi r1,r1,-16), or a branch, before the PC: no guess.
+  // A PLT call stub at its bctr: std r2,24(r1); ld r12,-32464(r2); mtctr r12: the entry row.
+  const std::vector<uint8_t> stub = code({0xf8410018, 0xe9828130, 0x7d8903a6, 0x4e800420});
+  in.pc_offset = 12;
+  in.function_code = Bytes(stub.data(), 12);
+  in.code_at_pc = Bytes(stub.data() + 12, 4);
+  ASSERT_EQ(p::machine().fallback_row(in, &row), FallbackKind::kPrologue);
+  EXPECT_EQ(row.cfa.offset, 0);
+  EXPECT_EQ(row.find(p::kLr), nullptr);
+  // An instruction that moves r1 otherwise (addi r1,r1,-16), a branch or mtlr before the PC: no guess.
   for (uint32_t insn : {0x3821fff0u, 0x48000010u, 0x7c0803a6u}) {
     const std::vector<uint8_t> other = code({insn, 0x60000000});
     in.pc_offset = 4;

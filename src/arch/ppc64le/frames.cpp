@@ -43,16 +43,16 @@ struct PrologueState {
 };
 
 // Whether an instruction that is not the prologue's own leaves what the
-// row needs alone: not a branch, a system call or a move to a special
-// register (mtlr, mtctr), and no write to r1 (addi/addis, ld, mr, stdux),
-// nor to r0 while it holds the return address.
+// row needs alone: not a branch, a system call or mtlr, and no write to r1
+// (addi/addis, ld, mr, stdux), nor to r0 while it holds the return address.
 bool neutral(uint32_t insn, const PrologueState& s) {
   const unsigned op = opcode(insn);
   if (op == 16 || op == 17 || op == 18 || op == 19) return false;
   if ((op == 14 || op == 15 || op == 58) && rt(insn) == kR1) return false;
   if (op == 31) {
     const unsigned xo = (insn >> 1) & 0x3ff;
-    if (xo == 467 || ((xo == 444 || xo == 181) && ra(insn) == kR1)) return false;  // mtspr; mr r1; stdux r1
+    if ((insn & 0xfc1fffff) == 0x7c0803a6) return false;                       // mtlr
+    if ((xo == 444 || xo == 181) && ra(insn) == kR1) return false;            // mr r1; stdux r1
   }
   if (s.lr_in_r0 && !s.lr_saved) return false;  // r0 could be written: not followed
   return true;

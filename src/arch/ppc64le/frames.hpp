@@ -72,8 +72,9 @@ UnwindRow chain_end_row();
 // registers through r1, `stdu r1,-n(r1)`, `mr r31,r1` and nops; it steps
 // over instructions that neither branch nor write r1 (nor r0 between
 // `mflr r0` and its store). True, with the row, where the instructions
-// before the PC are all of those (a frameless leaf: the entry row); false
-// at any other.
+// before the PC are all of those (a frameless leaf, or a linker's PLT call
+// stub, `std r2,24(r1); ld r12,n(r2); mtctr r12; bctr`, which binutils
+// gives no CFI: the entry row); false at any other.
 bool prologue_row(Bytes code, uint64_t pc_offset, UnwindRow* row);
 
 // Whether `insn` is a call: bl/bla, or bclrl/bcctrl/bctarl (blrl, bctrl).
