@@ -408,6 +408,16 @@ def physical(frames):
     return [f for f in frames if f["type"] not in ("inline", "tailcall")]
 
 
+def gdb_pcs(thread):
+    """gdb's PCs of a thread's physical frames. gdb shows a last frame at PC 0
+    where a ppc64 back chain ends (a saved LR of 0 after __libc_start_main):
+    framewalk ends `outermost` there, without it."""
+    pcs = [int(x["pc"], 16) for x in physical(thread["frames"])]
+    while pcs and pcs[-1] == 0:
+        pcs.pop()
+    return pcs
+
+
 def compare_with_gdb(gdb, fw):
     problems = []
     by_tid = {t["tid"]: t for t in fw}
@@ -415,11 +425,7 @@ def compare_with_gdb(gdb, fw):
         return ["threads differ: gdb %s, framewalk %s" % (sorted(t["tid"] for t in gdb), sorted(by_tid))]
     for g in gdb:
         f = by_tid[g["tid"]]
-        gp = [int(x["pc"], 16) for x in physical(g["frames"])]
-        # gdb shows a last frame at PC 0 where a ppc64 back chain ends (a
-        # saved LR of 0 after __libc_start_main): framewalk ends `outermost` there.
-        while gp and gp[-1] == 0:
-            gp.pop()
+        gp = gdb_pcs(g)
         fp = [int(x["pc"], 16) for x in f["frames"]]
         if gp != fp:
             n = next((i for i in range(min(len(gp), len(fp))) if gp[i] != fp[i]), min(len(gp), len(fp)))
@@ -491,7 +497,7 @@ def main():
             gdb_frames = "-"
             if fx.truth == "gdb":
                 gdb = gdb_threads(machine, run_exe, core)
-                gdb_frames = sum(len(physical(t["frames"])) for t in gdb)
+                gdb_frames = sum(len(gdb_pcs(t)) for t in gdb)
                 problems += compare_with_gdb(gdb, fw_threads)
             if args.replay:
                 replay_problems, _ = compare_replay.compare(fw, os.path.abspath(args.replay), core,
