@@ -24,7 +24,8 @@ inline constexpr uint16_t kNoRegister = 0xffff;
 struct ArchInfo {
   const char* name;
   // The machine's key; of its e_flags, only the bits of `flags_mask` count
-  // (ppc64's ABI version: none yet).
+  // (ppc64's ABI version), and those bits all 0 say nothing (ppc64's ABI
+  // version 0, "unspecified": what qemu-user writes in its cores).
   MachineKey key;
   uint32_t flags_mask = 0;
   // DWARF register names as binutils' readelf spells them (null entries: no name).
@@ -55,7 +56,7 @@ struct ArchInfo {
   Endian endian() const { return key.endian; }
   bool matches(const MachineKey& k) const {
     return k.elf_machine == key.elf_machine && k.is_64 == key.is_64 && k.endian == key.endian &&
-           (k.flags & flags_mask) == (key.flags & flags_mask);
+           ((k.flags & flags_mask) == (key.flags & flags_mask) || (k.flags & flags_mask) == 0);
   }
 };
 

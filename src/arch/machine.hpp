@@ -142,6 +142,12 @@ class Machine {
   virtual RegisterFile registers_from_gregset(Bytes gregset) const = 0;
   // Registers from the bytes of a ucontext_t (a signal handler's context).
   virtual RegisterFile registers_from_ucontext(Bytes ucontext) const = 0;
+  // Adds the floating-point registers of an elf_fpregset_t (NT_PRFPREG in a
+  // core) where the machine's CFI saves some (ppc64's f14-f31). Default: none.
+  virtual void add_fpregset(Bytes fpregset, RegisterFile& registers) const {
+    (void)fpregset;
+    (void)registers;
+  }
 
   // The size of a register's value as saved on the stack: the word size,
   // but for registers wider than a word (ARM's VFP d0-d31 on 32-bit ARM).

@@ -46,7 +46,8 @@ TEST(MachineKey, OnlyTheWholeKeySelectsAnUnwinder) {
   EXPECT_EQ(arch::machine_for(kX32)->address_size(), 4);
   EXPECT_EQ(arch::machine_for(kAarch64Be), nullptr);  // not little-endian AArch64's descriptor
   EXPECT_EQ(arch::machine_for(kS390), nullptr);
-  EXPECT_EQ(arch::machine_for(kPpc64le), nullptr);
+  ASSERT_NE(arch::machine_for(kPpc64le), nullptr);
+  EXPECT_EQ(arch::machine_for(kPpc64), nullptr);  // big-endian ELFv1: not ppc64le's descriptor
   ASSERT_NE(arch::machine_for(kArmEabi5Hard), nullptr);  // e_flags do not matter to ARM
   EXPECT_EQ(arch::machine_for(kArmEabi5Hard)->address_size(), 4);
   ASSERT_NE(arch::machine_for(usual_machine_key(kEm386)), nullptr);
@@ -78,7 +79,9 @@ TEST(MachineKey, CfiOfAVariantIsReadWithItsNumbersRegisters) {
   EXPECT_STREQ(arch::dwarf_register_name(arch::dwarf_arch_for(kX32), 16), "rip");
   ASSERT_NE(arch::dwarf_arch_for(kAarch64Be), nullptr);
   EXPECT_EQ(arch::dwarf_arch_for(kAarch64Be)->opcode_2d, arch::CfaOpcode2d::kNegateRaState);
-  EXPECT_EQ(arch::dwarf_arch_for(kPpc64le), nullptr);
+  ASSERT_NE(arch::dwarf_arch_for(kPpc64le), nullptr);
+  ASSERT_NE(arch::dwarf_arch_for(kPpc64), nullptr);  // ppc64le's numbers (and readelf's names: none)
+  EXPECT_EQ(arch::dwarf_register_name(arch::dwarf_arch_for(kPpc64), 65), nullptr);
   EXPECT_EQ(sframe::abi_for_elf(kX32), std::nullopt);
   EXPECT_EQ(sframe::abi_for_elf(kAarch64Be), sframe::Abi::kAarch64Big);
   EXPECT_EQ(sframe::abi_for_elf(kS390), std::nullopt);

@@ -68,7 +68,11 @@ TEST(RegisterNamesTest, VariantsOfOneNumberShareTheNames) {
 TEST(RegisterNamesTest, PowerPcHasNone) {
   // readelf names no PowerPC registers: "r65", not "lr".
   EXPECT_EQ(dwarf_arch_for(usual_machine_key(kEmPpc)), nullptr);
-  EXPECT_EQ(dwarf_arch_for(usual_machine_key(kEmPpc64)), nullptr);
+  // ppc64le's descriptor has none either.
+  const ArchInfo* ppc64le = dwarf_arch_for(usual_machine_key(kEmPpc64));
+  ASSERT_NE(ppc64le, nullptr);
+  EXPECT_EQ(dwarf_register_name(ppc64le, 65), nullptr);
+  EXPECT_EQ(dwarf_register_name(ppc64le, 1), nullptr);
 }
 
 }  // namespace

@@ -52,6 +52,13 @@ MACHINES = {
         "sysroot": "/usr/arm-linux-gnueabihf",
         "gdb_cpu": None,
     },
+    "ppc64le": {
+        "cc": "powerpc64le-linux-gnu-gcc",
+        "cxx": "powerpc64le-linux-gnu-g++",
+        "qemu": "qemu-ppc64le",
+        "sysroot": "/usr/powerpc64le-linux-gnu",
+        "gdb_cpu": None,
+    },
 }
 
 
@@ -277,7 +284,32 @@ ARM_FIXTURES = [
             args=["gdb_jit_code.elf", "jitdump-abort"], libs=JITDUMP_OBJECT, jitdump=True),
 ]
 
-FIXTURES_OF = {"aarch64": AARCH64_FIXTURES, "arm": ARM_FIXTURES}
+# ppc64le (ELFv2): gcc's CFI everywhere; without it, the back chain. The
+# fixtures in AArch64 or ARM assembly, and the jit ones (machine code of
+# their own), are left out.
+PPC64LE_NO_TABLES = "-O2 -no-pie -fno-asynchronous-unwind-tables -fno-unwind-tables"
+PPC64LE_FIXTURES = [
+    Fixture("recursion", ["recursion.c"], "-O2 -g -no-pie", "gdb", recursion_chain()),
+    Fixture("recursion_static", ["recursion.c"], "-O2 -g -static", "gdb", recursion_chain()),
+    Fixture("recursion_pie", ["recursion.c"], "-O2 -g -fPIE -pie", "chain", recursion_chain()),
+    # gdb 13 reads qemu 7.2's signal frames at the kernel's offset (their
+    # ucontext is 16 bytes higher): chain truth where a signal frame is walked.
+    Fixture("signals", ["signals.c"], "-O2 -g -no-pie", "chain", SIGNAL_CHAIN),
+    Fixture("signals_altstack", ["signals.c"], "-O2 -g -no-pie", "chain", SIGNAL_CHAIN, args=["altstack"]),
+    Fixture("threads", ["threads.c"], "-O2 -g -no-pie", "gdb", threads_chains=threads_check),
+    Fixture("threads_pie", ["threads.c"], "-O2 -g -fPIE -pie", "chain", threads_chains=threads_check),
+    Fixture("cxx_unwind", ["cxx_unwind.cpp"], "-O2 -g -no-pie", "gdb"),
+    Fixture("recursion_no_unwind_tables", ["recursion.c"], PPC64LE_NO_TABLES, "chain", recursion_chain()),
+    Fixture("signals_no_unwind_tables", ["signals.c"], PPC64LE_NO_TABLES, "chain", SIGNAL_CHAIN),
+    Fixture("tailcall", ["tailcall.c"], "-O2 -g -no-pie -foptimize-sibling-calls", "gdb", TAILCALL_CHAIN),
+    Fixture("dlopen", ["dlopen_main.c"], "-O2 -g -no-pie -ldl", "gdb", DLOPEN_CHAIN, libs=PLUGIN),
+    Fixture("dlopen_pie", ["dlopen_main.c"], "-O2 -g -fPIE -pie -ldl", "chain", DLOPEN_CHAIN, libs=PLUGIN),
+    Fixture("stack_overflow", ["stack_overflow.c"], "-O2 -g -no-pie", "chain", threads_chains=overflow_check),
+    Fixture("fp_over_cfi", ["fp_over_cfi.c", "fp_over_cfi_callee.c"], FP_ONLY, "chain",
+            threads_chains=fp_over_cfi_check, source_flags=FP_OVER_CFI_CALLEE),
+]
+
+FIXTURES_OF = {"aarch64": AARCH64_FIXTURES, "arm": ARM_FIXTURES, "ppc64le": PPC64LE_FIXTURES}
 
 
 def log(msg):
@@ -376,6 +408,16 @@ def physical(frames):
     return [f for f in frames if f["type"] not in ("inline", "tailcall")]
 
 
+def gdb_pcs(thread):
+    """gdb's PCs of a thread's physical frames. gdb shows a last frame at PC 0
+    where a ppc64 back chain ends (a saved LR of 0 after __libc_start_main):
+    framewalk ends `outermost` there, without it."""
+    pcs = [int(x["pc"], 16) for x in physical(thread["frames"])]
+    while pcs and pcs[-1] == 0:
+        pcs.pop()
+    return pcs
+
+
 def compare_with_gdb(gdb, fw):
     problems = []
     by_tid = {t["tid"]: t for t in fw}
@@ -383,7 +425,7 @@ def compare_with_gdb(gdb, fw):
         return ["threads differ: gdb %s, framewalk %s" % (sorted(t["tid"] for t in gdb), sorted(by_tid))]
     for g in gdb:
         f = by_tid[g["tid"]]
-        gp = [int(x["pc"], 16) for x in physical(g["frames"])]
+        gp = gdb_pcs(g)
         fp = [int(x["pc"], 16) for x in f["frames"]]
         if gp != fp:
             n = next((i for i in range(min(len(gp), len(fp))) if gp[i] != fp[i]), min(len(gp), len(fp)))
@@ -455,7 +497,7 @@ def main():
             gdb_frames = "-"
             if fx.truth == "gdb":
                 gdb = gdb_threads(machine, run_exe, core)
-                gdb_frames = sum(len(physical(t["frames"])) for t in gdb)
+                gdb_frames = sum(len(gdb_pcs(t)) for t in gdb)
                 problems += compare_with_gdb(gdb, fw_threads)
             if args.replay:
                 replay_problems, _ = compare_replay.compare(fw, os.path.abspath(args.replay), core,
