@@ -86,6 +86,8 @@ class Machine {
   // register's value.
   bool link_register() const { return info_.link_register; }
   uint8_t address_size() const { return info_.address_size(); }
+  // The caller's stack pointer for a CFA (ArchInfo::cfa_above_stack_pointer).
+  uint64_t caller_stack_pointer(uint64_t cfa) const { return address(cfa - info_.cfa_above_stack_pointer); }
   Endian endian() const { return info_.endian(); }
 
   // A return address as stored, without what the machine keeps in its
