@@ -144,6 +144,14 @@ class Machine {
   virtual RegisterFile registers_from_gregset(Bytes gregset) const = 0;
   // Registers from the bytes of a ucontext_t (a signal handler's context).
   virtual RegisterFile registers_from_ucontext(Bytes ucontext) const = 0;
+  // Adds the floating-point registers of a core's NT_PRFPREG note (the
+  // thread's elf_fpregset_t) where the machine's CFI may save registers in
+  // them (s390x: call-saved f8-f15, general registers kept in FPRs). Default:
+  // nothing.
+  virtual void add_fpregset(Bytes fpregset, RegisterFile* registers) const {
+    (void)fpregset;
+    (void)registers;
+  }
 
   // The size of a register's value as saved on the stack: the word size,
   // but for registers wider than a word (ARM's VFP d0-d31 on 32-bit ARM).
