@@ -7,6 +7,7 @@
 #include "arch/capture.hpp"
 #include "arch/i386/frames.hpp"
 #include "arch/i386/machine.hpp"
+#include "arch/s390x/machine.hpp"
 #include "arch/x86_64/frames.hpp"
 #include "arch/x86_64/machine.hpp"
 
@@ -16,7 +17,7 @@ namespace {
 // Every machine framewalk unwinds. A new one: its folder, and a line here.
 std::span<const Machine* const> machines() {
   static const Machine* const kMachines[] = {&x86_64::machine(), &aarch64::machine(), &arm::machine(),
-                                             &i386::machine()};
+                                             &i386::machine(), &s390x::machine()};
   return kMachines;
 }
 }  // namespace

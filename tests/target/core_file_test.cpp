@@ -27,7 +27,7 @@ struct ForeignCore {
 };
 
 constexpr ForeignCore kForeignCores[] = {
-    {"s390x", elf::kEmS390, true, true},       {"ppc64le", elf::kEmPpc64, true, false},
+    {"s390", elf::kEmS390, false, true},       {"ppc64le", elf::kEmPpc64, true, false},
     {"ppc64", elf::kEmPpc64, true, true},      {"mipsel", elf::kEmMips, false, false},
     {"riscv64", elf::kEmRiscv, true, false},   {"x32", elf::kEmX86_64, false, false},
     // Machines framewalk unwinds, in the byte order it does not.
