@@ -206,6 +206,40 @@ TEST(S390xMachine, PrologueRows) {
   EXPECT_FALSE(x::prologue_row(Bytes(kFramed, 8), x::kReturnAddressFrame, &row));
 }
 
+TEST(S390xMachine, PrologueStepsOverScheduledInstructions) {
+  UnwindRow row;
+  // A shrink-wrapped leaf: ltgr %r2,%r2; bner %r14; stmg %r14,%r15,112(%r15); lay %r15,-160(%r15); brasl.
+  const uint8_t leaf[] = {0xb9, 0x02, 0x00, 0x22, 0x07, 0x7e, 0xeb, 0xef, 0xf0, 0x70, 0x00, 0x24,
+                          0xe3, 0xf0, 0xff, 0x60, 0xff, 0x71, 0xc0, 0xe5, 0xff, 0xff, 0xff, 0x5f};
+  ASSERT_TRUE(x::prologue_row(Bytes(leaf, sizeof leaf), x::kReturnAddressFrame, &row));
+  EXPECT_EQ(row.cfa.offset, 320);
+  EXPECT_EQ(row.find(x::kR14)->value, -48);
+  // chi %r2,1000; je +0x56 (an early exit); stmg %r10,%r15,80(%r15); lay; lgr %r10,%r2; lgr %r11,%r15.
+  const uint8_t early_exit[] = {0xa7, 0x2e, 0x03, 0xe8, 0xa7, 0x84, 0x00, 0x2b, 0xeb, 0xaf, 0xf0, 0x50,
+                                0x00, 0x24, 0xe3, 0xf0, 0xff, 0x60, 0xff, 0x71, 0xb9, 0x04, 0x00, 0xa2,
+                                0xb9, 0x04, 0x00, 0xbf, 0xc0, 0xe5, 0x00, 0x00, 0x00, 0x30};
+  ASSERT_TRUE(x::prologue_row(Bytes(early_exit, sizeof early_exit), x::kReturnAddressFrame, &row));
+  EXPECT_EQ(row.cfa.reg, x::kR11);
+  EXPECT_EQ(row.cfa.offset, 320);
+  EXPECT_EQ(row.find(x::kR14)->value, -48);
+  // An activation at the branch's target (past it: the branch may have been taken) knows nothing more.
+  ASSERT_TRUE(x::prologue_row(Bytes(early_exit, sizeof early_exit), 0x5a, &row));
+  EXPECT_EQ(row.cfa.reg, x::kR15);
+  EXPECT_EQ(row.cfa.offset, 160);
+  EXPECT_EQ(row.find(x::kR14), nullptr);
+  // sllk %r1,%r2,3; srk %r2,%r1,%r2; stmg %r11,%r15,88(%r15); lay %r15,-160(%r15); lgr %r11,%r15; brasl.
+  const uint8_t shifted[] = {0xeb, 0x12, 0x00, 0x03, 0x00, 0xdf, 0xb9, 0xf9, 0x20, 0x21, 0xeb, 0xbf, 0xf0, 0x58,
+                             0x00, 0x24, 0xe3, 0xf0, 0xff, 0x60, 0xff, 0x71, 0xb9, 0x04, 0x00, 0xbf,
+                             0xc0, 0xe5, 0xff, 0xff, 0xff, 0xdd};
+  ASSERT_TRUE(x::prologue_row(Bytes(shifted, sizeof shifted), x::kReturnAddressFrame, &row));
+  EXPECT_EQ(row.cfa.reg, x::kR11);
+  EXPECT_EQ(row.find(x::kR11)->value, -72);
+  // dsgr %r10,%r2 writes r10 and r11: the prologue ends before it.
+  const uint8_t pair[] = {0xeb, 0xef, 0xf0, 0x70, 0x00, 0x24, 0xb9, 0x0d, 0x00, 0xa2, 0xe3, 0xf0, 0xff, 0x60, 0xff, 0x71};
+  ASSERT_TRUE(x::prologue_row(Bytes(pair, sizeof pair), x::kReturnAddressFrame, &row));
+  EXPECT_EQ(row.cfa.offset, 160);
+}
+
 TEST(S390xMachine, FallbackRowsStepThroughTheSaveArea) {
   // A leaf at its entry: CFA = r15 + 160; the caller's r15 is the callee's, the return address r14.
   test::SparseMemory mem;

@@ -110,8 +110,38 @@ struct PrologueState {
 
 enum class Step : uint8_t { kPrologue, kNeutral, kEnd };
 
-// One instruction of `insn` (all its bytes there), applied to `s`.
-Step step(Bytes insn, PrologueState* s) {
+// Registers an instruction of the forms stepped over must not write: the
+// frame's (r10 too: an even-odd pair instruction on it writes r11).
+bool frame_register(unsigned reg) { return reg == 10 || reg == kR11 || reg == kR14 || reg == kR15; }
+
+// An instruction that is not the prologue's own but may sit among its
+// instructions (at `at` in the function; `pc_offset` as for prologue_row):
+// register-to-register operations and immediates into other registers,
+// stores of floating-point registers, compares, a conditional return and,
+// shrink-wrapping's test for an early exit, a forward conditional branch
+// (for an activation only one whose target lies past its PC).
+Step other_instruction(Bytes insn, size_t at, uint64_t pc_offset) {
+  const uint8_t op = insn[0], r1 = insn[1] >> 4, low = insn[1] & 15;
+  if (op == 0x60) return Step::kNeutral;                                                        // std
+  if (op == 0x07 && low == kR14 && r1 != 0 && r1 != 15) return Step::kNeutral;  // b<cond>r %r14 (r1: the mask)
+  if (op == 0xb9) return frame_register(insn[3] >> 4) ? Step::kEnd : Step::kNeutral;          // RRE: writes r1
+  if (op == 0xc0 && low == 0x0) return frame_register(r1) ? Step::kEnd : Step::kNeutral;     // larl
+  // Shifts (sllg .. srlk) and ahik/aghik: r1 from r3 or an immediate.
+  const bool shift = op == 0xeb && ((insn[5] >= 0x0a && insn[5] <= 0x0d) || (insn[5] >= 0xdc && insn[5] <= 0xdf));
+  if (shift || (op == 0xec && (insn[5] == 0xd8 || insn[5] == 0xd9)))
+    return frame_register(r1) ? Step::kEnd : Step::kNeutral;
+  if (op != 0xa7) return Step::kEnd;
+  if (low == 0xe || low == 0xf) return Step::kNeutral;                                        // chi, cghi
+  if (low >= 0x8 && low <= 0xd) return frame_register(r1) ? Step::kEnd : Step::kNeutral;    // lhi .. mghi
+  if (low != 0x4 || r1 == 0 || r1 == 15) return Step::kEnd;  // not brc, or an unconditional one
+  const int64_t offset = 2 * int64_t{static_cast<int16_t>((insn[2] << 8) | insn[3])};
+  const bool return_address = pc_offset == kReturnAddressFrame;
+  if (offset <= 0 || (!return_address && at + static_cast<uint64_t>(offset) <= pc_offset)) return Step::kEnd;
+  return Step::kNeutral;
+}
+
+// One instruction of `insn` (all its bytes there, at `at`), applied to `s`.
+Step step(Bytes insn, size_t at, uint64_t pc_offset, PrologueState* s) {
   const uint8_t op = insn[0], r1 = insn[1] >> 4, low = insn[1] & 15;
   if (op == 0xeb && insn[5] == 0x24 && (insn[2] >> 4) == kR15) {  // stmg r1,r3,d(%r15)
     const int64_t at = long_displacement(insn) - s->sp_below;
@@ -144,11 +174,7 @@ Step step(Bytes insn, PrologueState* s) {
     }
     return to == kR11 || to == kR14 || to == kR15 ? Step::kEnd : Step::kNeutral;
   }
-  const bool writes_frame_register = r1 == kR11 || r1 == kR14 || r1 == kR15;
-  if (op == 0x60) return Step::kNeutral;                                              // std: stores only
-  if (op == 0xa7 && low == 0x9) return writes_frame_register ? Step::kEnd : Step::kNeutral;  // lghi
-  if (op == 0xc0 && low == 0x0) return writes_frame_register ? Step::kEnd : Step::kNeutral;  // larl
-  return Step::kEnd;
+  return other_instruction(insn, at, pc_offset);
 }
 
 }  // namespace
@@ -165,7 +191,7 @@ bool prologue_row(Bytes code, uint64_t pc_offset, UnwindRow* row) {
     }
     if (at >= code.size() || code.size() - at < length_of(code[at])) break;
     const Bytes insn = code.subspan(at, length_of(code[at]));
-    ended = step(insn, &s) == Step::kEnd;
+    ended = step(insn, at, pc_offset, &s) == Step::kEnd;
     if (!ended) at += insn.size();
   }
   if (!at_pc && !ended) return false;  // the code ran out inside the prologue

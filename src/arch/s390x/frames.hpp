@@ -73,9 +73,12 @@ UnwindRow entry_row();
 // instructions before it have run), or kReturnAddressFrame for a frame at
 // a return address. Follows `stmg %rA,%rB,d(%r15)` (the saves into the
 // caller's register save area), `aghi`/`agfi %r15,-n`, `lay %r15,-n(%r15)`
-// and `lgr %r11,%r15` (the frame pointer); steps over stores of
-// floating-point registers (`std`) and loads of other registers
-// (`lgr`, `lghi`, `larl`) among them. True with the row where the
+// and `lgr %r11,%r15` (the frame pointer); steps over instructions
+// compilers schedule among them that write no frame register (r10, r11,
+// r14, r15): register-to-register operations, shifts, immediates, `larl`, `std`,
+// compares, a conditional return (`b<cond>r %r14`) and a forward
+// conditional branch (an early exit; for an activation only one whose
+// target lies past its PC). True with the row where the
 // instructions determine it: an activation up to its PC; a return-address
 // frame whose prologue saved r14.
 inline constexpr uint64_t kReturnAddressFrame = ~uint64_t{0};
