@@ -52,6 +52,13 @@ MACHINES = {
         "sysroot": "/usr/arm-linux-gnueabihf",
         "gdb_cpu": None,
     },
+    "s390x": {
+        "cc": "s390x-linux-gnu-gcc",
+        "cxx": "s390x-linux-gnu-g++",
+        "qemu": "qemu-s390x",
+        "sysroot": "/usr/s390x-linux-gnu",
+        "gdb_cpu": None,
+    },
 }
 
 
@@ -277,7 +284,33 @@ ARM_FIXTURES = [
             args=["gdb_jit_code.elf", "jitdump-abort"], libs=JITDUMP_OBJECT, jitdump=True),
 ]
 
-FIXTURES_OF = {"aarch64": AARCH64_FIXTURES, "arm": ARM_FIXTURES}
+# s390x: big-endian, the CFA 160 bytes above the caller's r15, the return
+# address in r14, qemu's signal trampolines (`svc 173`) on the stack.
+S390X_FIXTURES = [
+    Fixture("recursion", ["recursion.c"], "-O2 -g -no-pie", "gdb", recursion_chain()),
+    Fixture("recursion_static", ["recursion.c"], "-O2 -g -static", "gdb", recursion_chain()),
+    Fixture("recursion_pie", ["recursion.c"], "-O2 -g -fPIE -pie", "chain", recursion_chain()),
+    # gdb 13 takes qemu's rt frames for old-style ones (their trampoline is not
+    # in the frame) and stops at the first: chain truth across signal frames.
+    Fixture("signals", ["signals.c"], "-O2 -g -no-pie", "chain", SIGNAL_CHAIN),
+    Fixture("signals_altstack", ["signals.c"], "-O2 -g -no-pie", "chain", SIGNAL_CHAIN, args=["altstack"]),
+    Fixture("threads", ["threads.c"], "-O2 -g -no-pie", "gdb", threads_chains=threads_check),
+    Fixture("cxx_unwind", ["cxx_unwind.cpp"], "-O2 -g -no-pie", "gdb"),
+    Fixture("tailcall", ["tailcall.c"], "-O2 -g -no-pie -foptimize-sibling-calls", "gdb", TAILCALL_CHAIN),
+    Fixture("dlopen", ["dlopen_main.c"], "-O2 -g -no-pie -ldl", "gdb", DLOPEN_CHAIN, libs=PLUGIN),
+    Fixture("dlopen_pie", ["dlopen_main.c"], "-O2 -g -fPIE -pie -ldl", "chain", DLOPEN_CHAIN, libs=PLUGIN),
+    Fixture("stack_overflow", ["stack_overflow.c"], "-O2 -g -no-pie", "chain", threads_chains=overflow_check),
+    Fixture("threads_pie", ["threads.c"], "-O2 -g -fPIE -pie", "chain", threads_chains=threads_check),
+    # No unwind tables for the program's own code: prologue analysis.
+    Fixture("recursion_no_unwind_tables", ["recursion.c"],
+            "-O2 -no-pie -fno-asynchronous-unwind-tables -fno-unwind-tables", "chain", recursion_chain()),
+    Fixture("signals_no_unwind_tables", ["signals.c"],
+            "-O2 -no-pie -fno-asynchronous-unwind-tables -fno-unwind-tables", "chain", SIGNAL_CHAIN),
+    Fixture("fp_over_cfi", ["fp_over_cfi.c", "fp_over_cfi_callee.c"], FP_ONLY, "chain",
+            threads_chains=fp_over_cfi_check, source_flags=FP_OVER_CFI_CALLEE),
+]
+
+FIXTURES_OF = {"aarch64": AARCH64_FIXTURES, "arm": ARM_FIXTURES, "s390x": S390X_FIXTURES}
 
 
 def log(msg):
