@@ -308,6 +308,12 @@ S390X_FIXTURES = [
             "-O2 -no-pie -fno-asynchronous-unwind-tables -fno-unwind-tables", "chain", SIGNAL_CHAIN),
     Fixture("fp_over_cfi", ["fp_over_cfi.c", "fp_over_cfi_callee.c"], FP_ONLY, "chain",
             threads_chains=fp_over_cfi_check, source_flags=FP_OVER_CFI_CALLEE),
+    Fixture("gdb_jit", ["../../jit/gdb_jit.c"], "-O2 -g -no-pie", "gdb", GDB_JIT_CHAIN,
+            args=["gdb_jit_code.elf", "abort"], libs=GDB_JIT_OBJECT),
+    Fixture("register_frame", ["../../jit/gdb_jit.c"], "-O2 -g -static", "chain",
+            args=["gdb_jit_code.elf", "register-abort"], libs=GDB_JIT_OBJECT, threads_chains=registered_check),
+    Fixture("jitdump", ["../../jit/gdb_jit.c"], "-O2 -g -no-pie", "chain", JITDUMP_CHAIN,
+            args=["gdb_jit_code.elf", "jitdump-abort"], libs=JITDUMP_OBJECT, jitdump=True),
 ]
 
 FIXTURES_OF = {"aarch64": AARCH64_FIXTURES, "arm": ARM_FIXTURES, "s390x": S390X_FIXTURES}
