@@ -144,9 +144,9 @@ Step other_instruction(Bytes insn, size_t at, uint64_t pc_offset) {
 Step step(Bytes insn, size_t at, uint64_t pc_offset, PrologueState* s) {
   const uint8_t op = insn[0], r1 = insn[1] >> 4, low = insn[1] & 15;
   if (op == 0xeb && insn[5] == 0x24 && (insn[2] >> 4) == kR15) {  // stmg r1,r3,d(%r15)
-    const int64_t at = long_displacement(insn) - s->sp_below;
+    const int64_t first = long_displacement(insn) - s->sp_below;  // r1's slot, from the entry r15
     for (unsigned k = 0, reg = r1;; ++k, reg = (reg + 1) & 15) {
-      if (!((s->saved >> reg) & 1)) s->saved_at[reg] = at + 8 * int64_t{k};
+      if (!((s->saved >> reg) & 1)) s->saved_at[reg] = first + 8 * int64_t{k};
       s->saved |= static_cast<uint16_t>(1u << reg);
       if (reg == low) break;
     }
