@@ -150,8 +150,11 @@ int main(int argc, char **argv) {
   fclose(f);
   fw_backend backend = {sizeof backend, 0, 0, next_thread, NULL, set_initial_registers, memory_read, NULL,
                         report_mappings};
-  backend.machine = strcmp(machine, "aarch64") == 0 ? 183 : strcmp(machine, "arm") == 0 ? 40
-                    : strcmp(machine, "ppc64le") == 0 ? 21 : 62;
+  backend.machine = strcmp(machine, "aarch64") == 0   ? 183
+                    : strcmp(machine, "arm") == 0     ? 40
+                    : strcmp(machine, "ppc64le") == 0 ? 21
+                    : strcmp(machine, "s390x") == 0   ? 22
+                                                      : 62;
   fw_context *context = fw_context_new();
   fw_target *target = NULL;
   if (fw_target_backend(context, &backend, &s, &target) != FW_OK) {

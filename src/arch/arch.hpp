@@ -44,6 +44,10 @@ struct ArchInfo {
   // column) rather than on the stack: a row without a rule for it means
   // "still there".
   bool link_register = false;
+  // How far the CFA lies above the caller's stack pointer: the caller's SP
+  // is the CFA less this (s390x: 160, the register save area every caller
+  // keeps for its callee; 0 elsewhere, where the caller's SP is the CFA).
+  uint16_t cfa_above_stack_pointer = 0;
   // Where the machine's code keeps its frame pointer in one of two
   // registers, by instruction set, the other one (32-bit ARM: Thumb's r7
   // beside ARM state's r11, frame_pointer).

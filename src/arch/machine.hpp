@@ -86,6 +86,8 @@ class Machine {
   // register's value.
   bool link_register() const { return info_.link_register; }
   uint8_t address_size() const { return info_.address_size(); }
+  // The caller's stack pointer for a CFA (ArchInfo::cfa_above_stack_pointer).
+  uint64_t caller_stack_pointer(uint64_t cfa) const { return address(cfa - info_.cfa_above_stack_pointer); }
   Endian endian() const { return info_.endian(); }
 
   // A return address as stored, without what the machine keeps in its
@@ -142,9 +144,11 @@ class Machine {
   virtual RegisterFile registers_from_gregset(Bytes gregset) const = 0;
   // Registers from the bytes of a ucontext_t (a signal handler's context).
   virtual RegisterFile registers_from_ucontext(Bytes ucontext) const = 0;
-  // Adds the floating-point registers of an elf_fpregset_t (NT_PRFPREG in a
-  // core) where the machine's CFI saves some (ppc64's f14-f31). Default: none.
-  virtual void add_fpregset(Bytes fpregset, RegisterFile& registers) const {
+  // Adds the floating-point registers of a core's NT_PRFPREG note (the
+  // thread's elf_fpregset_t) where the machine's CFI may save registers in
+  // them (ppc64's f14-f31; s390x: call-saved f8-f15, general registers kept
+  // in FPRs). Default: nothing.
+  virtual void add_fpregset(Bytes fpregset, RegisterFile* registers) const {
     (void)fpregset;
     (void)registers;
   }

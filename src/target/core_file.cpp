@@ -12,8 +12,7 @@ namespace framewalk {
 
 namespace {
 
-constexpr uint32_t kNtPrstatus = 1, kNtPrfpreg = 2, kNtPrpsinfo = 3, kNtAuxv = 6, kNtArmPacMask = 0x406,
-                   kNtFile = 0x46494c45;
+constexpr uint32_t kNtPrstatus = 1, kNtPrfpreg = 2, kNtPrpsinfo = 3, kNtAuxv = 6, kNtArmPacMask = 0x406, kNtFile = 0x46494c45;
 constexpr uint64_t kAtPhdr = 3, kAtBase = 7, kAtEntry = 9, kAtSysinfoEhdr = 33, kAtExecfn = 31;
 constexpr uint64_t kDtNull = 0, kDtDebug = 21;
 
@@ -292,8 +291,9 @@ Result<void> CoreFile::parse_notes() {
           threads_.push_back(t);
           break;
         }
-        case kNtPrfpreg:  // the floating-point registers of the thread whose NT_PRSTATUS came before
-          if (!threads_.empty()) machine_->add_fpregset(desc, threads_.back().registers);
+        case kNtPrfpreg:
+          // The floating-point registers of the thread whose NT_PRSTATUS it follows.
+          if (!threads_.empty()) machine_->add_fpregset(desc, &threads_.back().registers);
           break;
         case kNtPrpsinfo: {
           if (desc.size() < layout.prpsinfo_fname + 16) return Error{ErrorCode::kTruncated, desc_offset};

@@ -121,7 +121,8 @@ Result<void> Unwinder::apply_row_in_place(const UnwindRow& row, arch::RegisterFi
       return Error{ErrorCode::kCfaNotRegisterRule, 0};
   }
   // Unspecified registers keep their values (callee-saved by convention); the
-  // stack pointer becomes the CFA. The return-address column must have a
+  // stack pointer becomes the CFA (less the machine's
+  // cfa_above_stack_pointer). The return-address column must have a
   // rule (an undefined one ends the stack: the walk checks for it before
   // this), except on a link-register machine, where no rule means the
   // return address has not left the register (the walk allows that only for
@@ -168,7 +169,7 @@ Result<void> Unwinder::apply_row_in_place(const UnwindRow& row, arch::RegisterFi
   // The caller's registers. One the file has no room for stops the walk,
   // named: dropped, the caller would seem to hold the callee's value in it.
   arch::RegisterFile& caller = *registers;
-  if (!caller.set(m.stack_pointer(), cfa)) return Error{ErrorCode::kTooManyRegisters, m.stack_pointer()};
+  if (!caller.set(m.stack_pointer(), m.caller_stack_pointer(cfa))) return Error{ErrorCode::kTooManyRegisters, m.stack_pointer()};
   for (int i = 0; i < row.rule_count; ++i) {
     const uint16_t reg = row.rules[i].reg;
     if (!known[i]) caller.forget(reg);
@@ -208,7 +209,7 @@ Result<void> Unwinder::apply_flat_in_place(const RowCache::FlatRow& row, arch::R
     }
     values[i] = *word;
   }
-  regs.set(m.stack_pointer(), cfa);
+  regs.set(m.stack_pointer(), m.caller_stack_pointer(cfa));
   for (unsigned i = 0; i < row.saved; ++i) {
     if ((unknown >> i) & 1) regs.forget(row.reg[i]);
     else regs.set(row.reg[i], values[i]);

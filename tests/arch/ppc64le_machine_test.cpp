@@ -98,7 +98,7 @@ TEST(Ppc64leMachine, RegistersFromTheKernelsGregset) {
   // NT_PRFPREG: f0-f31 (DWARF 32-63), fpscr.
   const std::vector<uint8_t> fpregs = numbered_words(33, 0x3000);
   RegisterFile with_fp = r;
-  p::machine().add_fpregset(Bytes(fpregs.data(), fpregs.size()), with_fp);
+  p::machine().add_fpregset(Bytes(fpregs.data(), fpregs.size()), &with_fp);
   EXPECT_EQ(with_fp.get(p::kF0), 0x3000u);
   EXPECT_EQ(with_fp.get(p::kF0 + 31), 0x301fu);
   EXPECT_EQ(with_fp.get(p::kLr), 0x1024u);

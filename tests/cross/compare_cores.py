@@ -16,7 +16,9 @@ writes is read by `framewalk stack --core --sysroot` and by gdb-multiarch
   not find in these cores; PAC-signed return addresses, where gdb stops):
   framewalk's function names, filtered to the fixture's own functions, must be
   the chain the program's construction gives, and the walk must end
-  `outermost`.
+  `outermost`;
+- truth "prefix" (where gdb stops early and is right until then): the chain,
+  and gdb's frames must be framewalk's first ones.
 
 tests/cross/README.md has the list and what each fixture exercises. Exit 77
 (skipped) when the cross compiler, qemu or gdb-multiarch is missing.
@@ -57,6 +59,13 @@ MACHINES = {
         "cxx": "powerpc64le-linux-gnu-g++",
         "qemu": "qemu-ppc64le",
         "sysroot": "/usr/powerpc64le-linux-gnu",
+        "gdb_cpu": None,
+    },
+    "s390x": {
+        "cc": "s390x-linux-gnu-gcc",
+        "cxx": "s390x-linux-gnu-g++",
+        "qemu": "qemu-s390x",
+        "sysroot": "/usr/s390x-linux-gnu",
         "gdb_cpu": None,
     },
 }
@@ -309,7 +318,42 @@ PPC64LE_FIXTURES = [
             threads_chains=fp_over_cfi_check, source_flags=FP_OVER_CFI_CALLEE),
 ]
 
-FIXTURES_OF = {"aarch64": AARCH64_FIXTURES, "arm": ARM_FIXTURES, "ppc64le": PPC64LE_FIXTURES}
+
+# s390x: big-endian, the CFA 160 bytes above the caller's r15, the return
+# address in r14, qemu's signal trampolines (`svc 173`) on the stack.
+S390X_FIXTURES = [
+    Fixture("recursion", ["recursion.c"], "-O2 -g -no-pie", "gdb", recursion_chain()),
+    Fixture("recursion_static", ["recursion.c"], "-O2 -g -static", "gdb", recursion_chain()),
+    Fixture("recursion_pie", ["recursion.c"], "-O2 -g -fPIE -pie", "chain", recursion_chain()),
+    # gdb 13 takes qemu's rt frames for old-style ones (their trampoline is not
+    # in the frame) and stops at the first: right up to it.
+    Fixture("signals", ["signals.c"], "-O2 -g -no-pie", "prefix", SIGNAL_CHAIN),
+    Fixture("signals_altstack", ["signals.c"], "-O2 -g -no-pie", "prefix", SIGNAL_CHAIN, args=["altstack"]),
+    Fixture("threads", ["threads.c"], "-O2 -g -no-pie", "gdb", threads_chains=threads_check),
+    Fixture("cxx_unwind", ["cxx_unwind.cpp"], "-O2 -g -no-pie", "gdb"),
+    Fixture("tailcall", ["tailcall.c"], "-O2 -g -no-pie -foptimize-sibling-calls", "gdb", TAILCALL_CHAIN),
+    Fixture("dlopen", ["dlopen_main.c"], "-O2 -g -no-pie -ldl", "gdb", DLOPEN_CHAIN, libs=PLUGIN),
+    Fixture("dlopen_pie", ["dlopen_main.c"], "-O2 -g -fPIE -pie -ldl", "chain", DLOPEN_CHAIN, libs=PLUGIN),
+    Fixture("stack_overflow", ["stack_overflow.c"], "-O2 -g -no-pie", "prefix", threads_chains=overflow_check),
+    Fixture("threads_pie", ["threads.c"], "-O2 -g -fPIE -pie", "chain", threads_chains=threads_check),
+    # No unwind tables for the program's own code: prologue analysis (gdb 13
+    # stops at the first such frame).
+    Fixture("recursion_no_unwind_tables", ["recursion.c"],
+            "-O2 -no-pie -fno-asynchronous-unwind-tables -fno-unwind-tables", "prefix", recursion_chain()),
+    Fixture("signals_no_unwind_tables", ["signals.c"],
+            "-O2 -no-pie -fno-asynchronous-unwind-tables -fno-unwind-tables", "prefix", SIGNAL_CHAIN),
+    Fixture("fp_over_cfi", ["fp_over_cfi.c", "fp_over_cfi_callee.c"], FP_ONLY, "prefix",
+            threads_chains=fp_over_cfi_check, source_flags=FP_OVER_CFI_CALLEE),
+    Fixture("gdb_jit", ["../../jit/gdb_jit.c"], "-O2 -g -no-pie", "gdb", GDB_JIT_CHAIN,
+            args=["gdb_jit_code.elf", "abort"], libs=GDB_JIT_OBJECT),
+    Fixture("register_frame", ["../../jit/gdb_jit.c"], "-O2 -g -static", "chain",
+            args=["gdb_jit_code.elf", "register-abort"], libs=GDB_JIT_OBJECT, threads_chains=registered_check),
+    Fixture("jitdump", ["../../jit/gdb_jit.c"], "-O2 -g -no-pie", "chain", JITDUMP_CHAIN,
+            args=["gdb_jit_code.elf", "jitdump-abort"], libs=JITDUMP_OBJECT, jitdump=True),
+]
+
+FIXTURES_OF = {"aarch64": AARCH64_FIXTURES, "arm": ARM_FIXTURES, "ppc64le": PPC64LE_FIXTURES,
+               "s390x": S390X_FIXTURES}
 
 
 def log(msg):
@@ -418,7 +462,8 @@ def gdb_pcs(thread):
     return pcs
 
 
-def compare_with_gdb(gdb, fw):
+def compare_with_gdb(gdb, fw, prefix=False):
+    """prefix: gdb stops early (truth "prefix"), its frames are framewalk's first ones."""
     problems = []
     by_tid = {t["tid"]: t for t in fw}
     if sorted(by_tid) != sorted(t["tid"] for t in gdb):
@@ -427,12 +472,14 @@ def compare_with_gdb(gdb, fw):
         f = by_tid[g["tid"]]
         gp = gdb_pcs(g)
         fp = [int(x["pc"], 16) for x in f["frames"]]
+        if prefix:
+            fp = fp[:len(gp)]
         if gp != fp:
             n = next((i for i in range(min(len(gp), len(fp))) if gp[i] != fp[i]), min(len(gp), len(fp)))
             problems.append("thread %d: %d frames (gdb %d); first difference at #%d: gdb %s, framewalk %s" % (
                 g["tid"], len(fp), len(gp), n, hex(gp[n]) if n < len(gp) else "-",
                 hex(fp[n]) if n < len(fp) else "-"))
-        elif g["stop"] == "outermost" and f["stop"] != "outermost":
+        elif not prefix and g["stop"] == "outermost" and f["stop"] != "outermost":
             problems.append("thread %d: framewalk stopped %s, gdb at the outermost frame" % (g["tid"], f["stop"]))
     return problems
 
@@ -495,10 +542,10 @@ def main():
             fw_threads, fw_err = framewalk_threads(fw, machine, core, extra)
             problems = check_chain(fx, fw_threads)
             gdb_frames = "-"
-            if fx.truth == "gdb":
+            if fx.truth in ("gdb", "prefix"):
                 gdb = gdb_threads(machine, run_exe, core)
                 gdb_frames = sum(len(gdb_pcs(t)) for t in gdb)
-                problems += compare_with_gdb(gdb, fw_threads)
+                problems += compare_with_gdb(gdb, fw_threads, prefix=fx.truth == "prefix")
             if args.replay:
                 replay_problems, _ = compare_replay.compare(fw, os.path.abspath(args.replay), core,
                                                             os.path.join(args.work, fx.name + ".replay"),

@@ -139,6 +139,8 @@ static int write_jitdump(uint64_t code, uint64_t size, const char* name, const c
   h[3] = EM_AARCH64;
 #elif defined(__arm__)
   h[3] = EM_ARM;
+#elif defined(__s390x__)
+  h[3] = EM_S390;
 #endif
   put(f, h, sizeof h);
   const uint64_t t = now_ns(), flags = 0;

@@ -99,7 +99,42 @@ gdbjit_inner:
         pop {r4, pc}
         .cfi_endproc
         .size gdbjit_inner, . - gdbjit_inner
+#elif defined(__s390x__)
+/* The CIE's CFA is r15 + 160; stmg saves into the caller's register save area. */
+gdbjit_outer:
+        .cfi_startproc
+        stmg %r11,%r15,88(%r15)
+        .cfi_offset %r11, -72
+        .cfi_offset %r14, -48
+        .cfi_offset %r15, -40
+        lghi %r11,0
+        aghi %r15,-176
+        .cfi_adjust_cfa_offset 176
+        brasl %r14,gdbjit_inner
+        lmg %r11,%r15,264(%r15)
+        .cfi_restore %r11
+        .cfi_restore %r14
+        .cfi_restore %r15
+        .cfi_def_cfa_offset 160
+        br %r14
+        .cfi_endproc
+        .size gdbjit_outer, . - gdbjit_outer
+gdbjit_inner:
+        .cfi_startproc
+        stmg %r14,%r15,112(%r15)
+        .cfi_offset %r14, -48
+        .cfi_offset %r15, -40
+        aghi %r15,-160
+        .cfi_adjust_cfa_offset 160
+        basr %r14,%r2
+        lmg %r14,%r15,272(%r15)
+        .cfi_restore %r14
+        .cfi_restore %r15
+        .cfi_def_cfa_offset 160
+        br %r14
+        .cfi_endproc
+        .size gdbjit_inner, . - gdbjit_inner
 #else
-#error "gdb_jit_code.S: x86-64, AArch64 and 32-bit ARM only"
+#error "gdb_jit_code.S: x86-64, AArch64, 32-bit ARM and s390x only"
 #endif
         .section .note.GNU-stack, "", %progbits

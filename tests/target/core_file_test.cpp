@@ -27,7 +27,7 @@ struct ForeignCore {
 };
 
 constexpr ForeignCore kForeignCores[] = {
-    {"s390x", elf::kEmS390, true, true},
+    {"s390", elf::kEmS390, false, true},
     {"ppc64", elf::kEmPpc64, true, true},      {"mipsel", elf::kEmMips, false, false},
     {"riscv64", elf::kEmRiscv, true, false},
     // Machines framewalk unwinds, in the byte order it does not.
@@ -95,24 +95,53 @@ TEST(CoreFile, StackCommandSaysWhichMachineACoreIsFor) {
 namespace framewalk {
 namespace {
 
-// A minimal AArch64 core: one NT_PRSTATUS (x29, x30 signed with a PAC, sp,
-// pc), optionally an NT_ARM_PAC_MASK, and no NT_FILE.
-std::vector<uint8_t> aarch64_core(bool with_pac_mask) {
-  std::vector<uint8_t> notes;
-  auto put32 = [](std::vector<uint8_t>& v, uint32_t x) {
-    for (int i = 0; i < 4; ++i) v.push_back(static_cast<uint8_t>(x >> (8 * i)));
-  };
-  auto put64 = [](std::vector<uint8_t>& v, uint64_t x) {
-    for (int i = 0; i < 8; ++i) v.push_back(static_cast<uint8_t>(x >> (8 * i)));
-  };
-  auto note = [&](uint32_t type, const std::vector<uint8_t>& desc) {
-    put32(notes, 5);
-    put32(notes, static_cast<uint32_t>(desc.size()));
-    put32(notes, type);
+// Words and notes of a core in its byte order.
+struct CoreBytes {
+  bool big_endian = false;
+  void put(std::vector<uint8_t>& v, uint64_t x, unsigned size) const {
+    for (unsigned i = 0; i < size; ++i)
+      v.push_back(static_cast<uint8_t>(x >> (8 * (big_endian ? size - 1 - i : i))));
+  }
+  void note(std::vector<uint8_t>& notes, uint32_t type, const std::vector<uint8_t>& desc) const {
+    put(notes, 5, 4);
+    put(notes, desc.size(), 4);
+    put(notes, type, 4);
     for (char c : std::string("CORE\0\0\0\0", 8)) notes.push_back(static_cast<uint8_t>(c));
     notes.insert(notes.end(), desc.begin(), desc.end());
     while (notes.size() % 4) notes.push_back(0);
-  };
+  }
+  // An ELF64 ET_CORE of `machine` whose one segment, a PT_NOTE at offset 120, holds `notes`.
+  std::vector<uint8_t> core(uint16_t machine, const std::vector<uint8_t>& notes) const {
+    std::vector<uint8_t> b;
+    b.insert(b.end(), {0x7f, 'E', 'L', 'F', 2, static_cast<uint8_t>(big_endian ? 2 : 1), 1});
+    b.resize(16);
+    put(b, 4, 2);         // ET_CORE
+    put(b, machine, 2);
+    put(b, 1, 4);         // e_version
+    put(b, 0, 8);         // e_entry
+    put(b, 64, 8);        // e_phoff
+    put(b, 0, 8);         // e_shoff
+    put(b, 0, 4);         // e_flags
+    put(b, 64, 2);        // e_ehsize
+    put(b, 56, 2);        // e_phentsize
+    put(b, 1, 2);         // e_phnum
+    b.resize(64);
+    put(b, 4, 4);         // PT_NOTE
+    put(b, 0, 4);
+    put(b, 120, 8);       // p_offset
+    put(b, 0, 16);
+    put(b, notes.size(), 8);  // p_filesz
+    b.resize(120);
+    b.insert(b.end(), notes.begin(), notes.end());
+    return b;
+  }
+};
+
+// A minimal AArch64 core: one NT_PRSTATUS (x29, x30 signed with a PAC, sp,
+// pc), optionally an NT_ARM_PAC_MASK, and no NT_FILE.
+std::vector<uint8_t> aarch64_core(bool with_pac_mask) {
+  const CoreBytes c;
+  std::vector<uint8_t> notes;
   std::vector<uint8_t> prstatus(112, 0);
   prstatus[12] = 6;  // pr_cursig
   prstatus[32] = 0x92, prstatus[33] = 0x10;  // pr_pid 4242
@@ -122,32 +151,17 @@ std::vector<uint8_t> aarch64_core(bool with_pac_mask) {
     if (i == 30) v = 0x0012000000400200;
     if (i == 31) v = 0x7000;
     if (i == 32) v = 0x400100;
-    put64(prstatus, v);
+    c.put(prstatus, v, 8);
   }
-  put64(prstatus, 0);
-  note(1, prstatus);
+  c.put(prstatus, 0, 8);
+  c.note(notes, 1, prstatus);
   if (with_pac_mask) {
     std::vector<uint8_t> mask;
-    put64(mask, 0x007f000000000000);  // data_mask
-    put64(mask, 0xff7f000000000000);  // insn_mask
-    note(0x406, mask);
+    c.put(mask, 0x007f000000000000, 8);  // data_mask
+    c.put(mask, 0xff7f000000000000, 8);  // insn_mask
+    c.note(notes, 0x406, mask);
   }
-  std::vector<uint8_t> core(64 + 56, 0);
-  std::memcpy(core.data(), "\x7f" "ELF\x02\x01\x01", 7);
-  core[16] = 4;     // ET_CORE
-  core[18] = 183;   // EM_AARCH64
-  core[20] = 1;     // e_version
-  core[32] = 64;    // e_phoff
-  core[52] = 64;    // e_ehsize
-  core[54] = 56;    // e_phentsize
-  core[56] = 1;     // e_phnum
-  // PT_NOTE at offset 120.
-  core[64] = 4;
-  core[64 + 8] = 120;
-  const uint64_t size = notes.size();
-  std::memcpy(&core[64 + 32], &size, 8);
-  core.insert(core.end(), notes.begin(), notes.end());
-  return core;
+  return c.core(elf::kEmAarch64, notes);
 }
 
 TEST(CoreFile, Aarch64RegistersAndThePacMaskNote) {
@@ -177,6 +191,40 @@ TEST(CoreFile, Aarch64RegistersAndThePacMaskNote) {
   bytes[64 + 32] -= 8;  // the PT_NOTE ends 8 bytes early: the mask's desc is cut
   auto cut = CoreFile::parse(FileImage::from_buffer(bytes), "cut.core", CoreOptions{});
   EXPECT_FALSE(cut.ok());
+}
+
+// A minimal s390x core (big-endian): one NT_PRSTATUS (psw, r14, r15), the
+// NT_PRFPREG after it (f8 = 0x3008), no NT_FILE.
+std::vector<uint8_t> s390x_core() {
+  const CoreBytes c{true};
+  std::vector<uint8_t> notes;
+  std::vector<uint8_t> prstatus(112, 0);
+  prstatus[13] = 6;                          // pr_cursig
+  prstatus[34] = 0x10, prstatus[35] = 0x92;  // pr_pid 4242
+  c.put(prstatus, 0x0705200180000000, 8);    // psw mask
+  c.put(prstatus, 0x1000600, 8);             // psw address
+  for (unsigned i = 0; i < 16; ++i) c.put(prstatus, i == 14 ? 0x1000abc : i == 15 ? 0x7fff0000 : 0, 8);
+  prstatus.resize(112 + 216 + 8);
+  c.note(notes, 1, prstatus);
+  std::vector<uint8_t> fpregs(8);
+  for (unsigned i = 0; i < 16; ++i) c.put(fpregs, 0x3000 + i, 8);
+  c.note(notes, 2, fpregs);
+  return c.core(elf::kEmS390, notes);
+}
+
+TEST(CoreFile, S390xRegistersAndFloatingPointNote) {
+  auto core = CoreFile::parse(FileImage::from_buffer(s390x_core()), "s390x.core", CoreOptions{});
+  ASSERT_TRUE(core.ok()) << to_string(core.error().code);
+  EXPECT_EQ((*core)->machine().elf_machine, elf::kEmS390);
+  ASSERT_EQ((*core)->threads().size(), 1u);
+  const CoreThread& t = (*core)->threads()[0];
+  EXPECT_EQ(t.tid, 4242);
+  EXPECT_EQ(t.signal, 6);
+  EXPECT_EQ(t.registers.get(65), 0x1000600u);  // the PSW address: the PC
+  EXPECT_EQ(t.registers.get(14), 0x1000abcu);
+  EXPECT_EQ(t.registers.get(15), 0x7fff0000u);
+  EXPECT_EQ(t.registers.get(24), 0x3008u);  // f8, from NT_PRFPREG
+  EXPECT_EQ(t.registers.get(20), 0x3001u);  // f1
 }
 
 }  // namespace

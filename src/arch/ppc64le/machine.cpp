@@ -62,8 +62,8 @@ class Ppc64leMachine final : public Machine {
 
   size_t gregset_size() const override { return kGregsSize; }
   RegisterFile registers_from_gregset(Bytes gregset) const override { return from_gregs_bytes(gregset); }
-  void add_fpregset(Bytes fpregset, RegisterFile& registers) const override {
-    add_fpregs_bytes(fpregset, registers);
+  void add_fpregset(Bytes fpregset, RegisterFile* registers) const override {
+    add_fpregs_bytes(fpregset, *registers);
   }
   RegisterFile registers_from_ucontext(Bytes ucontext) const override { return from_ucontext_bytes(ucontext); }
 

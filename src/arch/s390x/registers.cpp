@@ -29,6 +29,7 @@ const ArchInfo kArchInfo = {.name = "s390x",
                             .frame_pointer = kR11,
                             .return_address = kR14,
                             .program_counter = kPswAddress,
-                            .link_register = true};
+                            .link_register = true,
+                            .cfa_above_stack_pointer = 160};
 
 }  // namespace framewalk::arch::s390x

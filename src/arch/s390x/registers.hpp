@@ -1,7 +1,6 @@
 // s390x DWARF register numbering (s390x ELF ABI supplement, "DWARF
 // definition"), also 31-bit s390's: the registers SFrame names, and every
-// register's name as readelf spells it. framewalk reads s390x SFrame and
-// dumps s390 CFI but does not unwind s390x yet.
+// register's name as readelf spells it.
 #pragma once
 
 #include <cstdint>
@@ -22,7 +21,7 @@ enum DwarfRegister : uint16_t {
   kV16 = 68,  // vector registers v16..v31, in the floating-point registers' order: 68..83
 };
 
-// brasl leaves the return address in r14.
+// brasl leaves the return address in r14; the CFA is the caller's r15 + 160.
 extern const ArchInfo kArchInfo;
 
 }  // namespace framewalk::arch::s390x
