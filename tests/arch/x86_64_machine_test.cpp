@@ -285,21 +285,21 @@ TEST(X32Machine, FramesBuiltWith32BitOperations) {
   // push %rbp; mov %esp,%ebp; sub $0x20,%esp; (body) call
   const uint8_t code[] = {0x55, 0x89, 0xe5, 0x83, 0xec, 0x20, 0xe8, 0x00, 0x00, 0x00, 0x00};
   UnwindRow row;
-  ASSERT_TRUE(x::prologue_row(Bytes(code, sizeof code), x::kReturnAddressFrame, &row, /*x32=*/true));
+  ASSERT_TRUE(x::prologue_row(Bytes(code, sizeof code), x::kReturnAddressFrame, &row, x::kX32Abi));
   EXPECT_EQ(row.cfa.reg, x::kRbp);
   EXPECT_EQ(row.cfa.offset, 16);
   ASSERT_NE(row.find(x::kRbp), nullptr);
   EXPECT_EQ(row.find(x::kRbp)->value, -16);
   // An activation after the sub: CFA from rbp still.
-  ASSERT_TRUE(x::prologue_row(Bytes(code, sizeof code), 6, &row, true));
+  ASSERT_TRUE(x::prologue_row(Bytes(code, sizeof code), 6, &row, x::kX32Abi));
   EXPECT_EQ(row.cfa.reg, x::kRbp);
   // sub $0x118,%esp (imm32) without a frame pointer.
   const uint8_t frameless[] = {0x53, 0x81, 0xec, 0x18, 0x01, 0x00, 0x00, 0xe8, 0, 0, 0, 0};
-  ASSERT_TRUE(x::prologue_row(Bytes(frameless, sizeof frameless), x::kReturnAddressFrame, &row, true));
+  ASSERT_TRUE(x::prologue_row(Bytes(frameless, sizeof frameless), x::kReturnAddressFrame, &row, x::kX32Abi));
   EXPECT_EQ(row.cfa.reg, x::kRsp);
   EXPECT_EQ(row.cfa.offset, 8 + 8 + 0x118);
   // On x86-64 `mov %esp,%ebp` truncates: no frame pointer is set up.
-  ASSERT_TRUE(x::prologue_row(Bytes(code, sizeof code), x::kReturnAddressFrame, &row, false));
+  ASSERT_TRUE(x::prologue_row(Bytes(code, sizeof code), x::kReturnAddressFrame, &row, x::kLp64Abi));
   EXPECT_EQ(row.cfa.reg, x::kRsp);
 }
 

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "arch/x86_64/frames.hpp"
 #include "arch/x86_64/instruction.hpp"
 
 namespace framewalk::arch::i386 {
@@ -25,16 +26,36 @@ RegisterFile from_slots(Bytes bytes, size_t offset, const int16_t* dwarf, unsign
   return r;
 }
 
-UnwindRow base_row(uint16_t cfa_reg, int64_t cfa_offset) {
-  UnwindRow row;
-  row.cfa.kind = CfaKind::kRegisterOffset;
-  row.cfa.reg = cfa_reg;
-  row.cfa.offset = cfa_offset;
-  row.return_address_register = kEip;
-  (void)row.set(RegisterRule{kEip, RuleKind::kOffset, -4, {}, 0});
-  return row;
+// An instruction of 32-bit code, for stepping over it: x86-64's decoder,
+// but for what 32-bit mode reads otherwise (40-4f are inc/dec, not REX; 67
+// selects 16-bit addressing).
+std::optional<x86_64::Instruction> decode(Bytes code) {
+  size_t at = 0;
+  while (at < code.size() && at < 4 &&
+         (code[at] == 0x66 || code[at] == 0xf2 || code[at] == 0xf3 || code[at] == 0x2e || code[at] == 0x3e ||
+          code[at] == 0x26 || code[at] == 0x64 || code[at] == 0x65 || code[at] == 0x36))
+    ++at;
+  if (at >= code.size() || code[at] == 0x67) return std::nullopt;
+  if (code[at] >= 0x40 && code[at] <= 0x4f) {
+    x86_64::Instruction insn;
+    insn.length = static_cast<uint8_t>(at + 1);
+    insn.writes = static_cast<uint16_t>(1u << (code[at] & 7));
+    return insn;
+  }
+  return x86_64::decode_instruction(code);
 }
 
+// i386's frames: 4-byte pushes, no REX (0x48 is dec), endbr32, its own
+// register numbers and decoder.
+const x86_64::X86Abi kI386Abi = {.word = 4,
+                                 .rex_w = x86_64::X86Abi::RexW::kNever,
+                                 .endbr_last = 0xfb,
+                                 .sp = kEsp,
+                                 .fp = kEbp,
+                                 .pc = kEip,
+                                 .push_reg = {0, 1, 2, 3, 4, 5, 6, 7},  // eax..edi: DWARF order is hardware order
+                                 .rex_pushes = false,
+                                 .decode = decode};
 }  // namespace
 
 RegisterFile from_capture(const uint64_t* captured) {
@@ -76,64 +97,14 @@ UnwindRow signal_frame_row(Trampoline kind) {
   return row;
 }
 
-UnwindRow frame_pointer_row() {
-  UnwindRow row = base_row(kEbp, 8);
-  (void)row.set(RegisterRule{kEbp, RuleKind::kOffset, -8, {}, 0});
-  return row;
-}
+UnwindRow frame_pointer_row() { return x86_64::frame_pointer_row(kI386Abi); }
 
-UnwindRow entry_row() { return base_row(kEsp, 4); }
+UnwindRow entry_row() { return x86_64::entry_row(kI386Abi); }
 
-UnwindRow chain_end_row() {
-  UnwindRow row = base_row(kEsp, 4);
-  (void)row.set(RegisterRule{kEip, RuleKind::kUndefined, 0, {}, 0});
-  return row;
-}
+UnwindRow chain_end_row() { return x86_64::chain_end_row(kI386Abi); }
 
 namespace {
 
-constexpr uint8_t kPushEbp = 0x55;
-
-// `sub $imm,%esp` or `add $imm,%esp` (imm8 or imm32): the bytes it takes
-// off the stack pointer (negative for add), or nullopt.
-std::optional<int64_t> esp_adjustment(Bytes code, size_t at, size_t* len) {
-  if (at + 3 > code.size() || (code[at] != 0x83 && code[at] != 0x81)) return std::nullopt;
-  const uint8_t modrm = code[at + 1];
-  if (modrm != 0xec && modrm != 0xc4) return std::nullopt;  // /5 (sub) or /0 (add), register esp
-  int64_t imm;
-  if (code[at] == 0x83) {
-    imm = static_cast<int8_t>(code[at + 2]);
-    *len = 3;
-  } else {
-    if (at + 6 > code.size()) return std::nullopt;
-    int32_t imm32;
-    std::memcpy(&imm32, code.data() + at + 2, 4);
-    imm = imm32;
-    *len = 6;
-  }
-  return modrm == 0xec ? imm : -imm;
-}
-
-// An instruction of 32-bit code, for stepping over it: x86-64's decoder,
-// but for what 32-bit mode reads otherwise (40-4f are inc/dec, not REX; 67
-// selects 16-bit addressing).
-std::optional<x86_64::Instruction> decode(Bytes code) {
-  size_t at = 0;
-  while (at < code.size() && at < 4 &&
-         (code[at] == 0x66 || code[at] == 0xf2 || code[at] == 0xf3 || code[at] == 0x2e || code[at] == 0x3e ||
-          code[at] == 0x26 || code[at] == 0x64 || code[at] == 0x65 || code[at] == 0x36))
-    ++at;
-  if (at >= code.size() || code[at] == 0x67) return std::nullopt;
-  if (code[at] >= 0x40 && code[at] <= 0x4f) {
-    x86_64::Instruction insn;
-    insn.length = static_cast<uint8_t>(at + 1);
-    insn.writes = static_cast<uint16_t>(1u << (code[at] & 7));
-    return insn;
-  }
-  return x86_64::decode_instruction(code);
-}
-
-enum class PrologueEnd { kAtPc, kBody, kUnknown, kCodeEnd };
 
 // DW_OP_breg5 (ebp) -4*i, and the same followed by DW_OP_deref, i = 0..8:
 // the expressions of a realigned frame's rows (static: a row only points at them).
@@ -191,65 +162,7 @@ std::optional<bool> realigned_prologue_row(Bytes code, uint64_t pc_offset, Unwin
 
 bool prologue_row(Bytes code, uint64_t pc_offset, UnwindRow* row) {
   if (auto realigned = realigned_prologue_row(code, pc_offset, row)) return *realigned;
-  // push %eax..%edi: opcode 0x50 + n, n in hardware order = DWARF order on i386.
-  const bool return_address = pc_offset == kReturnAddressFrame;
-  int64_t delta = 0;  // bytes below the entry's esp
-  bool recognised = false, ebp_pushed = false, fp_set = false;
-  int64_t fp_delta = 0;
-  struct Saved { uint16_t reg; int64_t delta; };
-  Saved saved[8];
-  int saved_count = 0;
-  size_t at = 0;
-  PrologueEnd end = PrologueEnd::kCodeEnd;
-  while (true) {
-    if (at >= pc_offset) {
-      end = PrologueEnd::kAtPc;
-      break;
-    }
-    if (at >= code.size()) break;
-    const uint8_t b = code[at];
-    size_t len = 0;
-    if (b == 0xf3 && at + 4 <= code.size() && code[at + 1] == 0x0f && code[at + 2] == 0x1e && code[at + 3] == 0xfb) {
-      len = 4;  // endbr32
-    } else if (b >= 0x50 && b <= 0x57) {
-      delta += 4;
-      if (saved_count < 8) saved[saved_count++] = {static_cast<uint16_t>(b - 0x50), delta};
-      ebp_pushed |= b == kPushEbp;
-      recognised = true;
-      len = 1;
-    } else if (at + 2 <= code.size() && ((b == 0x89 && code[at + 1] == 0xe5) || (b == 0x8b && code[at + 1] == 0xec))) {
-      fp_set = true;
-      fp_delta = delta;
-      recognised = true;
-      len = 2;
-    } else if (auto adjust = esp_adjustment(code, at, &len)) {
-      delta += *adjust;
-      recognised = true;
-    } else if (ebp_pushed && !fp_set) {
-      const auto insn = decode(code.subspan(at));
-      if (!insn) {
-        end = PrologueEnd::kUnknown;
-        break;
-      }
-      if (insn->branch || insn->writes_register(x86_64::kHwRsp) || insn->writes_register(x86_64::kHwRbp)) {
-        end = PrologueEnd::kBody;
-        break;
-      }
-      len = insn->length;
-    } else {
-      end = PrologueEnd::kBody;
-      break;
-    }
-    at += len;
-  }
-  if (end == PrologueEnd::kUnknown) return false;
-  if (return_address && !fp_set && (end == PrologueEnd::kCodeEnd || !recognised)) return false;
-  if (!return_address && end == PrologueEnd::kCodeEnd) return false;
-  // ebp = entry esp - fp_delta, so CFA (entry esp + 4) = ebp + 4 + fp_delta.
-  *row = fp_set ? base_row(kEbp, 4 + fp_delta) : base_row(kEsp, 4 + delta);
-  for (int i = 0; i < saved_count; ++i)
-    if (saved[i].reg != kEsp) (void)row->set(RegisterRule{saved[i].reg, RuleKind::kOffset, -(4 + saved[i].delta), {}, 0});
-  return true;
+  return x86_64::prologue_row(code, pc_offset, row, kI386Abi);
 }
 
 bool at_epilogue_tail(Bytes code) {

@@ -51,13 +51,31 @@ RegisterFile from_ucontext_bytes(Bytes bytes, unsigned gregs_offset) {
 namespace framewalk::arch::x86_64 {
 
 namespace {
-UnwindRow base_row(uint16_t cfa_reg, int64_t cfa_offset) {
+// x86-64 and x32 differ only in whether their code needs REX.W on rsp and rbp.
+constexpr X86Abi x86_64_abi(X86Abi::RexW rex_w) {
+  return {.word = 8,
+          .rex_w = rex_w,
+          .endbr_last = 0xfa,
+          .sp = kRsp,
+          .fp = kRbp,
+          .pc = kRip,
+          .push_reg = {kRax, kRcx, kRdx, kRbx, kRsp, kRbp, kRsi, kRdi},
+          .rex_pushes = true,
+          .decode = decode_instruction};
+}
+}  // namespace
+
+const X86Abi kLp64Abi = x86_64_abi(X86Abi::RexW::kRequired);
+const X86Abi kX32Abi = x86_64_abi(X86Abi::RexW::kOptional);
+
+namespace {
+UnwindRow base_row(const X86Abi& abi, uint16_t cfa_reg, int64_t cfa_offset) {
   UnwindRow row;
   row.cfa.kind = CfaKind::kRegisterOffset;
   row.cfa.reg = cfa_reg;
   row.cfa.offset = cfa_offset;
-  row.return_address_register = kRip;
-  (void)row.set(RegisterRule{kRip, RuleKind::kOffset, -8, {}, 0});
+  row.return_address_register = abi.pc;
+  (void)row.set(RegisterRule{abi.pc, RuleKind::kOffset, -abi.word, {}, 0});
   return row;
 }
 }  // namespace
@@ -75,17 +93,17 @@ UnwindRow signal_frame_row(unsigned gregs_offset) {
   return row;
 }
 
-UnwindRow frame_pointer_row() {
-  UnwindRow row = base_row(kRbp, 16);
-  (void)row.set(RegisterRule{kRbp, RuleKind::kOffset, -16, {}, 0});
+UnwindRow frame_pointer_row(const X86Abi& abi) {
+  UnwindRow row = base_row(abi, abi.fp, 2 * abi.word);
+  (void)row.set(RegisterRule{abi.fp, RuleKind::kOffset, -2 * abi.word, {}, 0});
   return row;
 }
 
-UnwindRow entry_row() { return base_row(kRsp, 8); }
+UnwindRow entry_row(const X86Abi& abi) { return base_row(abi, abi.sp, abi.word); }
 
-UnwindRow chain_end_row() {
-  UnwindRow row = base_row(kRsp, 8);
-  (void)row.set(RegisterRule{kRip, RuleKind::kUndefined, 0, {}, 0});
+UnwindRow chain_end_row(const X86Abi& abi) {
+  UnwindRow row = base_row(abi, abi.sp, abi.word);
+  (void)row.set(RegisterRule{abi.pc, RuleKind::kUndefined, 0, {}, 0});
   return row;
 }
 
@@ -98,20 +116,24 @@ enum class PrologueEnd {
   kCodeEnd,   // the bytes read end before either
 };
 
-// The length of the REX.W prefix a 64-bit operation on rsp or rbp at `at`
-// has: 1; or 0 without it on x32, whose 32-bit `mov %esp,%ebp` and
-// `sub $n,%esp` set the whole register (zero-extended: its addresses are
-// below 4 GiB); nullopt: not such an operation.
-std::optional<size_t> rex_w(Bytes code, size_t at, bool x32) {
-  if (at < code.size() && code[at] == 0x48) return 1;
-  return x32 ? std::optional<size_t>(0) : std::nullopt;
+// The length of the REX.W prefix of a 64-bit operation on the stack or
+// frame pointer at `at` (1, or 0 where the ABI's code does without it), or
+// nullopt where the ABI needs one and the code has none.
+std::optional<size_t> rex_w(Bytes code, size_t at, const X86Abi& abi) {
+  const bool has = at < code.size() && code[at] == 0x48;
+  switch (abi.rex_w) {
+    case X86Abi::RexW::kRequired: return has ? std::optional<size_t>(1) : std::nullopt;
+    case X86Abi::RexW::kOptional: return has ? 1 : 0;
+    case X86Abi::RexW::kNever: return 0;
+  }
+  return std::nullopt;
 }
 
 // `sub $imm,%rsp` or `add $imm,%rsp`, imm8 or imm32, sign-extended (gcc
 // reserves 128 bytes with `add $-128,%rsp`): the bytes it takes off the
 // stack pointer (negative for add), or nullopt for any other instruction.
-std::optional<int64_t> rsp_adjustment(Bytes code, size_t at, bool x32, size_t* len) {
-  const auto rex = rex_w(code, at, x32);
+std::optional<int64_t> sp_adjustment(Bytes code, size_t at, const X86Abi& abi, size_t* len) {
+  const auto rex = rex_w(code, at, abi);
   if (!rex) return std::nullopt;
   const size_t op = at + *rex;
   if (op + 3 > code.size() || (code[op] != 0x83 && code[op] != 0x81)) return std::nullopt;
@@ -132,8 +154,8 @@ std::optional<int64_t> rsp_adjustment(Bytes code, size_t at, bool x32, size_t* l
 }
 
 // `mov %rsp,%rbp`, either encoding: its length, or 0.
-size_t mov_rsp_rbp(Bytes code, size_t at, bool x32) {
-  const auto rex = rex_w(code, at, x32);
+size_t mov_sp_fp(Bytes code, size_t at, const X86Abi& abi) {
+  const auto rex = rex_w(code, at, abi);
   if (!rex) return 0;
   const size_t op = at + *rex;
   if (op + 2 > code.size()) return 0;
@@ -142,15 +164,13 @@ size_t mov_rsp_rbp(Bytes code, size_t at, bool x32) {
 }
 }  // namespace
 
-bool prologue_row(Bytes code, uint64_t pc_offset, UnwindRow* row, bool x32) {
-  // DWARF numbers of push %rax..%rdi (opcode 0x50 + n) and push %r8..%r15.
-  static constexpr uint16_t kPushReg[8] = {kRax, kRcx, kRdx, kRbx, kRsp, kRbp, kRsi, kRdi};
+bool prologue_row(Bytes code, uint64_t pc_offset, UnwindRow* row, const X86Abi& abi) {
   const bool return_address = pc_offset == kReturnAddressFrame;
-  int64_t delta = 0;             // bytes below the entry's rsp
+  int64_t delta = 0;             // bytes below the entry's stack pointer
   bool recognised = false;       // some instruction changed the stack or set the frame pointer
-  bool rbp_pushed = false;
+  bool fp_pushed = false;
   bool fp_set = false;
-  int64_t fp_delta = 0;          // delta when rbp became the frame pointer
+  int64_t fp_delta = 0;          // delta when the frame pointer was set
   struct Saved { uint16_t reg; int64_t delta; };
   Saved saved[16];
   int saved_count = 0;
@@ -164,31 +184,32 @@ bool prologue_row(Bytes code, uint64_t pc_offset, UnwindRow* row, bool x32) {
     if (at >= code.size()) break;
     const uint8_t b = code[at];
     size_t len = 0;
-    if (b == 0xf3 && at + 4 <= code.size() && code[at + 1] == 0x0f && code[at + 2] == 0x1e && code[at + 3] == 0xfa) {
-      len = 4;  // endbr64
+    if (b == 0xf3 && at + 4 <= code.size() && code[at + 1] == 0x0f && code[at + 2] == 0x1e &&
+        code[at + 3] == abi.endbr_last) {
+      len = 4;  // endbr64 / endbr32
     } else if (b >= 0x50 && b <= 0x57) {
-      delta += 8;
-      if (saved_count < 16) saved[saved_count++] = {kPushReg[b - 0x50], delta};
-      rbp_pushed |= b == kPushRbp;
+      delta += abi.word;
+      if (saved_count < 16) saved[saved_count++] = {abi.push_reg[b - 0x50], delta};
+      fp_pushed |= b == kPushRbp;
       recognised = true;
       len = 1;
-    } else if (b == 0x41 && at + 2 <= code.size() && code[at + 1] >= 0x50 && code[at + 1] <= 0x57) {
-      delta += 8;
+    } else if (abi.rex_pushes && b == 0x41 && at + 2 <= code.size() && code[at + 1] >= 0x50 && code[at + 1] <= 0x57) {
+      delta += abi.word;
       if (saved_count < 16) saved[saved_count++] = {static_cast<uint16_t>(kR8 + (code[at + 1] - 0x50)), delta};
       recognised = true;
       len = 2;
-    } else if (const size_t mov = mov_rsp_rbp(code, at, x32)) {
+    } else if (const size_t mov = mov_sp_fp(code, at, abi)) {
       fp_set = true;
       fp_delta = delta;
       recognised = true;
       len = mov;
-    } else if (auto adjust = rsp_adjustment(code, at, x32, &len)) {
+    } else if (auto adjust = sp_adjustment(code, at, abi, &len)) {
       delta += *adjust;
       recognised = true;
-    } else if (rbp_pushed && !fp_set) {
+    } else if (fp_pushed && !fp_set) {
       // Compilers schedule other instructions between `push %rbp` and
       // `mov %rsp,%rbp`: step over those that leave rsp, rbp and the flow alone.
-      const auto insn = decode_instruction(code.subspan(at));
+      const auto insn = abi.decode(code.subspan(at));
       if (!insn) {
         end = PrologueEnd::kUnknown;
         break;
@@ -208,20 +229,11 @@ bool prologue_row(Bytes code, uint64_t pc_offset, UnwindRow* row, bool x32) {
   if (end == PrologueEnd::kUnknown) return false;
   if (return_address && !fp_set && (end == PrologueEnd::kCodeEnd || !recognised)) return false;
   if (!return_address && end == PrologueEnd::kCodeEnd) return false;
-  *row = UnwindRow{};
-  row->return_address_register = kRip;
-  row->cfa.kind = CfaKind::kRegisterOffset;
-  if (fp_set) {
-    // rbp = entry rsp - fp_delta, so CFA (entry rsp + 8) = rbp + 8 + fp_delta.
-    row->cfa.reg = kRbp;
-    row->cfa.offset = 8 + fp_delta;
-  } else {
-    row->cfa.reg = kRsp;
-    row->cfa.offset = 8 + delta;
-  }
-  (void)row->set(RegisterRule{kRip, RuleKind::kOffset, -8, {}, 0});
+  // fp = entry sp - fp_delta, so CFA (entry sp + word) = fp + word + fp_delta.
+  *row = fp_set ? base_row(abi, abi.fp, abi.word + fp_delta) : base_row(abi, abi.sp, abi.word + delta);
   for (int i = 0; i < saved_count; ++i)
-    if (saved[i].reg != kRsp) (void)row->set(RegisterRule{saved[i].reg, RuleKind::kOffset, -(8 + saved[i].delta), {}, 0});
+    if (saved[i].reg != abi.sp)
+      (void)row->set(RegisterRule{saved[i].reg, RuleKind::kOffset, -(abi.word + saved[i].delta), {}, 0});
   return true;
 }
 
@@ -260,7 +272,7 @@ bool at_epilogue_tail(Bytes code) {
 }
 
 UnwindRow after_push_rbp_row() {
-  UnwindRow row = base_row(kRsp, 16);
+  UnwindRow row = base_row(kLp64Abi, kRsp, 16);
   (void)row.set(RegisterRule{kRbp, RuleKind::kOffset, -16, {}, 0});
   return row;
 }

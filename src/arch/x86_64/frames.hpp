@@ -58,24 +58,45 @@ inline constexpr uint8_t kMovRspRbp[2][3] = {{0x48, 0x89, 0xe5}, {0x48, 0x8b, 0x
 
 }  // namespace framewalk::arch::x86_64
 
+#include "arch/x86_64/instruction.hpp"
 #include "model/unwind_row.hpp"
 
 namespace framewalk::arch::x86_64 {
 
-// Rows for frames without unwind information, in the one row model.
+// What the x86 family's ways of running its code (x86-64, x32 and i386)
+// change in frames built without unwind information.
+struct X86Abi {
+  int64_t word;                // a push, a call's return address: 8, or 4 on i386
+  // REX.W before `mov %rsp,%rbp` and `sub $n,%rsp`: required (x86-64),
+  // optional (x32: the 32-bit forms set the whole register, zero-extended,
+  // its addresses being below 4 GiB) or never (i386, where 0x48 is dec).
+  enum class RexW : uint8_t { kRequired, kOptional, kNever } rex_w;
+  uint8_t endbr_last;          // endbr64's last byte (0xfa), endbr32's (0xfb)
+  uint16_t sp, fp, pc;         // DWARF numbers
+  uint16_t push_reg[8];        // the DWARF register of `push` 0x50 + n
+  bool rex_pushes;             // 41 50+n: push %r8..%r15
+  // The decoder that steps over an instruction between `push %rbp` and
+  // `mov %rsp,%rbp` (its length, the registers it writes, whether it branches).
+  std::optional<Instruction> (*decode)(Bytes code);
+};
+extern const X86Abi kLp64Abi;
+extern const X86Abi kX32Abi;
+
+// Rows for frames without unwind information, in the one row model, for
+// each ABI of the family (x86-64's when none is named).
 // At __restore_rt: the stack pointer points at the ucontext the kernel
 // saved, whose gregs start at `gregs_offset`.
 UnwindRow signal_frame_row(unsigned gregs_offset = kUcontextGregsOffset);
 // In a function body that keeps a frame pointer: CFA = rbp+16.
-UnwindRow frame_pointer_row();
+UnwindRow frame_pointer_row(const X86Abi& abi = kLp64Abi);
 // At a function's first instruction: CFA = rsp+8 (also a frameless leaf).
-UnwindRow entry_row();
+UnwindRow entry_row(const X86Abi& abi = kLp64Abi);
 // Between `push %rbp` and `mov %rsp,%rbp`: CFA = rsp+16.
 UnwindRow after_push_rbp_row();
 // The end of the frame chain (the psABI: the deepest frame's rbp is 0; the
 // kernel starts a process with it 0 and glibc's _start clears it): the
 // return address undefined, so that the walk ends as at an outermost row.
-UnwindRow chain_end_row();
+UnwindRow chain_end_row(const X86Abi& abi = kLp64Abi);
 
 // Prologue analysis for a function without CFI. `code` holds its first
 // bytes; `pc_offset` is the offset of an activation's PC (frame 0, or the
@@ -95,10 +116,8 @@ UnwindRow chain_end_row();
 // comes first (whether the frame pointer is then set up is unknown); the
 // bytes end first; or, for a return-address frame, nothing of a prologue was
 // read at all (a function that calls has always moved the stack pointer).
-// `x32`: the code is x32's, where `mov %esp,%ebp` and `sub $n,%esp` (no
-// REX.W) build the frame too.
 inline constexpr uint64_t kReturnAddressFrame = ~uint64_t{0};
-bool prologue_row(Bytes code, uint64_t pc_offset, UnwindRow* row, bool x32 = false);
+bool prologue_row(Bytes code, uint64_t pc_offset, UnwindRow* row, const X86Abi& abi = kLp64Abi);
 
 // Whether `code` starts with the sigreturn trampoline: x86-64's
 // (kSigreturnCode), x32's (either kX32SigreturnCode*).

@@ -19,10 +19,10 @@ struct Abi {
   const ArchInfo& info;
   bool (*is_trampoline)(Bytes code);    // the rt_sigreturn trampoline's
   unsigned ucontext_gregs_offset;       // uc_mcontext.gregs in its ucontext_t
-  bool x32;                             // prologues set rbp and rsp with 32-bit operations
+  const X86Abi& frames;                 // its frames without unwind information
 };
-constexpr Abi kLp64 = {kArchInfo, is_sigreturn_trampoline, kUcontextGregsOffset, false};
-constexpr Abi kX32 = {kX32ArchInfo, is_x32_sigreturn_trampoline, kX32UcontextGregsOffset, true};
+constexpr Abi kLp64 = {kArchInfo, is_sigreturn_trampoline, kUcontextGregsOffset, kLp64Abi};
+constexpr Abi kX32 = {kX32ArchInfo, is_x32_sigreturn_trampoline, kX32UcontextGregsOffset, kX32Abi};
 
 class X86_64Machine final : public Machine {
  public:
@@ -60,7 +60,7 @@ class X86_64Machine final : public Machine {
         *row = entry_row();
         return FallbackKind::kPrologue;
       }
-      if (prologue_row(in.function_code, in.activation ? in.pc_offset : kReturnAddressFrame, row, abi_.x32))
+      if (prologue_row(in.function_code, in.activation ? in.pc_offset : kReturnAddressFrame, row, abi_.frames))
         return row->cfa.reg == kRbp ? FallbackKind::kFramePointer : FallbackKind::kPrologue;
       // A prologue it cannot read (e.g. shrink-wrapped behind a branch) is no
       // better known than a function without a symbol.
