@@ -254,6 +254,8 @@ struct PtraceSnapshot::Arena {
 PtraceSnapshot PtraceSnapshot::take(pid_t pid, const std::vector<pid_t>& tids, const std::vector<MapEntry>& maps,
                                     const SnapshotOptions& options) {
   PtraceSnapshot snap;
+  // The process's machine, whose elf_gregset_t the threads' registers are.
+  const arch::Machine& machine = options.machine ? *options.machine : arch::host_machine();
   const size_t n = tids.size();
   snap.threads_.resize(n);
   for (size_t i = 0; i < n; ++i) snap.threads_[i].tid = tids[i];
@@ -287,7 +289,7 @@ PtraceSnapshot PtraceSnapshot::take(pid_t pid, const std::vector<pid_t>& tids, c
     w.arena = arena->copies.ok() ? arena->copies.bytes() + arena_share * static_cast<size_t>(k) : nullptr;
     w.arena_size = arena_share;
     w.tracers = tracers;
-    w.machine = options.machine ? options.machine : &arch::host_machine();
+    w.machine = &machine;
     w.seized = &seized;
     w.abort = &abort;
     w.first_stop = &first_stop;
@@ -349,8 +351,7 @@ PtraceSnapshot PtraceSnapshot::take(pid_t pid, const std::vector<pid_t>& tids, c
     t.error = o.error;
     t.error_number = o.error_number;
     if (o.error != AttachError::kNone) continue;
-    t.registers = (options.machine ? *options.machine : arch::host_machine())
-                      .registers_from_gregset(Bytes(o.gregs, o.gregs_size));
+    t.registers = machine.registers_from_gregset(Bytes(o.gregs, o.gregs_size));
     t.stack_address = o.stack_address;
     t.stack_size = o.stack_size;
     if (o.stack_size) snap.copies_.emplace(o.stack_address, std::make_pair(o.copy, o.stack_size));

@@ -174,8 +174,9 @@ Result<void> write_snapshot(const SnapshotData& data, const std::string& directo
     return static_cast<bool>(out);
   };
   std::string machine;
+  const arch::ArchInfo* arch = arch::arch_for(data.machine);
   for (const MachineName& m : kMachines)
-    if (arch::arch_for(m.key) && arch::arch_for(m.key) == arch::arch_for(data.machine)) machine = m.name;
+    if (arch && arch::arch_for(m.key) == arch) machine = m.name;
   if (machine.empty()) return Error{ErrorCode::kUnsupportedMachine, data.machine.elf_machine};
   bool good = write("machine", machine + "\n") && write("pid", std::to_string(data.pid) + "\n") &&
               (data.name.empty() || write("name", data.name + "\n"));
