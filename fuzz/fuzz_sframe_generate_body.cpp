@@ -1,4 +1,4 @@
-// fuzz_sframe_generate: the bytes as an x86-64 or AArch64 .eh_frame whose functions lie
+// fuzz_sframe_generate: the bytes as an x86-64, AArch64 or s390x .eh_frame whose functions lie
 // in a made-up text range; SFrame is generated from it (generate_sframe, the
 // code `framewalk sframe --generate` runs), read back, and checked against
 // the same CFI at every PC (check_rows, the code of `framewalk check`):
@@ -7,7 +7,8 @@
 // Input: byte 0 = options: bits 0-1 the SFrame version (1, 2, 3; 0 means 3),
 // bit 2 = no text range (every FDE is a candidate, wherever it lies), bit 3
 // = AArch64 CFI (0x2d is negate_ra_state; RA in x30, PAC key from 'B'), bit
-// 4 = with bit 3, big-endian; the rest = the .eh_frame section.
+// 4 = with bit 3, big-endian, bit 5 (without bit 3) = s390x CFI (big-endian;
+// version 1, which has no s390x ABI, means 2); the rest = the .eh_frame section.
 #include <cstdio>
 #include <string>
 
@@ -37,11 +38,14 @@ int fuzz_sframe_generate(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
   const uint8_t options = data[0];
   const bool aarch64 = options & 8;
-  const bool big = aarch64 && (options & 0x10);
+  const bool s390x = !aarch64 && (options & 0x20);
+  const bool big = s390x || (aarch64 && (options & 0x10));
   dwarf::CfiSectionInfo info;
   info.kind = dwarf::CfiKind::kEhFrame;
   info.endian = big ? Endian::kBig : Endian::kLittle;
-  info.arch = aarch64 ? arch::arch_for(usual_machine_key(183)) : nullptr;
+  info.arch = aarch64 ? arch::arch_for(usual_machine_key(kEmAarch64))
+               : s390x ? arch::arch_for(usual_machine_key(kEmS390))
+                       : nullptr;
   info.address_size = 8;
   info.bases.section_address = kEhFrameAddress;
   info.bases.text = kTextBegin;
@@ -51,7 +55,11 @@ int fuzz_sframe_generate(const uint8_t* data, size_t size) {
 
   sframe::GenerateOptions o;
   o.version = (options & 3) ? (options & 3) : sframe::kVersion3;
-  o.abi = !aarch64 ? sframe::Abi::kAmd64Little : big ? sframe::Abi::kAarch64Big : sframe::Abi::kAarch64Little;
+  o.abi = s390x      ? sframe::Abi::kS390xBig
+          : !aarch64 ? sframe::Abi::kAmd64Little
+          : big      ? sframe::Abi::kAarch64Big
+                     : sframe::Abi::kAarch64Little;
+  if (s390x && o.version == sframe::kVersion1) o.version = sframe::kVersion2;
   o.section_address = kSframeAddress;
   if (!(options & 4)) o.code_ranges = {{kTextBegin, kEhFrameAddress}};
   auto generated = sframe::generate_sframe(sections, o);

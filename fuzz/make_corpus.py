@@ -421,11 +421,12 @@ def sframe_roundtrip_seeds():
 
 def sframe_generate_seeds(eh_frames, objects, aarch64_objects=()):
     """fuzz_sframe_generate's byte 0: bits 0-1 the version (0: v3), bit 2 no
-    text range, bit 3 AArch64 CFI (bit 4 big-endian). Slices of linked
+    text range, bit 3 AArch64 CFI (bit 4 big-endian), bit 5 s390x CFI. Slices of linked
     .eh_frame keep their functions below the section, in the made-up text
     range; objects' FDEs are unrelocated, so they go without the range.
     (The aarch64-gcc-* files beside the seeds are gcc's AArch64 .eh_frame of
-    tests/sframe/fixtures, with PAC keys A and B, in both byte orders.)"""
+    tests/sframe/fixtures, with PAC keys A and B, in both byte orders; the
+    s390x-gcc-* ones gcc's s390x .eh_frame of s390x_sframe.c, -O2.)"""
     seeds = []
     for d in aarch64_objects:
         seeds.append(bytes([0x0c]) + d)

@@ -106,7 +106,18 @@ Val eval_register(const UnwindRow& row, uint16_t reg, const Val& cfa, Val absent
   return error();
 }
 
-Effect evaluate(const UnwindRow& row, const AbiRegisters& regs, FakeMachine& m) {
+// s390x: the caller's SP is CFA - 160 (the ABI defines the CFA as the SP at
+// entry + 160), also where CFI saves r15 (stmg's slot, an FPR in a leaf):
+// the value saved is r15 at entry, which no made-up memory can know.
+Val caller_sp(const UnwindRow& row, const AbiRegisters& regs, Abi abi, const Val& cfa, FakeMachine& m) {
+  if (abi != Abi::kS390xBig) return eval_register(row, regs.sp, cfa, cfa, m);
+  const Val below = cfa.state == Val::State::kValue ? value(cfa.v - kS390xCfaAdjustment) : cfa;
+  const RegisterRule* r = row.find(regs.sp);
+  if (!r || r->kind == RuleKind::kOffset || r->kind == RuleKind::kRegister) return below;
+  return eval_register(row, regs.sp, cfa, below, m);
+}
+
+Effect evaluate(const UnwindRow& row, const AbiRegisters& regs, Abi abi, FakeMachine& m) {
   Effect e;
   e.cfa = eval_cfa(row.cfa, m);
   // No RA rule: on a link-register machine the RA is still in its register
@@ -115,7 +126,7 @@ Effect evaluate(const UnwindRow& row, const AbiRegisters& regs, FakeMachine& m) 
   const Val ra_absent = regs.link_register ? value(*m.register_value(ra)) : Val{Val::State::kUnspecified, 0};
   e.ra = eval_register(row, ra, e.cfa, ra_absent, m);
   e.fp = eval_register(row, regs.fp, e.cfa, value(*m.register_value(regs.fp)), m);
-  e.sp = eval_register(row, regs.sp, e.cfa, e.cfa, m);
+  e.sp = caller_sp(row, regs, abi, e.cfa, m);
   return e;
 }
 
@@ -133,13 +144,13 @@ uint8_t differences(const Effect& a, const Effect& b) {
 }
 
 // What differs between the two rows at `pc`; *reads_pc when either reads the PC.
-uint8_t compare_at(const UnwindRow& cfi, const UnwindRow& sf, const AbiRegisters& regs, uint64_t pc, unsigned trials,
-                   bool* reads_pc) {
+uint8_t compare_at(const UnwindRow& cfi, const UnwindRow& sf, const AbiRegisters& regs, Abi abi, uint64_t pc,
+                   unsigned trials, bool* reads_pc) {
   uint8_t d = 0;
   for (unsigned t = 0; t < trials; ++t) {
     FakeMachine m(t, pc, regs.pc);
-    const Effect a = evaluate(cfi, regs, m);
-    const Effect b = evaluate(sf, regs, m);
+    const Effect a = evaluate(cfi, regs, abi, m);
+    const Effect b = evaluate(sf, regs, abi, m);
     d |= differences(a, b);
     if (m.reads_pc) *reads_pc = true;
   }
@@ -346,7 +357,7 @@ class Checker {
     rep_.bytes_compared += end - begin;
     bool reads_pc = false;
     const AbiRegisters regs = sf_.registers();
-    uint8_t d = compare_at(cfi, sf.row, regs, begin, o_.trials, &reads_pc);
+    uint8_t d = compare_at(cfi, sf.row, regs, sf_.abi(), begin, o_.trials, &reads_pc);
     if (sf_.version() >= kVersion3 && cfi.signal_frame != sf.row.signal_frame) d |= kCheckSignal;
     d |= signing_differences(cfi, sf, d);
     if (!reads_pc) {
@@ -359,7 +370,7 @@ class Checker {
     for (uint64_t pc = begin; pc < end; pc += step) {
       ++rep_.pcs_evaluated_singly;
       bool unused = false;
-      uint8_t dp = pc == begin ? d : compare_at(cfi, sf.row, regs, pc, o_.trials, &unused);
+      uint8_t dp = pc == begin ? d : compare_at(cfi, sf.row, regs, sf_.abi(), pc, o_.trials, &unused);
       if (sf_.version() >= kVersion3 && cfi.signal_frame != sf.row.signal_frame) dp |= kCheckSignal;
       if (pc != begin) dp |= signing_differences(cfi, sf, dp);
       note_difference(dp, cfi, sf, pc, std::min(end, pc + step));

@@ -18,7 +18,10 @@
 // without the checker sharing code with the generator's pattern matching.
 // When the return address is undefined on both sides (the outermost frame),
 // nothing else is compared. SFrame has no rule for the caller's SP: it is
-// the CFA, as when CFI gives no rule either.
+// the CFA, as when CFI gives no rule either; on s390x it is CFA - 160 (the
+// ABI's CFA is the SP at entry + 160), which is also what a CFI rule that
+// saves r15 (stmg's slot, an FPR) holds. The s390x v2 "RA/FP in register N"
+// words and v3 FLEX register rules read as register rules, like CFI's.
 //
 // Coverage holes are reported both ways: PCs CFI covers and SFrame does not,
 // and the reverse. An SFrame FDE without FREs covers its PCs without rows

@@ -186,6 +186,9 @@ const char* convert_rule(const RegisterRule& r, const char* expression_reason, R
   }
 }
 
+// How far below the CFA SFrame puts the caller's SP: 0, s390x 160.
+int64_t caller_sp_below_cfa(Abi abi) { return abi == Abi::kS390xBig ? kS390xCfaAdjustment : 0; }
+
 RowShape shape_of(const UnwindRow& row, const MachineContext& mc) {
   RowShape s;
   const AbiRegisters& regs = mc.regs;
@@ -234,15 +237,19 @@ RowShape shape_of(const UnwindRow& row, const MachineContext& mc) {
       break;
   }
 
-  // SFrame's caller SP is the CFA: a CFI row must say the same (or nothing).
+  // SFrame's caller SP is the CFA (s390x: CFA - 160): a CFI row must say the
+  // same (or nothing). On s390x a saved r15 (stmg's slot, an FPR in a leaf)
+  // holds the value at entry, which the ABI's CFA is 160 above.
   if (const RegisterRule* sp = row.find(regs.sp)) {
-    bool same = sp->kind == RuleKind::kValOffset && sp->value == 0;
+    bool same = sp->kind == RuleKind::kValOffset && sp->value == -caller_sp_below_cfa(mc.abi);
+    if (mc.abi == Abi::kS390xBig && (sp->kind == RuleKind::kOffset || sp->kind == RuleKind::kRegister)) same = true;
     if (!same && s.kind == RowShape::Kind::kRules &&
         (sp->kind == RuleKind::kExpression || sp->kind == RuleKind::kValExpression)) {
       // rsp saved at the address the CFA is loaded from, or rsp = the CFA's register + offset.
       auto b = match_breg(sp->expression());
-      same = b && !b->deref && b->reg == cfa.reg && b->offset == cfa.offset &&
-             (sp->kind == RuleKind::kExpression) == cfa.deref;
+      const int64_t below = caller_sp_below_cfa(mc.abi);
+      same = b && !b->deref && b->reg == cfa.reg && b->offset == cfa.offset - below &&
+             (sp->kind == RuleKind::kExpression) == cfa.deref && (below == 0 || !cfa.deref);
     }
     if (!same) return fail(kWhySpRule);
   }
@@ -262,8 +269,16 @@ bool fits_default_fde(const WriterOptions& wo, const MachineContext& mc, const F
   return fits_default(wo, r) && !needs_ra_padding(mc, r);
 }
 
-// Why a run of rows needs FLEX, for versions without it.
-const char* flex_reason(const MachineContext& mc, const FrameRules& r) {
+// Why a run of rows needs FLEX, for versions without it; or why FLEX would
+// not do either (an s390x CFA offset other than 160 + 8k, say).
+const char* flex_reason(const WriterOptions& wo, const MachineContext& mc, const FrameRules& r) {
+  WriterOptions v3 = wo;
+  v3.version = kVersion3;
+  FdeDesc probe;
+  probe.fde_type = FdeType::kFlex;
+  probe.size = 1;
+  probe.fres.push_back(FreDesc{0, r});
+  if (WriteProblem p = check_fde(v3, probe); !p.ok()) return to_string(p.what);
   const AbiRegisters& regs = mc.regs;
   if (r.cfa.deref) return kWhyFlexCfaDeref;
   if (r.cfa.reg != regs.sp && r.cfa.reg != regs.fp) return mc.why_flex_cfa_reg.c_str();
@@ -295,7 +310,7 @@ const char* convert_fde(const std::vector<Piece>& pieces, const WriterOptions& w
     run.size = static_cast<uint32_t>(run_end - run.start);
     for (const FreDesc& f : run.fres)
       if (!fits_default_fde(wo, mc, f.rules)) {
-        if (wo.version < kVersion3) return flex_reason(mc, f.rules);
+        if (wo.version < kVersion3) return flex_reason(wo, mc, f.rules);
         run.fde_type = FdeType::kFlex;
       }
     fdes.push_back(std::move(run));
@@ -329,7 +344,7 @@ const char* convert_fde(const std::vector<Piece>& pieces, const WriterOptions& w
       else f.fres = {low, high};
       for (const FreDesc& fre : f.fres)
         if (!fits_default_fde(wo, mc, fre.rules)) {
-          if (wo.version < kVersion3) return flex_reason(mc, fre.rules);
+          if (wo.version < kVersion3) return flex_reason(wo, mc, fre.rules);
           f.fde_type = FdeType::kFlex;
         }
       fdes.push_back(std::move(f));
@@ -552,10 +567,9 @@ std::vector<const dwarf::CfiSection*> sframe_cfi_sections(const ElfCfi& cfi) {
 
 framewalk::Result<GeneratedSection> generate_sframe(std::shared_ptr<const elf::ElfFile> file,
                                                     const GenerateOptions& options) {
-  // The machines framewalk writes SFrame for: x86-64 and AArch64 (s390x's
-  // SFrame is read, not written).
+  // Every machine SFrame has an ABI for: x86-64, AArch64, s390x.
   const std::optional<Abi> abi = abi_for_elf(file->machine_key());
-  if (!abi || *abi == Abi::kS390xBig) return framewalk::Error{ErrorCode::kUnsupportedElf, 18};
+  if (!abi) return framewalk::Error{ErrorCode::kUnsupportedElf, 18};
   if (file->type() == elf::kEtRel) return framewalk::Error{ErrorCode::kUnsupportedElf, 16};
   FW_TRY(ElfCfi cfi, ElfCfi::load(file, sframe_cfi_options()));
   const std::vector<const dwarf::CfiSection*> sections = sframe_cfi_sections(cfi);
@@ -571,6 +585,8 @@ framewalk::Result<GeneratedSection> generate_sframe(std::shared_ptr<const elf::E
 framewalk::Result<GeneratedSection> generate_sframe(std::span<const dwarf::CfiSection* const> sections,
                                                     const GenerateOptions& opts) {
   if (opts.version < kVersion1 || opts.version > kVersion3) return framewalk::Error{ErrorCode::kUnsupportedElf, 0};
+  // s390x arrived with v2: v1 has no ABI number for it.
+  if (opts.abi == Abi::kS390xBig && opts.version == kVersion1) return framewalk::Error{ErrorCode::kUnsupportedElf, 1};
   Conversion conv = convert_cfi(sections, opts);
   if (conv.stats.cfi_fdes == 0) return framewalk::Error{ErrorCode::kNotFound, 0};
   const WriterOptions wo = writer_options_for(opts.abi, opts.version, opts.section_address);

@@ -1,12 +1,13 @@
-// SFrame from DWARF CFI (x86-64 and AArch64): every FDE's rows
+// SFrame from DWARF CFI (x86-64, AArch64, s390x): every FDE's rows
 // (dwarf::run_fde, the one executor) are turned into SFrame function
 // descriptions (sframe_writer's FdeDesc), which the writer encodes. The
 // conversion never looks at bytes of the output; the writer never looks at
 // CFI. The registers are those of GenerateOptions::abi's machine
-// (arch::FrameRegisters): below, rsp/rbp/rip on x86-64, sp/x29/x30 on AArch64.
+// (arch::FrameRegisters): below, rsp/rbp/rip on x86-64, sp/x29/x30 on AArch64,
+// r15/r11/r14 on s390x.
 //
 // Per CFI row, SFrame needs: the CFA, the return address (rip) and the frame
-// pointer (rbp); the caller's SP must be the CFA (no other register is
+// pointer (rbp); the caller's SP must be the CFA (s390x: CFA - 160; no other register is
 // tracked, and none needs to be: SFrame is for stack tracing, not for
 // restoring callee-saved registers).
 //
@@ -24,6 +25,12 @@
 //   CIE 'S' (signal frame)                         v3 signal bit; when its rows cannot be
 //                                                  written, an FDE with the bit and no FREs
 //                                                  (as gas emits it: "use your signal unwinder")
+// s390x (v2 and v3; v1 has no s390x ABI), where the CFA is the caller's SP + 160:
+//   CFA = r15/r11 + off                            DEFAULT, stored as (off - 160) / 8 (160 + 8k only)
+//   r15 saved (stmg slot, FPR), SP = CFA - 160     SFrame's SP = CFA - 160 (the saved value is r15 at entry)
+//   r14/r11 at CFA+off                             RA/FP words (v2: even offsets only)
+//   r14/r11 in a register (an FPR in leaves)       v2: the word (regnum << 1) | 1; v3: FLEX
+//   r11 saved, r14 not                             RA padding word 0, then the FP word
 // AArch64, where the header fixes no RA offset and the RA is tracked per FRE:
 //   x30 unspecified or same-value                  no RA word: still in x30 (leaf, before the save)
 //   x30 at CFA+off                                 RA word
@@ -132,8 +139,8 @@ struct GeneratedSection {
   GenerateStats stats;
 };
 
-// Converts and writes the SFrame section of `file` (an x86-64 or AArch64
-// executable or shared object, either byte order; options.abi is the file's)
+// Converts and writes the SFrame section of `file` (an x86-64, AArch64 or
+// s390x executable or shared object; options.abi is the file's)
 // for a section at options.section_address. FDEs the writer
 // refuses (a V1/V2 start field out of reach, say) are left out and counted too.
 framewalk::Result<GeneratedSection> generate_sframe(std::shared_ptr<const elf::ElfFile> file,

@@ -208,7 +208,8 @@ int run_sframe_generate(const GenerateCommandOptions& options) {
   if (!generated) {
     const Error e = generated.error();
     if (e.code == ErrorCode::kNotFound) report(options.input, "no .eh_frame or .debug_frame with FDEs");
-    else if (e.code == ErrorCode::kUnsupportedElf) report(options.input, "SFrame generation needs an x86-64 or AArch64 executable or shared object");
+    else if (e.code == ErrorCode::kUnsupportedElf && e.offset == 1) report(options.input, "SFrame v1 has no s390x ABI: use --sframe-version=2 or 3");
+    else if (e.code == ErrorCode::kUnsupportedElf) report(options.input, "SFrame generation needs an x86-64, AArch64 or s390x executable or shared object");
     else report(options.input, to_string(e.code));
     return 1;
   }

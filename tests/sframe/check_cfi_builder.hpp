@@ -2,8 +2,12 @@
 // a CIE like gcc's (CFA = rsp+8, rip at CFA-8), one with 'S' for signal
 // frames, and one FDE per function with the instructions given; and AArch64
 // .eh_frame in either byte order (Aarch64CfiFixture): gcc's CIE (CFA = sp,
-// RA column x30, code alignment 4), one with 'B' (PAC key B).
+// RA column x30, code alignment 4), one with 'B' (PAC key B); s390x
+// .eh_frame (S390xCfiFixture: CFA = r15 + 160, RA column r14); and
+// expect_agreement, a check report without disagreements or holes.
 #pragma once
+
+#include <gtest/gtest.h>
 
 #include <cstdint>
 #include <deque>
@@ -12,6 +16,7 @@
 
 #include "arch/aarch64/registers.hpp"
 #include "dwarf/cfi_section.hpp"
+#include "sframe/sframe_check.hpp"
 #include "support/section_builder.hpp"
 
 namespace framewalk::sframe::test {
@@ -113,29 +118,24 @@ class CfiFixture {
   std::unique_ptr<dwarf::CfiSection> section_;
 };
 
-constexpr uint16_t kX9 = 9, kX19 = 19, kX29 = 29, kX30 = 30, kSp = 31;
-
-// AArch64 .eh_frame as gcc writes it: CIE "zR" (or "zRB" for functions
-// with b_key), code alignment 4 (advance(n) moves 4n bytes), data alignment
-// -8, RA column x30, initial CFA = sp + 0 and no register rules.
-class Aarch64CfiFixture {
+// .eh_frame in either byte order: one CIE, a second with augmentation
+// `b_key_augmentation` (when given) for the functions with b_key, and one
+// FDE per function; CFA instructions read as `arch`'s (null: generic).
+class EhFrameFixture {
  public:
   static constexpr uint64_t kSectionAddress = 0x600000;
 
-  explicit Aarch64CfiFixture(const std::vector<FunctionCfi>& functions, Endian endian = Endian::kLittle) {
+  EhFrameFixture(const std::vector<FunctionCfi>& functions, Endian endian, framewalk::test::CieSpec cs,
+                 const char* b_key_augmentation, const arch::ArchInfo* arch) {
     using framewalk::test::CfiBuilder;
-    using framewalk::test::CieSpec;
     using framewalk::test::FdeSpec;
     CfiBuilder b(dwarf::CfiKind::kEhFrame, endian, kSectionAddress);
-    CieSpec cs;
-    cs.augmentation = "zR";
-    cs.code_alignment = 4;
-    cs.data_alignment = -8;
-    cs.return_address_register = kX30;
-    cs.instructions = cfa::def_cfa(kSp, 0);
     const auto plain = b.cie(cs);
-    cs.augmentation = "zRB";
-    const auto key_b = b.cie(cs);
+    auto key_b = plain;
+    if (b_key_augmentation) {
+      cs.augmentation = b_key_augmentation;
+      key_b = b.cie(cs);
+    }
     for (const FunctionCfi& f : functions) {
       FdeSpec fs;
       fs.pc_begin = f.begin;
@@ -146,7 +146,7 @@ class Aarch64CfiFixture {
     b.terminator();
     bytes_ = std::make_unique<std::vector<uint8_t>>(b.finish());
     dwarf::CfiSectionInfo info = b.info();
-    info.arch = &arch::aarch64::kArchInfo;  // 0x2d is negate_ra_state
+    if (arch) info.arch = arch;
     section_ = std::make_unique<dwarf::CfiSection>(Bytes(*bytes_), info);
   }
 
@@ -156,5 +156,57 @@ class Aarch64CfiFixture {
   std::unique_ptr<std::vector<uint8_t>> bytes_;
   std::unique_ptr<dwarf::CfiSection> section_;
 };
+
+constexpr uint16_t kX9 = 9, kX19 = 19, kX29 = 29, kX30 = 30, kSp = 31;
+
+// AArch64 .eh_frame as gcc writes it: CIE "zR" (or "zRB" for functions
+// with b_key), code alignment 4 (advance(n) moves 4n bytes), data alignment
+// -8, RA column x30, initial CFA = sp + 0 and no register rules.
+class Aarch64CfiFixture : public EhFrameFixture {
+ public:
+  explicit Aarch64CfiFixture(const std::vector<FunctionCfi>& functions, Endian endian = Endian::kLittle)
+      : EhFrameFixture(functions, endian, cie(), "zRB", &arch::aarch64::kArchInfo) {}  // 0x2d is negate_ra_state
+
+ private:
+  static framewalk::test::CieSpec cie() {
+    framewalk::test::CieSpec cs;
+    cs.augmentation = "zR";
+    cs.code_alignment = 4;
+    cs.data_alignment = -8;
+    cs.return_address_register = kX30;
+    cs.instructions = cfa::def_cfa(kSp, 0);
+    return cs;
+  }
+};
+
+constexpr uint16_t kR1 = 1, kR11 = 11, kR14 = 14, kR15 = 15, kF0 = 16, kF2 = 17, kF4 = 18;  // s390x (f0: 16)
+
+// s390x .eh_frame as gcc writes it (big-endian): CIE "zR", code alignment 1,
+// data alignment -8, RA column r14, CFA = r15 + 160.
+class S390xCfiFixture : public EhFrameFixture {
+ public:
+  explicit S390xCfiFixture(const std::vector<FunctionCfi>& functions)
+      : EhFrameFixture(functions, Endian::kBig, cie(), nullptr, nullptr) {}
+
+ private:
+  static framewalk::test::CieSpec cie() {
+    framewalk::test::CieSpec cs;
+    cs.return_address_register = kR14;
+    cs.instructions = cfa::def_cfa(kR15, 160);
+    return cs;
+  }
+};
+
+// The checker found CFI and SFrame in agreement at every PC both cover, and
+// neither covers a PC the other does not.
+inline void expect_agreement(const CheckReport& r) {
+  EXPECT_EQ(r.disagreements, 0u);
+  EXPECT_EQ(r.sframe_only_bytes, 0u);
+  EXPECT_EQ(r.cfi_only_bytes, 0u);
+  EXPECT_EQ(r.sframe_errors + r.cfi_errors, 0u);
+  EXPECT_GT(r.rows_compared, 0u);
+  for (const RowDifference& d : r.differences)
+    ADD_FAILURE() << "differ at 0x" << std::hex << d.begin << ": " << check_items_text(d.items);
+}
 
 }  // namespace framewalk::sframe::test

@@ -10,6 +10,7 @@
 #
 #   check_conformance.sh FRAMEWALK [DIR_OR_FILE...]
 #   FRAMEWALK_SFRAME_VERSION=2 check_conformance.sh ...   (default 3)
+#   FRAMEWALK_ELF_MACHINE=s390x check_conformance.sh ...  (default x86-64)
 set -u
 framewalk=${1:?usage: check_conformance.sh FRAMEWALK [DIR_OR_FILE...]}
 shift
@@ -20,13 +21,18 @@ diffdir=${FRAMEWALK_DIFF_DIR:-$(mktemp -d)}
 workdir=$(mktemp -d)
 trap 'rm -rf "$workdir"' EXIT
 mkdir -p "$diffdir"
-export framewalk diffdir workdir version
+# ELF header bytes 0..19 in hex: class/data, then e_type (EXEC or DYN) and e_machine.
+case ${FRAMEWALK_ELF_MACHINE:-x86-64} in
+  s390x) header='^7f454c460202.{20}(0002|0003)0016' ;;
+  *) header='^7f454c46.{24}(0200|0300)3e00' ;;
+esac
+export framewalk diffdir workdir version header
 
 # One line per file: STATUS cfi_fdes sframe_fdes rows represented_fdes represented_bytes cfi_bytes FILE
 check_one() {
   f=$1
-  # x86-64 (e_machine 62) executables and shared objects only.
-  head -c 20 "$f" 2>/dev/null | od -An -tx1 | tr -d ' \n' | grep -qE '^7f454c46.{24}(0200|0300)3e00' || exit 0
+  # Executables and shared objects of the machine only.
+  head -c 20 "$f" 2>/dev/null | od -An -tx1 | tr -d ' \n' | grep -qE "$header" || exit 0
   name=$(echo "$f" | tr '/' '_')
   out="$workdir/$name"
   if ! gen=$("$framewalk" sframe --generate --sframe-version="$version" "$f" -o "$out" 2>&1); then
