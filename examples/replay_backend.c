@@ -154,6 +154,7 @@ int main(int argc, char **argv) {
                     : strcmp(machine, "arm") == 0     ? 40
                     : strcmp(machine, "ppc64le") == 0 ? 21
                     : strcmp(machine, "s390x") == 0   ? 22
+                    : strcmp(machine, "riscv64") == 0 ? 243
                                                       : 62;
   fw_context *context = fw_context_new();
   fw_target *target = NULL;
