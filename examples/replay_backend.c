@@ -1,5 +1,5 @@
 /* A user back-end: replays a snapshot directory (as `framewalk stack
- * --save-snapshot DIR` writes it: machine, maps, TID.regs, TID.stack)
+ * --save-snapshot DIR` writes it: machine, maps, TID.regs, TID.stack, code)
  * through the C API's callbacks, the way a crash reporter or a debugger
  * plugs in its own registers and memory.  replay_backend DIR */
 #include <dirent.h>
@@ -26,6 +26,7 @@ struct snapshot {
   const char *dir;
   struct thread threads[MAX_THREADS];
   int count;
+  struct thread code; /* code without a file (the vDSO, qemu's signal trampoline) */
 };
 
 static FILE *open_in(const struct snapshot *s, const char *name, const char *mode) {
@@ -56,20 +57,27 @@ static int set_initial_registers(void *arg, int tid, fw_thread_state *state) {
   return 0;
 }
 
-/* Memory: the stacks saved; nothing else (code comes from the files). */
+static size_t read_blocks(const struct thread *t, uint64_t address, void *out, size_t size) {
+  for (int k = 0; k < t->count; ++k) {
+    const struct block *b = &t->blocks[k];
+    if (address < b->address || address - b->address >= b->size) continue;
+    const size_t off = (size_t)(address - b->address);
+    const size_t n = size < b->size - off ? size : b->size - off;
+    memcpy(out, b->bytes + off, n);
+    return n;
+  }
+  return 0;
+}
+
+/* Memory: the stacks saved and the code without a file; the rest of the
+ * code comes from the files. */
 static size_t memory_read(void *arg, uint64_t address, void *out, size_t size) {
   const struct snapshot *s = arg;
   for (int i = 0; i < s->count; ++i) {
-    for (int k = 0; k < s->threads[i].count; ++k) {
-      const struct block *b = &s->threads[i].blocks[k];
-      if (address < b->address || address - b->address >= b->size) continue;
-      const size_t off = (size_t)(address - b->address);
-      const size_t n = size < b->size - off ? size : b->size - off;
-      memcpy(out, b->bytes + off, n);
-      return n;
-    }
+    const size_t n = read_blocks(&s->threads[i], address, out, size);
+    if (n) return n;
   }
-  return 0;
+  return read_blocks(&s->code, address, out, size);
 }
 
 /* Which files are mapped where: the maps file's executable lines. */
@@ -88,6 +96,26 @@ static int report_mappings(void *arg, fw_mappings *mappings) {
   return 0;
 }
 
+/* A blocks file (TID.stack, code): address, size (8 bytes each, little-endian), bytes. */
+static void load_blocks(const struct snapshot *s, const char *name, struct thread *t) {
+  FILE *f = open_in(s, name, "rb");
+  unsigned char head[16];
+  while (f && t->count < 16 && fread(head, 1, 16, f) == 16) {
+    struct block *b = &t->blocks[t->count];
+    uint64_t size = 0;
+    b->address = 0;
+    for (int i = 7; i >= 0; --i) {
+      b->address = b->address << 8 | head[i];
+      size = size << 8 | head[8 + i];
+    }
+    if (size > (64u << 20) || !(b->bytes = malloc(size ? size : 1))) break;
+    b->size = fread(b->bytes, 1, size, f);
+    ++t->count;
+    if (b->size != size) break;
+  }
+  if (f) fclose(f);
+}
+
 static void load_stacks(struct snapshot *s) {
   DIR *d = opendir(s->dir);
   for (struct dirent *e; d && (e = readdir(d)) && s->count < MAX_THREADS;) {
@@ -99,23 +127,9 @@ static void load_stacks(struct snapshot *s) {
     t->tid = tid;
     char name[64];
     snprintf(name, sizeof name, "%d.stack", tid);
-    FILE *f = open_in(s, name, "rb");
-    unsigned char head[16];
-    while (f && t->count < 16 && fread(head, 1, 16, f) == 16) { /* address, size, bytes */
-      struct block *b = &t->blocks[t->count];
-      uint64_t size = 0;
-      b->address = 0;
-      for (int i = 7; i >= 0; --i) {
-        b->address = b->address << 8 | head[i];
-        size = size << 8 | head[8 + i];
-      }
-      if (size > (64u << 20) || !(b->bytes = malloc(size ? size : 1))) break;
-      b->size = fread(b->bytes, 1, size, f);
-      ++t->count;
-      if (b->size != size) break;
-    }
-    if (f) fclose(f);
+    load_blocks(s, name, t);
   }
+  load_blocks(s, "code", &s->code);
   if (d) closedir(d);
   for (int i = 1; i < s->count; ++i) /* in the order of their ids */
     for (int j = i; j > 0 && s->threads[j].tid < s->threads[j - 1].tid; --j) {
@@ -139,7 +153,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: replay_backend SNAPSHOT-DIR\n");
     return 2;
   }
-  struct snapshot s = {argv[1], {{0}}, 0};
+  struct snapshot s = {argv[1], {{0}}, 0, {0}};
   load_stacks(&s);
   char machine[16] = "";
   FILE *f = open_in(&s, "machine", "r");
@@ -154,6 +168,7 @@ int main(int argc, char **argv) {
                     : strcmp(machine, "arm") == 0     ? 40
                     : strcmp(machine, "ppc64le") == 0 ? 21
                     : strcmp(machine, "s390x") == 0   ? 22
+                    : strcmp(machine, "riscv64") == 0 ? 243
                                                       : 62;
   fw_context *context = fw_context_new();
   fw_target *target = NULL;

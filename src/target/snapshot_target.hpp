@@ -3,7 +3,7 @@
 // tests keep them), walked wherever the mapped files are.
 //
 // On disk, a directory:
-//   machine     x86_64, aarch64 or arm
+//   machine     x86_64, aarch64, arm, i386, ppc64le, s390x or riscv64
 //   maps        the process's /proc/PID/maps lines
 //   TID.regs    one register a line: its DWARF number and its value in hex
 //   TID.stack   blocks of the thread's memory, each its address and its size

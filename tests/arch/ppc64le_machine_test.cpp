@@ -10,6 +10,7 @@
 #include "arch/machine.hpp"
 #include "arch/ppc64le/frames.hpp"
 #include "arch/ppc64le/machine.hpp"
+#include "support/numbered_words.hpp"
 #include "support/sparse_memory.hpp"
 #include "unwind/unwinder.hpp"
 
@@ -20,13 +21,7 @@ namespace p = ppc64le;
 
 constexpr uint64_t kCodeBase = 0x10000000;
 
-// Little-endian 8-byte words: word i holds base + i.
-std::vector<uint8_t> numbered_words(size_t count, uint64_t base) {
-  std::vector<uint8_t> bytes(8 * count);
-  for (size_t i = 0; i < count; ++i)
-    for (unsigned b = 0; b < 8; ++b) bytes[8 * i + b] = static_cast<uint8_t>((base + i) >> (8 * b));
-  return bytes;
-}
+using test::numbered_words;
 
 // Instructions as little-endian bytes.
 std::vector<uint8_t> code(std::initializer_list<uint32_t> insns) {

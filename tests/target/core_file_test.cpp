@@ -29,7 +29,7 @@ struct ForeignCore {
 constexpr ForeignCore kForeignCores[] = {
     {"s390", elf::kEmS390, false, true},
     {"ppc64", elf::kEmPpc64, true, true},      {"mipsel", elf::kEmMips, false, false},
-    {"riscv64", elf::kEmRiscv, true, false},
+    {"riscv32", elf::kEmRiscv, false, false},
     // Machines framewalk unwinds, in the byte order it does not.
     {"AArch64 (big-endian)", elf::kEmAarch64, true, true}, {"ARM (big-endian)", elf::kEmArm, false, true},
 };

@@ -69,6 +69,26 @@ TEST(Snapshot, CodeBlocksRoundTrip) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(Snapshot, MachinesByName) {
+  // riscv64's are made through qemu's gdb stub (tests/cross/riscv64_snapshot.py).
+  SnapshotData data = one_thread();
+  data.machine = usual_machine_key(kEmRiscv);
+  const std::string dir = temp_dir("fw_snapshot_machine_");
+  ASSERT_TRUE(write_snapshot(data, dir).ok());
+  std::string text;
+  std::getline(std::ifstream(dir + "/machine"), text);
+  EXPECT_EQ(text, "riscv64");
+  std::string problem;
+  auto back = read_snapshot(dir, &problem);
+  ASSERT_TRUE(back.ok()) << problem;
+  EXPECT_EQ(back->machine.elf_machine, kEmRiscv);
+  EXPECT_TRUE(back->machine.is_64);
+  std::ofstream(dir + "/machine", std::ios::trunc) << "riscv32\n";
+  EXPECT_FALSE(read_snapshot(dir, &problem).ok());
+  EXPECT_EQ(problem, dir + "/machine: unknown machine 'riscv32' (x86_64, aarch64, arm, i386, ppc64le, s390x or riscv64)");
+  std::filesystem::remove_all(dir);
+}
+
 // Objects that were in memory only (a GDB JIT object, a jitdump's code) are
 // written under objects/, named in maps by their absolute paths, and read
 // back as modules from there, never under the sysroot the snapshot is

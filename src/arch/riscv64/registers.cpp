@@ -171,7 +171,7 @@ constexpr std::array<const char*, kRegisterCount> kNames = make_names();
 
 }  // namespace
 
-// jal leaves the return address in ra (x1); the PC has no DWARF number.
+// jal leaves the return address in ra (x1); the PC is kPc.
 const ArchInfo kArchInfo = {.name = "riscv64",
                             .key = {kEmRiscv, true, Endian::kLittle, 0},
                             .dwarf_register_names = kNames.data(),
@@ -179,6 +179,7 @@ const ArchInfo kArchInfo = {.name = "riscv64",
                             .stack_pointer = kSp,
                             .frame_pointer = kFp,
                             .return_address = kRa,
+                            .program_counter = kPc,
                             .link_register = true};
 
 }  // namespace framewalk::arch::riscv64
