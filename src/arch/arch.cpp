@@ -6,6 +6,7 @@
 #include "arch/ppc64le/registers.hpp"
 #include "arch/riscv64/registers.hpp"
 #include "arch/s390x/registers.hpp"
+#include "arch/sparc/registers.hpp"
 #include "arch/x86_64/registers.hpp"
 
 namespace framewalk::arch {
@@ -13,7 +14,8 @@ namespace framewalk::arch {
 namespace {
 const ArchInfo* const kKnown[] = {&x86_64::kArchInfo, &aarch64::kArchInfo, &arm::kArchInfo,
                                   &i386::kArchInfo,   &s390x::kArchInfo,   &riscv64::kArchInfo,
-                                  &ppc64le::kArchInfo, &x86_64::kX32ArchInfo};
+                                  &ppc64le::kArchInfo, &x86_64::kX32ArchInfo, &sparc::kSparc64ArchInfo,
+                                  &sparc::kSparcArchInfo, &sparc::kSparc32plusArchInfo};
 }  // namespace
 
 const ArchInfo* arch_for(const MachineKey& key) {

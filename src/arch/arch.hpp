@@ -17,6 +17,7 @@ namespace framewalk::arch {
 enum class CfaOpcode2d : uint8_t {
   kUnassigned,     // no meaning on this machine: an unknown opcode
   kNegateRaState,  // AArch64: DW_CFA_AARCH64_negate_ra_state, toggles "RA signed"
+  kGnuWindowSave,  // SPARC: DW_CFA_GNU_window_save, the register window saved (`save`)
 };
 
 inline constexpr uint16_t kNoRegister = 0xffff;

@@ -90,6 +90,7 @@ void write_row_text(TextWriter& w, const UnwindRow& row, const arch::ArchInfo* a
   }
   if (row.args_size) w.str("  args_size=").udec(row.args_size);
   if (row.negate_ra_state) w.str("  ra_signed");
+  if (row.window_saved) w.str("  window_saved");
 }
 
 void write_row_json(TextWriter& w, const UnwindRow& row, const arch::ArchInfo* arch, uint8_t asz, Endian e) {

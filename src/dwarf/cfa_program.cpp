@@ -146,12 +146,14 @@ Result<void> apply_instruction(ProgramState& state, const CfaInstruction& insn, 
     case cfa::kNop:
       return ok();
     case cfa::kGnuWindowSave:
-      // SPARC's DW_CFA_GNU_window_save has the same number; framewalk knows
-      // no SPARC, so only AArch64 gives it a meaning.
-      if (state.opcode_2d != arch::CfaOpcode2d::kNegateRaState)
-        return Error{ErrorCode::kUnknownCfaOpcode, insn.offset};
-      row.negate_ra_state = !row.negate_ra_state;
-      return ok();
+      // One number, two machines' meanings: AArch64's negate_ra_state,
+      // SPARC's window save; unknown elsewhere.
+      switch (state.opcode_2d) {
+        case arch::CfaOpcode2d::kNegateRaState: row.negate_ra_state = !row.negate_ra_state; return ok();
+        case arch::CfaOpcode2d::kGnuWindowSave: row.window_saved = true; return ok();
+        case arch::CfaOpcode2d::kUnassigned: break;
+      }
+      return Error{ErrorCode::kUnknownCfaOpcode, insn.offset};
     case cfa::kGnuArgsSize:
       row.args_size = insn.operand1;
       return ok();

@@ -28,6 +28,7 @@ struct RelocationKind {
 };
 
 constexpr uint16_t kEmS390Old = 0xa390;  // EM_S390's number before one was assigned
+constexpr uint16_t kEmSparc32plus = 18;    // 32-bit SPARC code using v9 instructions
 
 struct MachineRelocation {
   uint16_t machine;
@@ -81,9 +82,17 @@ constexpr MachineRelocation kRelocations[] = {
     {kEmRiscv, 54, {1, Operation::kAbsolute}},    // R_RISCV_SET8
     {kEmRiscv, 55, {2, Operation::kAbsolute}},    // R_RISCV_SET16
     {kEmRiscv, 57, {4, Operation::kPcRelative}},  // R_RISCV_32_PCREL
+    // SPARC: readelf applies the same kinds for the three SPARC machines.
+    {kEmSparc, 3, {4, Operation::kAbsolute}},     // R_SPARC_32
+    {kEmSparc, 6, {4, Operation::kPcRelative}},   // R_SPARC_DISP32
+    {kEmSparc, 23, {4, Operation::kAbsolute}},    // R_SPARC_UA32
+    {kEmSparc, 32, {8, Operation::kAbsolute}},    // R_SPARC_64
+    {kEmSparc, 46, {8, Operation::kPcRelative}},  // R_SPARC_DISP64
+    {kEmSparc, 54, {8, Operation::kAbsolute}},    // R_SPARC_UA64
 };
 
 std::optional<RelocationKind> kind_of(uint16_t machine, uint32_t type) {
+  if (machine == kEmSparc32plus || machine == kEmSparcv9) machine = kEmSparc;
   for (const MachineRelocation& r : kRelocations)
     if (r.machine == machine && r.type == type) return r.kind;
   return std::nullopt;
@@ -98,7 +107,10 @@ bool is_none(uint16_t machine, uint32_t type) {
     case kEmPpc64:
     case kEmS390:
     case kEmS390Old:
-    case kEmRiscv: return type == 0;
+    case kEmRiscv:
+    case kEmSparc:
+    case kEmSparc32plus:
+    case kEmSparcv9: return type == 0;
     case kEmAarch64: return type == 0 || type == 256;  // R_AARCH64_NONE, and its old number
     default: return false;
   }
@@ -176,7 +188,9 @@ Result<std::vector<uint8_t>> relocated_contents(const ElfFile& file, const Secti
         // ELF32's r_addend is signed: widened as readelf widens it (it shows in 8-byte places).
         if (!file.is_64()) addend = static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(addend)));
       }
-      const uint32_t type = static_cast<uint32_t>(file.is_64() ? info & 0xffffffff : info & 0xff);
+      uint32_t type = static_cast<uint32_t>(file.is_64() ? info & 0xffffffff : info & 0xff);
+      // SPARC v9 keeps a data field above the type's low 8 bits (ELF64_R_TYPE_ID).
+      if (file.machine() == kEmSparcv9) type &= 0xff;
       const uint64_t symbol_index = file.is_64() ? info >> 32 : info >> 8;
       if (is_none(file.machine(), type)) continue;
       const auto kind = kind_of(file.machine(), type);

@@ -105,6 +105,10 @@ struct UnwindRow {
   uint16_t return_address_register = 0;
   bool signal_frame = false;      // the CIE says 'S': the PC is exact, not a return address
   bool negate_ra_state = false;   // AArch64 RA is signed (DW_CFA_AARCH64_negate_ra_state parity)
+  // SPARC: DW_CFA_GNU_window_save has run: the caller's %l0-%i7 (16-31)
+  // are in the register window save area at the CFA, and its %o7 is this
+  // frame's %i7. A flag, as readelf shows it (no columns).
+  bool window_saved = false;
   uint64_t args_size = 0;         // DW_CFA_GNU_args_size
   uint8_t rule_count = 0;
   // Sorted by register; only [0, rule_count) is valid. A union, so that no
@@ -163,6 +167,7 @@ struct UnwindRow {
     return_address_register = o.return_address_register;
     signal_frame = o.signal_frame;
     negate_ra_state = o.negate_ra_state;
+    window_saved = o.window_saved;
     args_size = o.args_size;
     rule_count = o.rule_count;
     for (int i = 0; i < rule_count; ++i) std::construct_at(&rules[i], o.rules[i]);

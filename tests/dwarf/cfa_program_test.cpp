@@ -704,6 +704,31 @@ TEST(CfaProgramTest, Opcode2dTogglesNegateRaStateOnAarch64Only) {
   }
 }
 
+// On SPARC (sparc64, 32-bit SPARC) 0x2d says `save` has run, in every row
+// from there on: a flag, the rules unchanged (as readelf shows it).
+TEST(CfaProgramTest, Opcode2dIsTheWindowSaveOnSparc) {
+  ProgramSpec spec = spec_with(insns()
+                                   .u8(cfa::kAdvanceLoc | 4)
+                                   .u8(cfa::kGnuWindowSave)
+                                   .u8(cfa::kAdvanceLoc | 4)
+                                   .u8(cfa::kGnuWindowSave)
+                                   .finish());
+  for (const MachineKey& key : {MachineKey{kEmSparcv9, true, Endian::kBig, 0},
+                                MachineKey{kEmSparc, false, Endian::kBig, 0}}) {
+    spec.arch = arch::arch_for(key);
+    ASSERT_NE(spec.arch, nullptr) << machine_name(key);
+    Program p(spec);
+    const Rows run = p.run();
+    ASSERT_TRUE(run.status.ok());
+    ASSERT_EQ(run.rows.size(), 3u);
+    EXPECT_FALSE(run.rows[0].window_saved);
+    EXPECT_TRUE(run.rows[1].window_saved);
+    EXPECT_TRUE(run.rows[2].window_saved);
+    EXPECT_FALSE(run.rows[1].negate_ra_state);
+    EXPECT_TRUE(run.rows[1].same_rules(run.rows[0]));
+  }
+}
+
 TEST(CfaProgramTest, GnuArgsSize) {
   Program p(spec_with(insns()
                           .u8(cfa::kGnuArgsSize).uleb(16)

@@ -1,0 +1,23 @@
+#include "arch/sparc/registers.hpp"
+
+namespace framewalk::arch::sparc {
+
+namespace {
+constexpr uint16_t kEmSparc32plus = 18;
+
+constexpr ArchInfo info_of(const char* name, uint16_t elf_machine, bool is_64) {
+  return {.name = name,
+          .key = {elf_machine, is_64, Endian::kBig, 0},
+          .stack_pointer = kO6,
+          .frame_pointer = kI6,
+          .return_address = kO7,
+          .link_register = true,
+          .opcode_2d = CfaOpcode2d::kGnuWindowSave};
+}
+}  // namespace
+
+const ArchInfo kSparc64ArchInfo = info_of("sparc64", kEmSparcv9, true);
+const ArchInfo kSparcArchInfo = info_of("sparc", kEmSparc, false);
+const ArchInfo kSparc32plusArchInfo = info_of("sparc32plus", kEmSparc32plus, false);
+
+}  // namespace framewalk::arch::sparc
