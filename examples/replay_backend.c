@@ -167,6 +167,7 @@ int main(int argc, char **argv) {
   backend.machine = strcmp(machine, "aarch64") == 0   ? 183
                     : strcmp(machine, "arm") == 0     ? 40
                     : strcmp(machine, "ppc64le") == 0 ? 21
+                    : strcmp(machine, "ppc") == 0     ? 20
                     : strcmp(machine, "s390x") == 0   ? 22
                     : strcmp(machine, "riscv64") == 0 ? 243
                                                       : 62;

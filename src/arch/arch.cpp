@@ -3,6 +3,7 @@
 #include "arch/aarch64/registers.hpp"
 #include "arch/arm/registers.hpp"
 #include "arch/i386/registers.hpp"
+#include "arch/ppc/registers.hpp"
 #include "arch/ppc64le/registers.hpp"
 #include "arch/riscv64/registers.hpp"
 #include "arch/s390x/registers.hpp"
@@ -14,8 +15,8 @@ namespace framewalk::arch {
 namespace {
 const ArchInfo* const kKnown[] = {&x86_64::kArchInfo, &aarch64::kArchInfo, &arm::kArchInfo,
                                   &i386::kArchInfo,   &s390x::kArchInfo,   &riscv64::kArchInfo,
-                                  &ppc64le::kArchInfo, &x86_64::kX32ArchInfo, &sparc::kSparc64ArchInfo,
-                                  &sparc::kSparcArchInfo, &sparc::kSparc32plusArchInfo};
+                                  &ppc64le::kArchInfo, &ppc::kArchInfo, &x86_64::kX32ArchInfo,
+                                  &sparc::kSparc64ArchInfo, &sparc::kSparcArchInfo, &sparc::kSparc32plusArchInfo};
 }  // namespace
 
 const ArchInfo* arch_for(const MachineKey& key) {

@@ -7,6 +7,7 @@
 #include "arch/capture.hpp"
 #include "arch/i386/frames.hpp"
 #include "arch/i386/machine.hpp"
+#include "arch/ppc/machine.hpp"
 #include "arch/ppc64le/machine.hpp"
 #include "arch/riscv64/machine.hpp"
 #include "arch/s390x/machine.hpp"
@@ -20,7 +21,7 @@ namespace {
 std::span<const Machine* const> machines() {
   static const Machine* const kMachines[] = {&x86_64::machine(), &aarch64::machine(), &arm::machine(),
                                              &i386::machine(), &ppc64le::machine(), &s390x::machine(),
-                                             &riscv64::machine(), &x86_64::x32_machine()};
+                                             &riscv64::machine(), &ppc::machine(), &x86_64::x32_machine()};
   return kMachines;
 }
 }  // namespace

@@ -26,7 +26,7 @@ std::string machine_name(const MachineKey& key) {
     case kEmX86_64: return is_64 ? "x86-64" : "x32";
     case kEmAarch64: return big ? "AArch64 (big-endian)" : "AArch64";
     case kEmArm: return big ? "ARM (big-endian)" : "ARM";
-    case kEmPpc: return "ppc";
+    case kEmPpc: return big ? "ppc" : "ppcle";
     case kEmPpc64: return big ? "ppc64" : "ppc64le";
     case kEmS390: return is_64 ? "s390x" : "s390";
     case kEmMips: return std::string(is_64 ? "mips64" : "mips") + (big ? "" : "el");

@@ -33,7 +33,7 @@ struct MachineKey {
 MachineKey usual_machine_key(uint16_t elf_machine);
 
 // As binutils and the kernel name machines: "x86-64", "x32", "s390x",
-// "ppc64le", "AArch64 (big-endian)"; "e_machine N" for an unknown number.
+// "ppc64le", "ppcle", "AArch64 (big-endian)"; "e_machine N" for an unknown number.
 std::string machine_name(const MachineKey& key);
 
 }  // namespace framewalk

@@ -29,6 +29,7 @@ const MachineName kMachines[] = {{"x86_64", usual_machine_key(kEmX86_64)},
                                  {"arm", usual_machine_key(kEmArm)},
                                  {"i386", usual_machine_key(kEm386)},
                                  {"ppc64le", usual_machine_key(kEmPpc64)},
+                                 {"ppc", usual_machine_key(kEmPpc)},
                                  {"s390x", usual_machine_key(kEmS390)},
                                  {"riscv64", usual_machine_key(kEmRiscv)}};
 
@@ -109,8 +110,11 @@ Result<SnapshotData> read_snapshot(const std::string& directory, std::string* pr
   const std::string name = trim(text);
   for (const MachineName& m : kMachines)
     if (name == m.name) data.machine = m.key;
-  if (!data.machine.elf_machine)
-    return fail("machine", "unknown machine '" + name + "' (x86_64, aarch64, arm, i386, ppc64le, s390x or riscv64)");
+  if (!data.machine.elf_machine) {
+    std::string known;
+    for (const MachineName& m : kMachines) known += std::string(known.empty() ? "" : ", ") + m.name;
+    return fail("machine", "unknown machine '" + name + "' (" + known + ")");
+  }
   if (read_file(directory + "/pid", &text)) data.pid = static_cast<pid_t>(std::atoi(text.c_str()));
   if (read_file(directory + "/name", &text)) data.name = trim(text);
   if (!read_file(directory + "/maps", &text)) return fail("maps", std::strerror(errno), ErrorCode::kIoError, errno);

@@ -26,6 +26,8 @@ TEST(MachineKey, NamesTellApartMachinesOfOneNumber) {
   EXPECT_EQ(machine_name(kS390), "s390");
   EXPECT_EQ(machine_name(kPpc64le), "ppc64le");
   EXPECT_EQ(machine_name(kPpc64), "ppc64");
+  EXPECT_EQ(machine_name(usual_machine_key(kEmPpc)), "ppc");
+  EXPECT_EQ(machine_name({kEmPpc, false, Endian::kLittle, 0}), "ppcle");
   EXPECT_EQ(machine_name(kAarch64Be), "AArch64 (big-endian)");
   EXPECT_EQ(machine_name(MachineKey{999, true, Endian::kLittle, 0}), "e_machine 999");
 }

@@ -11,6 +11,7 @@
 #include "arch/ppc64le/frames.hpp"
 #include "arch/ppc64le/machine.hpp"
 #include "support/numbered_words.hpp"
+#include "support/power_signal_frame.hpp"
 #include "support/sparse_memory.hpp"
 #include "unwind/unwinder.hpp"
 
@@ -141,24 +142,7 @@ void expect_restored(uint64_t uc_offset) {
   mem.put(uc + 224, uc + 232, 8);
   for (unsigned i = 0; i < p::kGregsCount; ++i) mem.put(uc + 232 + 8 * i, 0x2000 + i, 8);
   for (unsigned i = 0; i < 33; ++i) mem.put(uc + 616 + 8 * i, 0x4000 + i, 8);
-  UnwindRow row;
-  ASSERT_TRUE(p::machine().signal_frame_row(mem, kCodeBase, &row));
-  EXPECT_TRUE(row.signal_frame);
-  static const ModuleMap no_modules;
-  Unwinder unwinder(no_modules, mem, usual_machine_key(kEmPpc64));
-  RegisterFile regs;
-  regs.set(p::kNip, kCodeBase);
-  regs.set(p::kR1, kSp);
-  auto interrupted = unwinder.apply_row(row, regs);
-  ASSERT_TRUE(interrupted.ok());
-  EXPECT_EQ(interrupted->get(p::kR0), 0x2000u);
-  EXPECT_EQ(interrupted->get(p::kR1), 0x2001u);
-  EXPECT_EQ(interrupted->get(p::kR31), 0x201fu);
-  EXPECT_EQ(interrupted->get(p::kNip), 0x2020u);
-  EXPECT_EQ(interrupted->get(p::kCtr), 0x2023u);
-  EXPECT_EQ(interrupted->get(p::kLr), 0x2024u);
-  EXPECT_EQ(interrupted->get(p::kXer), 0x2025u);
-  EXPECT_EQ(interrupted->get(p::kF0 + 31), 0x401fu);
+  test::expect_numbered_registers_restored(p::machine(), mem, kCodeBase, kSp);
 }
 
 TEST(Ppc64leMachine, SignalFrameRestoresFromTheKernelsUcontext) {

@@ -66,13 +66,14 @@ TEST(RegisterNamesTest, VariantsOfOneNumberShareTheNames) {
 }
 
 TEST(RegisterNamesTest, PowerPcHasNone) {
-  // readelf names no PowerPC registers: "r65", not "lr".
-  EXPECT_EQ(dwarf_arch_for(usual_machine_key(kEmPpc)), nullptr);
-  // ppc64le's descriptor has none either.
-  const ArchInfo* ppc64le = dwarf_arch_for(usual_machine_key(kEmPpc64));
-  ASSERT_NE(ppc64le, nullptr);
-  EXPECT_EQ(dwarf_register_name(ppc64le, 65), nullptr);
-  EXPECT_EQ(dwarf_register_name(ppc64le, 1), nullptr);
+  // readelf names no PowerPC registers: "r65", not "lr"; ppc's and
+  // ppc64le's descriptors have none.
+  for (uint16_t machine : {kEmPpc, kEmPpc64}) {
+    const ArchInfo* power = dwarf_arch_for(usual_machine_key(machine));
+    ASSERT_NE(power, nullptr);
+    EXPECT_EQ(dwarf_register_name(power, 65), nullptr);
+    EXPECT_EQ(dwarf_register_name(power, 1), nullptr);
+  }
 }
 
 }  // namespace

@@ -61,6 +61,13 @@ MACHINES = {
         "sysroot": "/usr/powerpc64le-linux-gnu",
         "gdb_cpu": None,
     },
+    "ppc": {
+        "cc": "powerpc-linux-gnu-gcc",
+        "cxx": "powerpc-linux-gnu-g++",
+        "qemu": "qemu-ppc",
+        "sysroot": "/usr/powerpc-linux-gnu",
+        "gdb_cpu": None,
+    },
     "s390x": {
         "cc": "s390x-linux-gnu-gcc",
         "cxx": "s390x-linux-gnu-g++",
@@ -182,6 +189,18 @@ def threads_check(threads):
     want = [3 * i + 1 for i in range(8)]
     if sorted(depths) != want:
         return "blocked depths %s, want %s" % (sorted(depths), want)
+    return None
+
+
+def backtrace_child_check(threads):
+    """backtrace_child.c (elfutils' backtrace test): abort several frames deep in
+    a SIGUSR2 handler over the thread's chain; main in pthread_join, a thread in pause()."""
+    want = [["handler_deep"] * 3 + ["on_usr2", "level3", "level2", "level1", "aborting"], ["main"],
+            ["paused", "pausing"]]
+    own = set(sum(want, []))
+    got = [[f["function"] for f in t["frames"] if f["function"] in own] for t in threads]
+    if sorted(got) != sorted(want):
+        return "chains %s, want %s" % (got, want)
     return None
 
 
@@ -319,6 +338,31 @@ PPC64LE_FIXTURES = [
 ]
 
 
+# 32-bit PowerPC (SysV, big-endian): gcc's CFI everywhere; without it, the
+# back chain (the LR save word 4 bytes above the caller's r1). qemu's
+# sigreturn and rt_sigreturn trampolines on a page of their own.
+PPC_FIXTURES = [
+    Fixture("recursion", ["recursion.c"], "-O2 -g -no-pie", "gdb", recursion_chain()),
+    Fixture("recursion_static", ["recursion.c"], "-O2 -g -static", "gdb", recursion_chain()),
+    Fixture("recursion_pie", ["recursion.c"], "-O2 -g -fPIE -pie", "chain", recursion_chain()),
+    Fixture("signals", ["signals.c"], "-O2 -g -no-pie", "gdb", SIGNAL_CHAIN),
+    Fixture("signals_altstack", ["signals.c"], "-O2 -g -no-pie", "gdb", SIGNAL_CHAIN, args=["altstack"]),
+    Fixture("signals_old", ["signals.c"], "-O2 -g -no-pie", "gdb", SIGNAL_CHAIN, args=["nosiginfo"]),
+    Fixture("threads", ["threads.c"], "-O2 -g -no-pie", "gdb", threads_chains=threads_check),
+    Fixture("threads_pie", ["threads.c"], "-O2 -g -fPIE -pie", "chain", threads_chains=threads_check),
+    Fixture("cxx_unwind", ["cxx_unwind.cpp"], "-O2 -g -no-pie", "gdb"),
+    # Without unwind tables: the back chain, the prologues' saves, -msecure-plt's `bcl 20,31,.+4` in prologues.
+    Fixture("recursion_no_unwind_tables", ["recursion.c"], PPC64LE_NO_TABLES, "gdb", recursion_chain()),
+    Fixture("signals_no_unwind_tables", ["signals.c"], PPC64LE_NO_TABLES, "gdb", SIGNAL_CHAIN),
+    Fixture("tailcall", ["tailcall.c"], "-O2 -g -no-pie -foptimize-sibling-calls", "gdb", TAILCALL_CHAIN),
+    Fixture("dlopen", ["dlopen_main.c"], "-O2 -g -no-pie -ldl", "gdb", DLOPEN_CHAIN, libs=PLUGIN),
+    Fixture("dlopen_pie", ["dlopen_main.c"], "-O2 -g -fPIE -pie -ldl", "chain", DLOPEN_CHAIN, libs=PLUGIN),
+    Fixture("stack_overflow", ["stack_overflow.c"], "-O2 -g -no-pie", "gdb", threads_chains=overflow_check),
+    Fixture("fp_over_cfi", ["fp_over_cfi.c", "fp_over_cfi_callee.c"], FP_ONLY, "gdb",
+            threads_chains=fp_over_cfi_check, source_flags=FP_OVER_CFI_CALLEE),
+    Fixture("backtrace_child", ["backtrace_child.c"], "-O2 -g -no-pie", "gdb", threads_chains=backtrace_child_check),
+]
+
 # s390x: big-endian, the CFA 160 bytes above the caller's r15, the return
 # address in r14, qemu's signal trampolines (`svc 173`) on the stack.
 S390X_FIXTURES = [
@@ -352,7 +396,7 @@ S390X_FIXTURES = [
             args=["gdb_jit_code.elf", "jitdump-abort"], libs=JITDUMP_OBJECT, jitdump=True),
 ]
 
-FIXTURES_OF = {"aarch64": AARCH64_FIXTURES, "arm": ARM_FIXTURES, "ppc64le": PPC64LE_FIXTURES,
+FIXTURES_OF = {"aarch64": AARCH64_FIXTURES, "arm": ARM_FIXTURES, "ppc": PPC_FIXTURES, "ppc64le": PPC64LE_FIXTURES,
                "s390x": S390X_FIXTURES}
 
 

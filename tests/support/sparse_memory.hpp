@@ -16,6 +16,10 @@ class SparseMemory : public Memory {
   void put(uint64_t address, uint64_t value, unsigned size) {
     for (unsigned i = 0; i < size; ++i) cells_[address + i] = static_cast<uint8_t>(value >> (8 * i));
   }
+  // `size` bytes of `value`, big-endian.
+  void put_big(uint64_t address, uint64_t value, unsigned size) {
+    for (unsigned i = 0; i < size; ++i) cells_[address + i] = static_cast<uint8_t>(value >> (8 * (size - 1 - i)));
+  }
   void code(uint64_t address, const uint8_t* data, size_t n) {
     for (size_t i = 0; i < n; ++i) cells_[address + i] = data[i];
   }

@@ -32,6 +32,7 @@ constexpr ForeignCore kForeignCores[] = {
     {"riscv32", elf::kEmRiscv, false, false},
     // Machines framewalk unwinds, in the byte order it does not.
     {"AArch64 (big-endian)", elf::kEmAarch64, true, true}, {"ARM (big-endian)", elf::kEmArm, false, true},
+    {"ppcle", elf::kEmPpc, false, false},  // ppc (big-endian) is unwound; its little-endian variant is not
 };
 
 // An ELF header of type ET_CORE and nothing else (no segments, no notes).

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Real cores of other machines: a program that aborts, cross-built for
-# AArch64, 32-bit ARM and ppc64le and run under qemu-user (which writes the guest's
+# AArch64, 32-bit ARM, ppc64le and ppc and run under qemu-user (which writes the guest's
 # core itself), and built for i386 and run natively (the kernel's core).
 # For a machine framewalk unwinds, `framewalk stack --core --sysroot` must walk
 # the core from abort() to _start (tests/cross compares such cores with gdb
@@ -58,6 +58,7 @@ check_qemu ARM arm-linux-gnueabihf-gcc qemu-arm /usr/arm-linux-gnueabihf
 # glibc's ppc64 _start branches to __libc_start_main without a link: the
 # stack ends there (the return address it saved is 0).
 check_qemu ppc64le powerpc64le-linux-gnu-gcc qemu-ppc64le /usr/powerpc64le-linux-gnu __libc_start_main
+check_qemu ppc powerpc-linux-gnu-gcc qemu-ppc /usr/powerpc-linux-gnu __libc_start_main  # so does ppc32's
 
 # i386 runs here; its core is the kernel's, when core_pattern writes a file.
 if command -v i686-linux-gnu-gcc > /dev/null && [[ $(cat /proc/sys/kernel/core_pattern) == core* ]]; then
