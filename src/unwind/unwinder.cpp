@@ -114,6 +114,7 @@ Result<void> Unwinder::apply_row_in_place(const UnwindRow& row, arch::RegisterFi
     case CfaKind::kExpression: {
       dwarf::ExpressionOptions o;
       o.address_size = m.address_size();  // DW_OP_deref reads a word of the machine
+      o.endian = m.endian();               // and operands are in its byte order
       FW_TRY(cfa, dwarf::evaluate_expression(row.cfa.expression, row.cfa.expression_offset, o, &inputs));
       cfa = m.address(cfa);
       break;
@@ -155,6 +156,7 @@ Result<void> Unwinder::apply_row_in_place(const UnwindRow& row, arch::RegisterFi
       case RuleKind::kValExpression: {
         dwarf::ExpressionOptions o;
         o.address_size = m.address_size();
+        o.endian = m.endian();
         o.push_initial = true;
         o.initial = cfa;
         FW_TRY(uint64_t v, dwarf::evaluate_expression(r.expression(), r.expression_offset, o, &inputs));

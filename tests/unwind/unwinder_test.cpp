@@ -201,6 +201,37 @@ TEST(Unwinder, HandlerWithoutCfiReturnsIntoTheTrampoline) {
   EXPECT_TRUE(w.frames[2].activation);
 }
 
+// A CFI expression's multi-byte operands are in its machine's byte order:
+// on s390x (big-endian) `DW_OP_const2u 0x0102` is 258 and `DW_OP_skip 2` is
+// 00 02, and DW_OP_deref reads a big-endian word.
+TEST(Unwinder, ExpressionOperandsInTheMachinesByteOrder) {
+  FakeMemory mem;
+  static const uint8_t kCfa[] = {
+      0x0a, 0x01, 0x02,  // DW_OP_const2u 0x0102
+      0x2f, 0x00, 0x02,  // DW_OP_skip +2 (over the next two bytes)
+      0x30, 0x30,        // DW_OP_lit0; DW_OP_lit0 (skipped)
+      0x7f, 0x00,        // DW_OP_breg15 0
+      0x22,              // DW_OP_plus: r15 + 258
+  };
+  static const uint8_t kRaDeref[] = {0x7f, 0x08, 0x06};  // DW_OP_breg15 8; DW_OP_deref (a value)
+  mem.put_big(0x8008, 0x1234, 8);  // big-endian 0x1234 at r15 + 8
+  UnwindRow row;
+  row.cfa.kind = CfaKind::kExpression;
+  row.cfa.expression = Bytes(kCfa, sizeof kCfa);
+  row.return_address_register = 14;
+  ASSERT_TRUE(row.set({14, RuleKind::kValExpression, 0, Bytes(kRaDeref, sizeof kRaDeref), 0}).ok());
+  arch::RegisterFile callee;
+  callee.set(15, 0x8000);
+  callee.set(14, 0x1000);
+  static const ModuleMap no_modules;
+  Unwinder unwinder(no_modules, mem, usual_machine_key(kEmS390));
+  auto caller = unwinder.apply_row(row, callee);
+  ASSERT_TRUE(caller.ok()) << to_string(caller.error().code);
+  EXPECT_EQ(caller->get(14), 0x1234u);
+  // s390x's caller SP is the CFA less 160.
+  EXPECT_EQ(caller->get(15), 0x8000u + 0x102 - 160);
+}
+
 TEST(Unwinder, ApplyRowEveryRuleKind) {
   FakeMemory mem;
   mem.word(0x7010, 0xaaaa);  // [CFA-8] with CFA 0x7018

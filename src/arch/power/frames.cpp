@@ -104,13 +104,14 @@ bool step(const Abi& abi, uint32_t insn, PrologueState& s) {
 
 // The return address at the CFA + `Offset`; a null back chain (a thread's
 // first frame, as glibc's clone and _start make it) has none: 0, the end.
-template <uint8_t Offset>
+// The branches' 2-byte operands are in the machine's byte order.
+template <uint8_t Offset, Endian E>
 constexpr std::array<uint8_t, 10> kSavedLr = {
-    0x12,              // DW_OP_dup (the CFA)
-    0x28, 0x03, 0x00,  // DW_OP_bra +3
-    0x2f, 0x03, 0x00,  // DW_OP_skip +3: the CFA, 0
-    0x23, Offset,      // DW_OP_plus_uconst Offset
-    0x06,              // DW_OP_deref
+    0x12,                                                   // DW_OP_dup (the CFA)
+    0x28, E == Endian::kBig ? 0 : 3, E == Endian::kBig ? 3 : 0,  // DW_OP_bra +3
+    0x2f, E == Endian::kBig ? 0 : 3, E == Endian::kBig ? 3 : 0,  // DW_OP_skip +3: the CFA, 0
+    0x23, Offset,                                           // DW_OP_plus_uconst Offset
+    0x06,                                                   // DW_OP_deref
 };
 
 }  // namespace
@@ -157,7 +158,9 @@ UnwindRow entry_row() {
 
 UnwindRow back_chain_row(const Abi& abi) {
   static constexpr uint8_t kDerefR1[] = {0x71, 0x00, 0x06};  // DW_OP_breg1 0; DW_OP_deref
-  const Bytes saved_lr = abi.lr_save == 4 ? Bytes(kSavedLr<4>) : Bytes(kSavedLr<16>);
+  const bool big = abi.endian == Endian::kBig;
+  const Bytes saved_lr = abi.lr_save == 4 ? (big ? Bytes(kSavedLr<4, Endian::kBig>) : Bytes(kSavedLr<4, Endian::kLittle>))
+                                          : (big ? Bytes(kSavedLr<16, Endian::kBig>) : Bytes(kSavedLr<16, Endian::kLittle>));
   UnwindRow row = entry_row();
   row.cfa.kind = CfaKind::kExpression;
   row.cfa.expression = Bytes(kDerefR1, sizeof kDerefR1);
