@@ -8,7 +8,7 @@
 # ratios; checks that framewalk walked every thread to its natural end.
 #
 #   bench/cross_cores.sh FRAMEWALK [THREADS] [RUNS] [MACHINE...]
-# MACHINE: aarch64, arm, ppc64le, s390x (default: those whose cross compiler
+# MACHINE: aarch64, arm, ppc, ppc64le, s390x (default: those whose cross compiler
 # and qemu are installed).
 set -eu
 . "$(dirname "${BASH_SOURCE[0]}")/timing.sh"
@@ -27,6 +27,7 @@ triplet_of() {
   case $1 in
     aarch64) echo aarch64-linux-gnu ;;
     arm) echo arm-linux-gnueabihf ;;
+    ppc) echo powerpc-linux-gnu ;;
     ppc64le) echo powerpc64le-linux-gnu ;;
     s390x) echo s390x-linux-gnu ;;
     *) echo "unknown machine $1" >&2; exit 2 ;;
@@ -34,7 +35,7 @@ triplet_of() {
 }
 machines=("$@")
 if [ ${#machines[@]} -eq 0 ]; then
-  for m in aarch64 arm ppc64le s390x; do
+  for m in aarch64 arm ppc ppc64le s390x; do
     command -v "$(triplet_of $m)-gcc" "qemu-$m" > /dev/null && machines+=("$m")
   done
 fi
