@@ -26,7 +26,10 @@ uint64_t mix(uint64_t x) {  // splitmix64
 // word a hash of (trial, address), rip the PC being checked.
 class FakeMachine : public dwarf::ExpressionInputs {
  public:
-  FakeMachine(uint64_t trial, uint64_t pc, uint16_t pc_register) : seed_(mix(trial + 1)), pc_(pc), pc_reg_(pc_register) {}
+  FakeMachine(uint64_t trial, uint64_t pc, uint16_t pc_register, Endian endian)
+      : seed_(mix(trial + 1)), pc_(pc), pc_reg_(pc_register), endian_(endian) {}
+  // The byte order of the CFI's expression operands (the file's machine's).
+  Endian endian() const { return endian_; }
   framewalk::Result<uint64_t> register_value(uint16_t reg) override {
     if (reg == pc_reg_) {
       reads_pc = true;
@@ -43,6 +46,7 @@ class FakeMachine : public dwarf::ExpressionInputs {
  private:
   uint64_t seed_, pc_;
   uint16_t pc_reg_;
+  Endian endian_;
 };
 
 struct Val {
@@ -60,6 +64,7 @@ Val error() { return Val{Val::State::kError, 0}; }
 
 Val eval_expr(Bytes expr, uint64_t offset, bool push, uint64_t initial, FakeMachine& m) {
   dwarf::ExpressionOptions o;
+  o.endian = m.endian();
   o.push_initial = push;
   o.initial = initial;
   auto r = dwarf::evaluate_expression(expr, offset, o, &m);
@@ -148,7 +153,7 @@ uint8_t compare_at(const UnwindRow& cfi, const UnwindRow& sf, const AbiRegisters
                    unsigned trials, bool* reads_pc) {
   uint8_t d = 0;
   for (unsigned t = 0; t < trials; ++t) {
-    FakeMachine m(t, pc, regs.pc);
+    FakeMachine m(t, pc, regs.pc, abi_machine_key(abi).endian);
     const Effect a = evaluate(cfi, regs, abi, m);
     const Effect b = evaluate(sf, regs, abi, m);
     d |= differences(a, b);
