@@ -156,12 +156,7 @@ TEST(Ppc64leMachine, SignalFrameRestoresFromQemusUcontext) {
   expect_restored(144);
 }
 
-RegisterFile at(uint64_t sp) {
-  RegisterFile r;
-  r.set(p::kR1, sp);
-  r.set(p::kNip, kCodeBase + 0x100);
-  return r;
-}
+RegisterFile at(uint64_t sp) { return test::power_registers_at(sp, kCodeBase + 0x100); }
 
 TEST(Ppc64leMachine, BackChainAtAReturnAddress) {
   const RegisterFile regs = at(0x7000);

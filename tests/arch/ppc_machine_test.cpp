@@ -139,12 +139,7 @@ TEST(PpcMachine, RtSigreturnFrameThroughUcRegs) {
   expect_restored(172, 80 + 128 + 48, 80 + 128 + 192);
 }
 
-RegisterFile at(uint64_t sp) {
-  RegisterFile r;
-  r.set(p::kR1, sp);
-  r.set(p::kNip, kCodeBase + 0x100);
-  return r;
-}
+RegisterFile at(uint64_t sp) { return test::power_registers_at(sp, kCodeBase + 0x100); }
 
 TEST(PpcMachine, BackChainAtAReturnAddress) {
   const RegisterFile regs = at(0x7000);

@@ -1,6 +1,7 @@
-// For the PowerPC machines' tests: a signal frame over a fake stack whose
-// saved gregs slot i holds 0x2000 + i and fregs slot i 0x4000 + i must give
-// those registers back through the machine's signal row at `pc`.
+// For the PowerPC machines' tests: a frame's registers, and a signal frame
+// over a fake stack whose saved gregs slot i holds 0x2000 + i and fregs
+// slot i 0x4000 + i, which must give those registers back through the
+// machine's signal row at `pc`.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -10,6 +11,14 @@
 #include "unwind/unwinder.hpp"
 
 namespace framewalk::test {
+
+// A frame of a PowerPC machine with only r1 and the PC known.
+inline arch::RegisterFile power_registers_at(uint64_t sp, uint64_t pc) {
+  arch::RegisterFile r;
+  r.set(arch::power::kR1, sp);
+  r.set(arch::power::kNip, pc);
+  return r;
+}
 
 inline void expect_numbered_registers_restored(const arch::Machine& machine, Memory& memory, uint64_t pc,
                                                uint64_t sp) {
