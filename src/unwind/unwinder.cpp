@@ -170,10 +170,20 @@ Result<void> Unwinder::apply_row_in_place(const UnwindRow& row, arch::RegisterFi
     known[i] = value.has_value();
     values[i] = value.value_or(0);
   }
+  WindowValues window;
+  if (row.window_saved) {
+    FW_TRY(window, window_values(row, callee, cfa));
+  }
   // The caller's registers. One the file has no room for stops the walk,
   // named: dropped, the caller would seem to hold the callee's value in it.
   arch::RegisterFile& caller = *registers;
   if (!caller.set(m.stack_pointer(), m.caller_stack_pointer(cfa))) return Error{ErrorCode::kTooManyRegisters, m.stack_pointer()};
+  for (unsigned i = 0; i < WindowValues::kCount; ++i) {
+    if (!((window.ruled >> i) & 1)) continue;
+    const unsigned reg = WindowValues::kFirst + i;
+    if (!((window.known >> i) & 1)) caller.forget(reg);
+    else if (!caller.set(reg, window.values[i])) return Error{ErrorCode::kTooManyRegisters, reg};
+  }
   for (int i = 0; i < row.rule_count; ++i) {
     const uint16_t reg = row.rules[i].reg;
     if (!known[i]) caller.forget(reg);
@@ -190,6 +200,36 @@ Result<void> Unwinder::apply_row_in_place(const UnwindRow& row, arch::RegisterFi
     return Error{ErrorCode::kTooManyRegisters, m.program_counter()};
   }
   return ok();
+}
+
+Result<Unwinder::WindowValues> Unwinder::window_values(const UnwindRow& row, const arch::RegisterFile& callee,
+                                                       uint64_t cfa) const {
+  // DW_CFA_GNU_window_save (SPARC's `save`) renamed the caller's %o0-%o7
+  // (8-15) to this frame's %i0-%i7 (24-31), and the caller's own %l0-%i7
+  // (16-31) are in its window's save area at the CFA, as libgcc reads them.
+  // Registers with a rule of their own follow it instead; the stack pointer
+  // is the CFA's, as on every machine.
+  const arch::Machine& m = *machine_;
+  WindowValues w;
+  for (unsigned i = 0; i < WindowValues::kCount; ++i) {
+    const unsigned reg = WindowValues::kFirst + i;
+    if (reg == m.stack_pointer() || row.find(static_cast<uint16_t>(reg))) continue;
+    w.ruled |= 1u << i;
+    std::optional<uint64_t> value;
+    if (reg < 16) {
+      value = callee.get(reg + 16);
+    } else {
+      const uint8_t size = m.register_size(static_cast<uint16_t>(reg));
+      auto word = memory_.read_word(m.address(cfa + (reg - 16) * uint64_t{size}), size, m.endian());
+      if (!word && !unreadable_saved_registers_unknown_) return word.error();
+      if (word) value = *word;
+    }
+    if (value) {
+      w.known |= 1u << i;
+      w.values[i] = *value;
+    }
+  }
+  return w;
 }
 
 Result<void> Unwinder::apply_flat_in_place(const RowCache::FlatRow& row, arch::RegisterFile* registers) const {
@@ -226,7 +266,7 @@ Result<void> Unwinder::apply_flat_in_place(const RowCache::FlatRow& row, arch::R
 RowCache::FlatRow RowCache::flatten(const arch::Machine& m, const UnwindRow& row) {
   FlatRow f;
   const unsigned max_reg = arch::RegisterFile::kMaxRegisters;
-  if (row.signal_frame || row.cfa.kind != CfaKind::kRegisterOffset || row.cfa.reg >= max_reg ||
+  if (row.signal_frame || row.window_saved || row.cfa.kind != CfaKind::kRegisterOffset || row.cfa.reg >= max_reg ||
       row.return_address_register >= max_reg)
     return f;
   f.cfa_reg = row.cfa.reg;

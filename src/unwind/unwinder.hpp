@@ -256,6 +256,15 @@ class Unwinder {
   Result<void> apply_flat_in_place(const RowCache::FlatRow& row, arch::RegisterFile* registers) const;
 
  private:
+  // What a window-saved row (DW_CFA_GNU_window_save) gives registers 8-31
+  // that have no rule of their own (bit i: register kFirst + i).
+  struct WindowValues {
+    static constexpr unsigned kFirst = 8, kCount = 24;
+    uint32_t ruled = 0, known = 0;
+    uint64_t values[kCount];
+  };
+  Result<WindowValues> window_values(const UnwindRow& row, const arch::RegisterFile& callee, uint64_t cfa) const;
+
   struct Step {
     UnwindRow row;  // unset when `flat` is given
     const RowCache::FlatRow* flat = nullptr;  // the cached row, flat (valid until the cache's next add)
