@@ -170,6 +170,7 @@ int main(int argc, char **argv) {
                     : strcmp(machine, "ppc") == 0     ? 20
                     : strcmp(machine, "s390x") == 0   ? 22
                     : strcmp(machine, "riscv64") == 0 ? 243
+                    : strcmp(machine, "sparc64") == 0 ? 43
                                                       : 62;
   fw_context *context = fw_context_new();
   fw_target *target = NULL;

@@ -11,6 +11,7 @@
 #include "arch/ppc64le/machine.hpp"
 #include "arch/riscv64/machine.hpp"
 #include "arch/s390x/machine.hpp"
+#include "arch/sparc/machine.hpp"
 #include "arch/x86_64/frames.hpp"
 #include "arch/x86_64/machine.hpp"
 
@@ -21,7 +22,8 @@ namespace {
 std::span<const Machine* const> machines() {
   static const Machine* const kMachines[] = {&x86_64::machine(), &aarch64::machine(), &arm::machine(),
                                              &i386::machine(), &ppc64le::machine(), &s390x::machine(),
-                                             &riscv64::machine(), &ppc::machine(), &x86_64::x32_machine()};
+                                             &riscv64::machine(), &ppc::machine(), &x86_64::x32_machine(),
+                                             &sparc::sparc64_machine()};
   return kMachines;
 }
 }  // namespace

@@ -31,7 +31,8 @@ const MachineName kMachines[] = {{"x86_64", usual_machine_key(kEmX86_64)},
                                  {"ppc64le", usual_machine_key(kEmPpc64)},
                                  {"ppc", usual_machine_key(kEmPpc)},
                                  {"s390x", usual_machine_key(kEmS390)},
-                                 {"riscv64", usual_machine_key(kEmRiscv)}};
+                                 {"riscv64", usual_machine_key(kEmRiscv)},
+                                 {"sparc64", usual_machine_key(kEmSparcv9)}};
 
 bool read_file(const std::string& path, std::string* out) {
   std::ifstream in(path, std::ios::binary);

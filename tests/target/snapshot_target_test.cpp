@@ -70,7 +70,7 @@ TEST(Snapshot, CodeBlocksRoundTrip) {
 }
 
 TEST(Snapshot, MachinesByName) {
-  // riscv64's are made through qemu's gdb stub (tests/cross/riscv64_snapshot.py).
+  // riscv64's and sparc64's are made through qemu's gdb stub (tests/cross/stub_snapshots.py).
   SnapshotData data = one_thread();
   data.machine = usual_machine_key(kEmRiscv);
   const std::string dir = temp_dir("fw_snapshot_machine_");
@@ -86,7 +86,7 @@ TEST(Snapshot, MachinesByName) {
   std::ofstream(dir + "/machine", std::ios::trunc) << "riscv32\n";
   EXPECT_FALSE(read_snapshot(dir, &problem).ok());
   EXPECT_EQ(problem, dir + "/machine: unknown machine 'riscv32' (x86_64, aarch64, arm, i386, ppc64le, ppc, s390x, "
-                           "riscv64)");
+                           "riscv64, sparc64)");
   std::filesystem::remove_all(dir);
 }
 

@@ -11,7 +11,9 @@ constexpr ArchInfo info_of(const char* name, uint16_t elf_machine, bool is_64) {
           .stack_pointer = kO6,
           .frame_pointer = kI6,
           .return_address = kO7,
+          .program_counter = kPc,
           .link_register = true,
+          .cfa_above_stack_pointer = is_64 ? uint16_t{kStackBias64} : uint16_t{0},
           .opcode_2d = CfaOpcode2d::kGnuWindowSave};
 }
 }  // namespace
