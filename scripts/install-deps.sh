@@ -17,7 +17,7 @@ packages=(
   gcc-i686-linux-gnu g++-i686-linux-gnu gcc-aarch64-linux-gnu g++-aarch64-linux-gnu
   gcc-arm-linux-gnueabihf g++-arm-linux-gnueabihf qemu-user gdb-multiarch
   gcc-x86-64-linux-gnux32  # x32: its libraries' CFI, and cores of its code (tests/cross/x32)
-  libc6-dev-sparc64-cross  # sparc64's libc: its CFI (DW_CFA_GNU_window_save) and relocations against readelf
+  g++-sparc64-linux-gnu libc6-dev-sparc64-cross  # sparc64: its libc's CFI against readelf; snapshots (tests/cross)
   libc6-dev-i386-cross libc6-dev-arm64-cross libc6-dev-armhf-cross
   gcc-powerpc64le-linux-gnu g++-powerpc64le-linux-gnu libc6-dev-ppc64el-cross
   gcc-powerpc-linux-gnu g++-powerpc-linux-gnu libc6-dev-powerpc-cross

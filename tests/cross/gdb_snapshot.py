@@ -2,13 +2,15 @@
 # -x gdb_snapshot.py, then -x ../stack/gdb_frames.py for gdb's own frames):
 # continues to the fatal SIGABRT and saves the stopped program as a framewalk
 # snapshot (src/target/snapshot_target.hpp) in $FW_SNAPSHOT_DIR, for machines
-# whose qemu-user writes no core (riscv64):
+# whose qemu-user writes no core (riscv64, sparc64):
 #
 #   machine   $FW_MACHINE
-#   TID.regs  frame 0's x1..x31 (DWARF 1-31) and the PC (DWARF $FW_PC_DWARF)
+#   TID.regs  frame 0's registers $FW_REGISTERS ("gdbname=dwarf,...") and the
+#             PC (DWARF $FW_PC_DWARF)
 #   TID.stack from 128 bytes below every frame's SP that gdb reports, page by
 #             page up to the first unreadable page or 1 MiB: the interrupted
-#             stacks and a sigaltstack's
+#             stacks and a sigaltstack's; and the main thread's 256 KiB
+#             below its environment
 #   code      the page of each signal trampoline gdb walks through (qemu's
 #             own page, which no file backs)
 #   maps      each PT_LOAD of the files gdb has loaded, at its load bias
@@ -16,6 +18,14 @@
 #             from its .text address in `info sharedlibrary`); files under
 #             $FW_SYSROOT by their path in the guest, the others copied to
 #             objects/ and named by that absolute path
+#
+# With $FW_FLUSH_WINDOWS (SPARC), a program of one thread first calls the C
+# library's _setjmp, which flushes its register windows to their save areas
+# on the stack, as a kernel does before it writes a core: without that, the
+# callers' %l and %i registers of the windows still in the CPU are in no
+# memory gdb or framewalk can read. (gdb cannot make such a call in one
+# thread of several under qemu-user: a multi-threaded program flushes its
+# own, stub_snapshots.py's FLUSHED.)
 import os
 import re
 import shutil
@@ -25,28 +35,33 @@ import gdb
 
 OUT = os.environ["FW_SNAPSHOT_DIR"]
 SYSROOT = os.environ.get("FW_SYSROOT", "")
-PC_DWARF = int(os.environ.get("FW_PC_DWARF", "64"))
+PC_DWARF = int(os.environ["FW_PC_DWARF"])
+REGISTERS = [(name, int(number)) for name, number in
+             (item.split("=") for item in os.environ["FW_REGISTERS"].split(","))]
+FLUSH_WINDOWS = bool(os.environ.get("FW_FLUSH_WINDOWS"))
 PAGE = 4096
 MAX_STACK = 1 << 20
+MAIN_STACK = 256 << 10
 
 
 def elf_layout(path):
-    """(e_entry, [(p_vaddr, p_memsz, p_offset, p_flags) of PT_LOAD], .text sh_addr) of an ELF64 LE file."""
+    """(e_entry, [(p_vaddr, p_memsz, p_offset, p_flags) of PT_LOAD], .text sh_addr) of an ELF64 file."""
     with open(path, "rb") as f:
         data = f.read()
-    entry, phoff, shoff = struct.unpack_from("<QQQ", data, 24)
-    phentsize, phnum, shentsize, shnum, shstrndx = struct.unpack_from("<HHHHH", data, 54)
+    e = "<" if data[5] == 1 else ">"  # EI_DATA
+    entry, phoff, shoff = struct.unpack_from(e + "QQQ", data, 24)
+    phentsize, phnum, shentsize, shnum, shstrndx = struct.unpack_from(e + "HHHHH", data, 54)
     loads = []
     for i in range(phnum):
-        p_type, p_flags, p_offset, p_vaddr, _, _, p_memsz, _ = struct.unpack_from("<IIQQQQQQ", data,
+        p_type, p_flags, p_offset, p_vaddr, _, _, p_memsz, _ = struct.unpack_from(e + "IIQQQQQQ", data,
                                                                                  phoff + i * phentsize)
         if p_type == 1:
             loads.append((p_vaddr, p_memsz, p_offset, p_flags))
     text = None
     if shoff and shstrndx < shnum:
-        strtab_off = struct.unpack_from("<Q", data, shoff + shstrndx * shentsize + 24)[0]
+        strtab_off = struct.unpack_from(e + "Q", data, shoff + shstrndx * shentsize + 24)[0]
         for i in range(shnum):
-            name, _, _, addr = struct.unpack_from("<IIQQ", data, shoff + i * shentsize)
+            name, _, _, addr = struct.unpack_from(e + "IIQQ", data, shoff + i * shentsize)
             end = data.index(b"\0", strtab_off + name)
             if data[strtab_off + name:end] == b".text":
                 text = addr
@@ -129,12 +144,33 @@ def write_blocks(path, blocks):
             f.write(struct.pack("<QQ", address, len(data)) + bytes(data))
 
 
-def save_thread(thread, trampolines):
+def flush_windows():
+    """Has the selected thread flush its register windows (the jmp_buf from
+    malloc: below the stack pointer, gdb's dummy frame or the end of a
+    sigaltstack may lie)."""
+    gdb.execute("call (int)_setjmp((void*)malloc(1024))", to_string=True)
+    gdb.invalidate_cached_frames()
+
+
+def main_stack_seed():
+    """The main thread's stack below its top, where the environment lies:
+    frames gdb does not reach (interrupted code below a handler on a
+    sigaltstack, where gdb stops early) are on it."""
+    try:
+        top = int(gdb.parse_and_eval("(unsigned long)environ"))
+    except gdb.error:
+        return []
+    return [max(top - MAIN_STACK, 0)] if top else []
+
+
+def save_thread(thread, trampolines, flush):
     thread.switch()
+    if flush:
+        flush_windows()
     frame = gdb.newest_frame()
     regs = ["%d %x" % (PC_DWARF, frame.pc())]
-    for i in range(1, 32):
-        regs.append("%d %x" % (i, int(frame.read_register("x%d" % i)) & (2**64 - 1)))
+    for name, number in REGISTERS:
+        regs.append("%d %x" % (number, int(frame.read_register(name)) & (2**64 - 1)))
     seeds = []
     while frame is not None and len(seeds) < 8192:
         try:
@@ -144,6 +180,8 @@ def save_thread(thread, trampolines):
             frame = frame.older()
         except gdb.error:
             break
+    if thread.num == 1:
+        seeds += main_stack_seed()
     tid = thread.ptid[1]
     with open(os.path.join(OUT, "%d.regs" % tid), "w") as f:
         f.write("\n".join(regs) + "\n")
@@ -160,8 +198,9 @@ def main():
     write_maps()
     trampolines = set()
     inferior = gdb.selected_inferior()
-    for thread in sorted(inferior.threads(), key=lambda t: t.num):
-        save_thread(thread, trampolines)
+    threads = sorted(inferior.threads(), key=lambda t: t.num)
+    for thread in threads:
+        save_thread(thread, trampolines, FLUSH_WINDOWS and len(threads) == 1)
     code = [[page, bytearray(read(page, PAGE) or b"")] for page in sorted(trampolines)]
     write_blocks(os.path.join(OUT, "code"), [b for b in code if b[1]])
     print("FRAMEWALK-SNAPSHOT-SAVED " + OUT)

@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
-"""framewalk on riscv64 programs run by qemu-user, against gdb-multiarch.
+"""framewalk on riscv64 and sparc64 programs run by qemu-user, against gdb-multiarch.
 
-qemu-user 7.2 writes no riscv64 core, so each fixture (fixtures/) is
-cross-built, run under `qemu-riscv64 -g PORT`, and one gdb-multiarch session
-continues it to its abort, saves it as a framewalk snapshot
-(gdb_snapshot.py) and prints gdb's own frames (tests/stack/gdb_frames.py).
-`framewalk stack --snapshot DIR --sysroot /usr/riscv64-linux-gnu` must then
-give gdb's frames PC for PC (truth "gdb"), or the fixture's call chain
-(truth "chain", where gdb is wrong: tests/cross/README.md says why).
+qemu-user 7.2 writes no core of these machines, so each fixture (fixtures/)
+is cross-built, run under `qemu-MACHINE -g PORT`, and one gdb-multiarch
+session continues it to its abort, saves it as a framewalk snapshot
+(gdb_snapshot.py; on sparc64 after flushing each thread's register windows
+to the stack, as a kernel does before it writes a core) and prints gdb's own
+frames (tests/stack/gdb_frames.py). `framewalk stack --snapshot DIR
+--sysroot /usr/TRIPLET` must then give gdb's frames PC for PC (truth "gdb"),
+or the fixture's call chain (truth "chain", where gdb is wrong; "prefix":
+the chain, and gdb's frames are framewalk's first ones where gdb stops
+early: tests/cross/README.md says why).
 
-Exit 77 (skipped) when the cross compiler, qemu-riscv64 or gdb-multiarch is
+  stub_snapshots.py --machine riscv64|sparc64 --framewalk build/framewalk --work DIR
+
+Exit 77 (skipped) when the cross compiler, the qemu or gdb-multiarch is
 missing. Every step is time-boxed; qemu is killed after each fixture.
 """
 import argparse
@@ -29,42 +34,78 @@ import compare_cores as cc  # noqa: E402
 import compare_replay  # noqa: E402  (tests/capi, on compare_cores' path)
 
 GDB_SNAPSHOT = os.path.join(HERE, "gdb_snapshot.py")
-MACHINE = {
-    "cc": "riscv64-linux-gnu-gcc",
-    "cxx": "riscv64-linux-gnu-g++",
-    "qemu": "qemu-riscv64",
-    "sysroot": "/usr/riscv64-linux-gnu",
+
+
+def machine(triplet, qemu, pc_dwarf, registers, flush_windows=False):
+    return {"cc": triplet + "-gcc", "cxx": triplet + "-g++", "qemu": qemu, "sysroot": "/usr/" + triplet,
+            "pc_dwarf": pc_dwarf, "registers": ",".join("%s=%d" % r for r in registers),
+            "flush_windows": flush_windows}
+
+
+MACHINES = {
+    # src/arch/riscv64/registers.hpp: x1..x31 are 1-31, the PC 64.
+    "riscv64": machine("riscv64-linux-gnu", "qemu-riscv64", 64, [("x%d" % i, i) for i in range(1, 32)]),
+    # src/arch/sparc/registers.hpp: %g1-%i7 are 1-31 (gdb names %o6 and
+    # %i6 sp and fp), the PC 103.
+    "sparc64": machine("sparc64-linux-gnu", "qemu-sparc64", 103,
+                       [({"o6": "sp", "i6": "fp"}.get(n, n), r) for r, n in
+                        enumerate("%s%d" % (bank, i) for bank in "goli" for i in range(8)) if r],
+                       flush_windows=True),
 }
-PC_DWARF = 64  # src/arch/riscv64/registers.hpp: kPc
+MACHINE = None  # MACHINES[--machine]
 
 F = cc.Fixture
-FIXTURES = [
-    F("recursion", ["recursion.c"], "-O2 -g -no-pie", "gdb", cc.recursion_chain()),
-    F("recursion_static", ["recursion.c"], "-O2 -g -static", "gdb", cc.recursion_chain()),
-    F("recursion_pie", ["recursion.c"], "-O2 -g -fPIE -pie", "gdb", cc.recursion_chain()),
-    F("signals", ["signals.c"], "-O2 -g -no-pie", "gdb", cc.SIGNAL_CHAIN),
-    F("signals_altstack", ["signals.c"], "-O2 -g -no-pie", "gdb", cc.SIGNAL_CHAIN, args=["altstack"]),
-    # gdb 13 stops at start_thread (Debian's libc has no CFI for it, and
-    # .dynsym no symbol): framewalk goes on to __clone, its caller.
-    F("threads", ["threads.c"], "-O2 -g -no-pie", "prefix", threads_chains=cc.threads_check),
-    F("threads_pie", ["threads.c"], "-O2 -g -fPIE -pie", "prefix", threads_chains=cc.threads_check),
-    F("cxx_unwind", ["cxx_unwind.cpp"], "-O2 -g -no-pie", "gdb"),
-    F("tailcall", ["tailcall.c"], "-O2 -g -no-pie -foptimize-sibling-calls", "gdb", cc.TAILCALL_CHAIN),
-    F("dlopen", ["dlopen_main.c"], "-O2 -g -no-pie -ldl", "gdb", cc.DLOPEN_CHAIN, libs=cc.PLUGIN),
-    F("dlopen_pie", ["dlopen_main.c"], "-O2 -g -fPIE -pie -ldl", "gdb", cc.DLOPEN_CHAIN, libs=cc.PLUGIN),
-    # And where the main thread waits in pthread_join (no CFI, no symbol),
-    # gdb calls the frame outermost: framewalk stops there without unwind information.
-    F("stack_overflow", ["stack_overflow.c"], "-O2 -g -no-pie", "prefix", threads_chains=cc.overflow_check),
-    # No unwind tables for the program's own code: prologue analysis.
-    # gdb 13 stops at leaf (its call to abort is its last instruction): right up to it.
-    F("recursion_no_unwind_tables", ["recursion.c"], "-O2 -no-pie -fno-asynchronous-unwind-tables -fno-unwind-tables",
-      "prefix", cc.recursion_chain()),
-    # gdb 13 stops at the first signal frame here: right up to it.
-    F("signals_no_unwind_tables", ["signals.c"], "-O2 -no-pie -fno-asynchronous-unwind-tables -fno-unwind-tables",
-      "prefix", cc.SIGNAL_CHAIN),
-    F("fp_over_cfi", ["fp_over_cfi.c", "fp_over_cfi_callee.c"], cc.FP_ONLY, "chain",
-      threads_chains=cc.fp_over_cfi_check, source_flags=cc.FP_OVER_CFI_CALLEE),
-]
+NO_TABLES = "-O2 -no-pie -fno-asynchronous-unwind-tables -fno-unwind-tables"
+
+
+def fixtures(signals, no_tables, stack_overflow):
+    """The fixtures, with the truths the machine's gdb allows: `signals` for
+    the signal fixtures, `no_tables` for recursion_no_unwind_tables (the
+    signals one is always "prefix"), stack_overflow where the machine runs it."""
+    return [
+        F("recursion", ["recursion.c"], "-O2 -g -no-pie", "gdb", cc.recursion_chain()),
+        F("recursion_static", ["recursion.c"], "-O2 -g -static", "gdb", cc.recursion_chain()),
+        F("recursion_pie", ["recursion.c"], "-O2 -g -fPIE -pie", "gdb", cc.recursion_chain()),
+        F("signals", ["signals.c"], "-O2 -g -no-pie", signals, cc.SIGNAL_CHAIN),
+        F("signals_altstack", ["signals.c"], "-O2 -g -no-pie", signals, cc.SIGNAL_CHAIN, args=["altstack"]),
+        # gdb 13 stops at start_thread (Debian's libc has no CFI for it, and
+        # .dynsym no symbol): framewalk goes on to __clone, its caller.
+        F("threads", ["threads.c"], "-O2 -g -no-pie", "prefix", threads_chains=cc.threads_check),
+        F("threads_pie", ["threads.c"], "-O2 -g -fPIE -pie", "prefix", threads_chains=cc.threads_check),
+        F("cxx_unwind", ["cxx_unwind.cpp"], "-O2 -g -no-pie", "gdb"),
+        F("tailcall", ["tailcall.c"], "-O2 -g -no-pie -foptimize-sibling-calls", "gdb", cc.TAILCALL_CHAIN),
+        F("dlopen", ["dlopen_main.c"], "-O2 -g -no-pie -ldl", "gdb", cc.DLOPEN_CHAIN, libs=cc.PLUGIN),
+        F("dlopen_pie", ["dlopen_main.c"], "-O2 -g -fPIE -pie -ldl", "gdb", cc.DLOPEN_CHAIN, libs=cc.PLUGIN),
+    ] + ([
+        # Where the main thread waits in pthread_join (no CFI, no symbol),
+        # gdb calls the frame outermost: framewalk stops there without unwind information.
+        F("stack_overflow", ["stack_overflow.c"], "-O2 -g -no-pie", "prefix", threads_chains=cc.overflow_check),
+    ] if stack_overflow else []) + [
+        # No unwind tables for the program's own code: prologue analysis
+        # (riscv64; gdb 13 stops at leaf, whose call to abort is its last
+        # instruction), register windows (sparc64).
+        F("recursion_no_unwind_tables", ["recursion.c"], NO_TABLES, no_tables, cc.recursion_chain()),
+        # gdb 13 stops at the first signal frame here: right up to it.
+        F("signals_no_unwind_tables", ["signals.c"], NO_TABLES, "prefix", cc.SIGNAL_CHAIN),
+        F("fp_over_cfi", ["fp_over_cfi.c", "fp_over_cfi_callee.c"], cc.FP_ONLY, "chain",
+          threads_chains=cc.fp_over_cfi_check, source_flags=cc.FP_OVER_CFI_CALLEE),
+    ]
+
+
+# sparc64: qemu-user delivers a signal without flushing the interrupted
+# window to its save area (it copies it into the frame, as the kernel also
+# does): gdb reads the save area and stops after the interrupted frame,
+# framewalk reads the frame's copy. No stack_overflow: its main thread waits
+# in libc's pthread_join, whose windows nothing flushes (FLUSHED).
+FIXTURES = {"riscv64": fixtures("gdb", "prefix", stack_overflow=True),
+            "sparc64": fixtures("prefix", "gdb", stack_overflow=False)}
+
+# gdb cannot call a function in one thread of several of qemu-user's:
+# multi-threaded sparc64 fixtures run with sparc64/flush_windows.c
+# preloaded, whose pause() and abort() flush the thread's windows, and
+# abort() stops the program on an illtrap.
+FLUSHED = {"threads", "threads_pie", "fp_over_cfi"}
+FLUSH_WINDOWS_C = os.path.join(HERE, "sparc64", "flush_windows.c")
 
 # qemu 7.2 puts its signal trampoline on the page after ld.so's, which no
 # maps line names executable: the replay back-end (executable mappings only)
@@ -90,12 +131,21 @@ def capture(fx, exe, work, timeout):
     snapshot = os.path.join(work, fx.name + ".snapshot")
     shutil.rmtree(snapshot, ignore_errors=True)
     port = free_port()
-    qemu = subprocess.Popen([MACHINE["qemu"], "-L", MACHINE["sysroot"], "-g", str(port), "./" + fx.name] + fx.args,
+    preload = []
+    if MACHINE["flush_windows"] and fx.name in FLUSHED:
+        lib = os.path.join(d, "flush_windows.so")
+        r = cc.run([MACHINE["cc"], "-O2", "-shared", "-fPIC", FLUSH_WINDOWS_C, "-o", lib])
+        if r.returncode != 0:
+            raise RuntimeError("flush_windows.c: " + r.stderr.strip())
+        preload = ["-E", "LD_PRELOAD=" + lib]
+    qemu = subprocess.Popen([MACHINE["qemu"], "-L", MACHINE["sysroot"], "-g", str(port)] + preload +
+                            ["./" + fx.name] + fx.args,
                             cwd=d, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     try:
-        env = dict(os.environ, FW_SNAPSHOT_DIR=snapshot, FW_SYSROOT=MACHINE["sysroot"], FW_MACHINE="riscv64",
-                   FW_PC_DWARF=str(PC_DWARF))
+        env = dict(os.environ, FW_SNAPSHOT_DIR=snapshot, FW_SYSROOT=MACHINE["sysroot"], FW_MACHINE=MACHINE["name"],
+                   FW_PC_DWARF=str(MACHINE["pc_dwarf"]), FW_REGISTERS=MACHINE["registers"],
+                   FW_FLUSH_WINDOWS="1" if MACHINE["flush_windows"] else "")
         r = subprocess.run(["gdb-multiarch", "-nx", "-batch", "-ex", "set sysroot " + MACHINE["sysroot"],
                             "-ex", "set solib-search-path " + d, "-ex", "set tcp connect-timeout 15",
                             "-ex", "set backtrace past-main on", "-ex", "set backtrace past-entry on",
@@ -179,7 +229,9 @@ def check(fw, fx, work, timeout, replay):
 
 
 def main():
+    global MACHINE
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--machine", required=True, choices=sorted(MACHINES))
     ap.add_argument("--framewalk", required=True)
     ap.add_argument("--work", required=True, help="directory for the fixtures and their snapshots")
     ap.add_argument("--only", help="comma-separated fixture names")
@@ -188,6 +240,7 @@ def main():
     ap.add_argument("--show-frames", action="store_true")
     ap.add_argument("--replay", help="examples/replay_backend: it must walk each snapshot to framewalk's frames")
     args = ap.parse_args()
+    MACHINE = dict(MACHINES[args.machine], name=args.machine)
     for tool in (MACHINE["cc"], MACHINE["cxx"], MACHINE["qemu"], "gdb-multiarch"):
         if not shutil.which(tool):
             cc.log("skip: %s not found" % tool)
@@ -195,7 +248,7 @@ def main():
     fw = os.path.abspath(args.framewalk)
     os.makedirs(args.work, exist_ok=True)
     only = set(args.only.split(",")) if args.only else None
-    fixtures = [fx for fx in FIXTURES if not only or fx.name in only]
+    fixtures = [fx for fx in FIXTURES[args.machine] if not only or fx.name in only]
     start = time.time()
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
         results = list(pool.map(lambda fx: check(fw, fx, args.work, args.timeout, args.replay and os.path.abspath(args.replay)), fixtures))
@@ -212,7 +265,7 @@ def main():
                 for i, f in enumerate(t["frames"][:60]):
                     cc.log("         #%-3d %s %s [%s]" % (i, f["pc"], f["function"], f["source"]))
         failures += bool(problems)
-    cc.log("riscv64: %d fixtures, %d failed (%.0f s)" % (len(fixtures), failures, time.time() - start))
+    cc.log("%s: %d fixtures, %d failed (%.0f s)" % (args.machine, len(fixtures), failures, time.time() - start))
     return 1 if failures else 0
 
 
