@@ -34,6 +34,7 @@ stage cross mcount
 tests/cross/mcount.sh aarch64 build-aarch64 || [ $? = 77 ]
 tests/cross/mcount.sh arm build-arm || [ $? = 77 ]
 tests/cross/mcount.sh i386 build-i386 || [ $? = 77 ]
+tests/cross/mcount.sh riscv64 build-riscv64 || [ $? = 77 ]
 # Two C API contexts in two threads at once, under ThreadSanitizer (77: no clang).
 stage tsan
 tests/capi/tsan.sh build-tsan || [ $? = 77 ]
