@@ -17,15 +17,24 @@ __attribute__((noinline)) int RECURSE_NAME(int depth, bt_method method, void** b
   return n;
 }
 
+// Where a frame record lies from the frame pointer, in words: the caller's
+// frame pointer, then the return address. riscv's s0 points just above its
+// record (the CFA: the caller's s0 at s0 - 16, ra at s0 - 8).
+#if defined(__riscv)
+enum { kRecordFp = -2, kRecordRa = -1 };
+#else
+enum { kRecordFp = 0, kRecordRa = 1 };
+#endif
+
 // The frame-pointer walk: rbp chain, bounded and checked for an upward-moving stack.
 __attribute__((noinline)) int fp_walk(void** buffer, int size) {
   uintptr_t* fp = (uintptr_t*)__builtin_frame_address(0);
   int n = 0;
   while (fp && n < size) {
-    uintptr_t ra = fp[1];
+    uintptr_t ra = fp[kRecordRa];
     if (!ra) break;
     buffer[n++] = (void*)ra;
-    uintptr_t* next = (uintptr_t*)fp[0];
+    uintptr_t* next = (uintptr_t*)fp[kRecordFp];
     if (next <= fp) break;
     fp = next;
   }

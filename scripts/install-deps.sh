@@ -22,7 +22,8 @@ packages=(
   gcc-powerpc64le-linux-gnu g++-powerpc64le-linux-gnu libc6-dev-ppc64el-cross
   gcc-powerpc-linux-gnu g++-powerpc-linux-gnu libc6-dev-powerpc-cross
   gcc-s390x-linux-gnu g++-s390x-linux-gnu libc6-dev-s390x-cross  # tests/cross: s390x cores
-  gcc-riscv64-linux-gnu g++-riscv64-linux-gnu libc6-dev-riscv64-cross  # tests/cross: riscv64 snapshots
+  gcc-riscv64-linux-gnu g++-riscv64-linux-gnu libc6-dev-riscv64-cross  # tests/cross: riscv64 snapshots,
+  binutils-riscv64-linux-gnu  # and its in-process and mcount tests (riscv64-linux-gnu-gprof, -nm)
   libc6-i386 lib32stdc++6  # the loader and libraries 32-bit x86 programs run with here
   llvm-16              # llvm-symbolizer-16: the oracle of conformance.inline
   dwz                  # conformance.inline: dwz pairs (a supplementary file, DW_FORM_GNU_ref_alt)

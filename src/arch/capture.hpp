@@ -18,8 +18,13 @@ inline constexpr unsigned kCaptureWords = 34;
 extern "C" void framewalk_capture(uint64_t out[kCaptureWords]);
 
 // What framewalk_capture stored, as the host machine's register file.
-// Its words are indexed by DWARF register number.
+// Its words are indexed by DWARF register number (captured_word).
 RegisterFile from_host_capture(const uint64_t* words);
+
+// The word of framewalk_capture's that holds DWARF register `reg`: its
+// number, but a register numbered past the words (a PC the psABI leaves
+// unnumbered: riscv64's 64) is in the last word.
+constexpr unsigned captured_word(unsigned reg) { return reg < kCaptureWords ? reg : kCaptureWords - 1; }
 
 // What of a return address read from this process's own stack is the
 // address, for the in-process hot loop (which cannot afford a virtual

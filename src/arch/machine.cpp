@@ -9,6 +9,7 @@
 #include "arch/i386/machine.hpp"
 #include "arch/ppc/machine.hpp"
 #include "arch/ppc64le/machine.hpp"
+#include "arch/riscv64/frames.hpp"
 #include "arch/riscv64/machine.hpp"
 #include "arch/s390x/machine.hpp"
 #include "arch/sparc/machine.hpp"
@@ -58,6 +59,8 @@ const Machine& host_machine() {
   return arm::machine();
 #elif defined(__i386__)
   return i386::machine();
+#elif defined(__riscv) && __riscv_xlen == 64
+  return riscv64::machine();
 #else
 #error "framewalk has no machine descriptor for this host (src/arch/<machine>/machine.cpp)"
 #endif
@@ -72,6 +75,8 @@ RegisterFile from_host_capture(const uint64_t* words) {
   return arm::from_capture(words);
 #elif defined(__i386__)
   return i386::from_capture(words);
+#elif defined(__riscv) && __riscv_xlen == 64
+  return riscv64::from_capture(words);
 #endif
 }
 

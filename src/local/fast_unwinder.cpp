@@ -579,7 +579,8 @@ int fast_walk(const arch::RegisterFile& regs, bool first_is_return_address, int 
 // shared helper would be one more frame to step out of).
 #define FRAMEWALK_CAPTURED_START(words)                                                                   \
   const framewalk::local::WalkStart start {                                                              \
-    words[host.program_counter()], words[host.stack_pointer()], words[host.frame_pointer()], true,       \
+    words[framewalk::arch::captured_word(host.program_counter())], words[host.stack_pointer()],          \
+        words[host.frame_pointer()], true,                                                                \
         framewalk::arch::kHostHasSecondFramePointer ? words[host.second_frame_pointer()] : 0,             \
         framewalk::arch::kHostHasSecondFramePointer, nullptr, words                                       \
   }

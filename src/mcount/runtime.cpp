@@ -958,9 +958,12 @@ __attribute__((visibility("default"), no_instrument_function)) void __cyg_profil
 // gmon. The range glibc would cover comes from the program's headers
 // instead; the file is written by the destructor above, after the program's
 // atexit handlers, so _mcleanup has nothing left to do.
+// riscv64's gcrt1.o calls it from the program's .preinit_array, before the
+// C library has set up environ (getenv would find none of the settings):
+// there the set-up waits for the runtime's constructor.
 __attribute__((visibility("default"))) void __monstartup(unsigned long, unsigned long) {
   __atomic_store_n(&g_monstartup_called, 1, __ATOMIC_RELAXED);
-  attach_thread();
+  if (environ != nullptr) attach_thread();
 }
 __attribute__((visibility("default"))) void monstartup(unsigned long low, unsigned long high) { __monstartup(low, high); }
 __attribute__((visibility("default"))) void _mcleanup(void) {}

@@ -57,7 +57,11 @@ bool compact_rule_from_row(const arch::Machine& machine, const UnwindRow& row, C
   if (row.cfa.kind != CfaKind::kRegisterOffset ||
       (row.cfa.reg != sp && row.cfa.reg != fp && !(has_fp2 && row.cfa.reg == fp2)))
     return false;
-  if (row.cfa.offset < static_cast<int64_t>(word) || row.cfa.offset % word != 0 ||
+  // An sp-based CFA lies above the return address the frame holds; a frame
+  // pointer may be the CFA itself (riscv64's s0, with ra and the caller's s0
+  // just below it).
+  const int64_t least_offset = row.cfa.reg == sp ? word : 0;
+  if (row.cfa.offset < least_offset || row.cfa.offset % word != 0 ||
       row.cfa.offset > static_cast<int64_t>(kMaxCompactCfaOffset))
     return false;
   CompactRule r;

@@ -25,7 +25,7 @@ extern "C" void __deregister_frame(void*);
 
 namespace {
 
-#if defined(__x86_64__) || defined(__aarch64__) || defined(__arm__)
+#if defined(__x86_64__) || defined(__aarch64__) || defined(__arm__) || (defined(__riscv) && __riscv_xlen == 64)
 
 // The function: calls its argument, a void(*)(), with a frame of its own.
 #if defined(__x86_64__)
@@ -47,6 +47,20 @@ constexpr size_t kReturnOffset = 8;
 const uint8_t kCieRules[] = {4, 0x7c, 14, 0x0c, 13, 0};
 // FDE: after push, CFA = r13 + 8, r4 at -8, r14 at -4.
 const uint8_t kFdeRules[] = {0x41, 0x0e, 8, 0x84, 2, 0x8e, 1};
+#elif defined(__riscv)
+// addi sp,sp,-16; sd ra,8(sp); sd s0,0(sp); li s0,1; jalr a0; ld ra,8(sp);
+// ld s0,0(sp); addi sp,sp,16; ret (s0 is no frame pointer in it: only its
+// CFI leads out of it).
+const uint32_t kInsns[] = {0xff010113, 0x00113423, 0x00813023, 0x00100413, 0x000500e7,
+                           0x00813083, 0x00013403, 0x01010113, 0x00008067};
+const uint8_t* const kCode = reinterpret_cast<const uint8_t*>(kInsns);
+constexpr size_t kCodeSize = sizeof kInsns;
+constexpr size_t kReturnOffset = 20;
+// CIE: code 4, data -8, RA x1, CFA = x2 (sp).
+const uint8_t kCieRules[] = {4, 0x78, 1, 0x0c, 2, 0};
+// FDE: after addi, CFA = sp + 16; after the saves (offset 12), ra at -8, s0
+// at -16; after the loads (offset 28) restored; after addi (32), CFA = sp.
+const uint8_t kFdeRules[] = {0x41, 0x0e, 16, 0x42, 0x81, 1, 0x88, 2, 0x44, 0xc1, 0xc8, 0x41, 0x0e, 0};
 #else
 // stp x29,x30,[sp,#-16]!; mov x29,#1; blr x0; ldp x29,x30,[sp],#16; ret
 // (x29 is no frame pointer in it: only its CFI leads out of it.)
@@ -272,6 +286,6 @@ TEST(RegisteredFrames, RegisterWhileOthersWalk) {
   EXPECT_EQ(framewalk_deregister_frame(table.data()), 0);
 }
 
-#endif  // x86-64, AArch64, ARM
+#endif  // x86-64, AArch64, ARM, riscv64
 
 }  // namespace

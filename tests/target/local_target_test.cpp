@@ -90,6 +90,8 @@ TEST(LocalBacktrace, NeverAllocatesFromTheFirstCallAfterRefresh) {
   uc.uc_mcontext.pc = lib.start;
 #elif defined(__arm__)
   uc.uc_mcontext.arm_pc = static_cast<unsigned long>(lib.start);
+#elif defined(__riscv)
+  uc.uc_mcontext.__gregs[REG_PC] = lib.start;
 #endif
   EXPECT_GE(counted_backtrace_from_context(&uc), 1);
   EXPECT_EQ(g_allocations_while_unwinding.load(), 0) << "first call, from a context";

@@ -120,6 +120,25 @@ TEST(CompactRule, ArmThumbAndArmStateFramePointers) {
   EXPECT_FALSE(compact_rule_from_row(machine(elf::kEmAarch64), row_saving(30, 7, 16, {{30, -8}}), &r));
 }
 
+// riscv64: ra 1, sp 2, s0 8. gcc's frame pointer is the CFA itself, with
+// ra and the caller's s0 just below it; an sp-based CFA must lie above.
+TEST(CompactRule, Riscv64FramePointerIsTheCfa) {
+  const arch::Machine& m = machine(elf::kEmRiscv);
+  const UnwindRow framed = row_saving(1, 8, 0, {{1, -8}, {8, -16}, {9, -24}});
+  CompactRule r;
+  ASSERT_TRUE(compact_rule_from_row(m, framed, &r));
+  EXPECT_EQ(r, (CompactRule{0, 1, 2, true, false}));
+  EXPECT_EQ(decode(encode(r)), r);
+  UnwindRow back;
+  row_from_compact_rule(m, r, &back);
+  EXPECT_EQ(back.cfa, framed.cfa);
+  ASSERT_NE(back.find(8), nullptr);
+  EXPECT_EQ(*back.find(8), offset_rule(8, -16));
+  ASSERT_TRUE(compact_rule_from_row(m, row_saving(1, 2, 32, {{1, -8}, {8, -16}}), &r));
+  EXPECT_EQ(r, (CompactRule{32, 1, 2, false, false}));
+  EXPECT_FALSE(compact_rule_from_row(m, row_saving(1, 2, 0, {{1, -8}}), &r));
+}
+
 TEST(CompactRule, RowsTheFormCannotHold) {
   const arch::Machine& a64 = machine(elf::kEmAarch64);
   const arch::Machine& x64 = machine(elf::kEmX86_64);

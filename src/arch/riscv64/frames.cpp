@@ -1,5 +1,7 @@
 #include "arch/riscv64/frames.hpp"
 
+#include "arch/capture.hpp"
+
 namespace framewalk::arch::riscv64 {
 
 namespace {
@@ -133,6 +135,12 @@ bool leaves(uint32_t i, size_t size) {
 }
 
 }  // namespace
+
+RegisterFile from_capture(const uint64_t* captured) {
+  RegisterFile r;
+  for (uint16_t reg : kCapturedKnown) r.set(reg, captured[captured_word(reg)]);
+  return r;
+}
 
 RegisterFile from_gregs_bytes(Bytes bytes) { return from_gregs_at(bytes, 0); }
 

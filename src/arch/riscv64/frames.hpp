@@ -21,6 +21,12 @@ RegisterFile from_gregs_bytes(Bytes bytes);
 // elf_fpregset_t with the D extension (__riscv_d_ext_state): f0..f31, fcsr.
 void add_fpregs_bytes(Bytes bytes, RegisterFile& registers);
 
+// framewalk_capture (capture_context.S) stores x0..x31 and the PC
+// (arch/capture.hpp's captured_word); only these are real (the others are
+// zero placeholders). gp and tp are the caller's: no function changes them.
+inline constexpr uint16_t kCapturedKnown[] = {kRa, kSp, 3, 4, kFp, 9, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, kPc};
+RegisterFile from_capture(const uint64_t* captured);
+
 // ucontext_t (the kernel's struct ucontext): uc_flags, uc_link, uc_stack
 // (24 bytes), uc_sigmask in a 1024-bit area (128 bytes), then uc_mcontext
 // 16-aligned at 176: a gregset (sc_regs), then the FP state at 432.
