@@ -9,6 +9,9 @@
 #include <cstdint>
 
 #include "arch/registers.hpp"
+#if defined(__s390x__)
+#include "arch/s390x/frames.hpp"
+#endif
 
 namespace framewalk::arch {
 
@@ -18,8 +21,26 @@ inline constexpr unsigned kCaptureWords = 34;
 extern "C" void framewalk_capture(uint64_t out[kCaptureWords]);
 
 // What framewalk_capture stored, as the host machine's register file.
-// Its words are indexed by DWARF register number.
+// Its words are indexed by DWARF register number, but for a register whose
+// number lies past them (s390x's PC): captured_word tells where it is.
 RegisterFile from_host_capture(const uint64_t* words);
+#if defined(__s390x__)
+inline constexpr unsigned captured_word(uint16_t reg) {
+  return reg == s390x::kPswAddress ? s390x::kCapturedPcWord : reg;
+}
+#else
+inline constexpr unsigned captured_word(uint16_t reg) { return reg; }
+#endif
+
+// How far the CFA lies above the caller's stack pointer
+// (ArchInfo::cfa_above_stack_pointer), for the in-process hot loop, which
+// steps without the descriptor: s390x's callers keep a register save area
+// of 160 bytes for their callees.
+#if defined(__s390x__)
+inline constexpr uint64_t kHostCfaAboveStackPointer = static_cast<uint64_t>(s390x::kRegisterSaveArea);
+#else
+inline constexpr uint64_t kHostCfaAboveStackPointer = 0;
+#endif
 
 // What of a return address read from this process's own stack is the
 // address, for the in-process hot loop (which cannot afford a virtual

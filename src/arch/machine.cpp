@@ -10,6 +10,7 @@
 #include "arch/ppc/machine.hpp"
 #include "arch/ppc64le/machine.hpp"
 #include "arch/riscv64/machine.hpp"
+#include "arch/s390x/frames.hpp"
 #include "arch/s390x/machine.hpp"
 #include "arch/x86_64/frames.hpp"
 #include "arch/x86_64/machine.hpp"
@@ -56,6 +57,8 @@ const Machine& host_machine() {
   return arm::machine();
 #elif defined(__i386__)
   return i386::machine();
+#elif defined(__s390x__)
+  return s390x::machine();
 #else
 #error "framewalk has no machine descriptor for this host (src/arch/<machine>/machine.cpp)"
 #endif
@@ -70,6 +73,8 @@ RegisterFile from_host_capture(const uint64_t* words) {
   return arm::from_capture(words);
 #elif defined(__i386__)
   return i386::from_capture(words);
+#elif defined(__s390x__)
+  return s390x::from_capture(words);
 #endif
 }
 

@@ -57,7 +57,9 @@ bool compact_rule_from_row(const arch::Machine& machine, const UnwindRow& row, C
   if (row.cfa.kind != CfaKind::kRegisterOffset ||
       (row.cfa.reg != sp && row.cfa.reg != fp && !(has_fp2 && row.cfa.reg == fp2)))
     return false;
-  if (row.cfa.offset < static_cast<int64_t>(word) || row.cfa.offset % word != 0 ||
+  // The caller's SP (CFA - cfa_above_stack_pointer) at least a word above the base.
+  const int64_t above = machine.info().cfa_above_stack_pointer;
+  if (row.cfa.offset < static_cast<int64_t>(word) + above || row.cfa.offset % word != 0 ||
       row.cfa.offset > static_cast<int64_t>(kMaxCompactCfaOffset))
     return false;
   CompactRule r;
@@ -68,7 +70,13 @@ bool compact_rule_from_row(const arch::Machine& machine, const UnwindRow& row, C
   // The caller's PC is kept apart from the return-address column where a
   // link register holds it: a rule for the PC itself is not compact.
   if (machine.program_counter() != ra_column && row.find(machine.program_counter())) return false;
-  if (row.find(sp)) return false;  // the caller's SP is the CFA
+  // The caller's SP is the CFA (less cfa_above_stack_pointer). Where the
+  // caller keeps a register save area for its callee, s390x's prologues
+  // store the SP on entry, the caller's, into it (`stmg %r6,%r15,48(%r15)`,
+  // "r15 at CFA - 40"): the same value, which the step need not load.
+  if (const RegisterRule* saved_sp = row.find(sp)) {
+    if (saved_sp->kind != RuleKind::kOffset || saved_sp->value >= 0 || saved_sp->value < -above) return false;
+  }
   if (const RegisterRule* saved_fp = row.find(fp)) {
     if (saved_fp->kind != RuleKind::kSameValue && !slot_of(*saved_fp, word, &r.fp_slot)) return false;
   }

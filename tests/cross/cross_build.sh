@@ -12,7 +12,8 @@ cross_configure() {
     aarch64) triplet=aarch64-linux-gnu qemu=qemu-aarch64 ;;
     arm) triplet=arm-linux-gnueabihf qemu=qemu-arm ;;
     i386) triplet=i686-linux-gnu qemu= ;;
-    *) echo "usage: $(basename "$0") [aarch64|arm|i386] [BUILD_DIR]" >&2; exit 2 ;;
+    s390x) triplet=s390x-linux-gnu qemu=qemu-s390x ;;
+    *) echo "usage: $(basename "$0") [aarch64|arm|i386|s390x] [BUILD_DIR]" >&2; exit 2 ;;
   esac
   run=${qemu:+$qemu -L /usr/$triplet}
   local tool
