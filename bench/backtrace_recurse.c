@@ -27,6 +27,27 @@ enum { kRecordFp = 0, kRecordRa = 1 };
 #endif
 
 // The frame-pointer walk: rbp chain, bounded and checked for an upward-moving stack.
+#if defined(__s390x__)
+// s390x has no frame-pointer chain; its counterpart is the back chain
+// (built with -mbackchain): a frame's first word is its caller's stack
+// pointer, and a function saves its return address (r14) in its caller's
+// register save area, 112 bytes above that. This leaf builds no frame: its
+// frame address is its caller's stack pointer, and r14 its return address.
+__attribute__((noinline)) int fp_walk(void** buffer, int size) {
+  uintptr_t* sp = (uintptr_t*)__builtin_frame_address(0);
+  int n = 0;
+  if (size > 0) buffer[n++] = __builtin_return_address(0);
+  while (sp && n < size) {
+    uintptr_t* caller = (uintptr_t*)sp[0];
+    if (caller <= sp) break;
+    uintptr_t ra = caller[14];
+    if (!ra) break;
+    buffer[n++] = (void*)ra;
+    sp = caller;
+  }
+  return n;
+}
+#else
 __attribute__((noinline)) int fp_walk(void** buffer, int size) {
   uintptr_t* fp = (uintptr_t*)__builtin_frame_address(0);
   int n = 0;
@@ -40,6 +61,7 @@ __attribute__((noinline)) int fp_walk(void** buffer, int size) {
   }
   return n;
 }
+#endif
 
 // A recursion through four functions with different frames, cycling
 // a -> b -> c -> d -> a: no frame repeats its caller, some frames keep locals,

@@ -21,7 +21,8 @@ packages=(
   libc6-dev-i386-cross libc6-dev-arm64-cross libc6-dev-armhf-cross
   gcc-powerpc64le-linux-gnu g++-powerpc64le-linux-gnu libc6-dev-ppc64el-cross
   gcc-powerpc-linux-gnu g++-powerpc-linux-gnu libc6-dev-powerpc-cross
-  gcc-s390x-linux-gnu g++-s390x-linux-gnu libc6-dev-s390x-cross  # tests/cross: s390x cores
+  gcc-s390x-linux-gnu g++-s390x-linux-gnu libc6-dev-s390x-cross  # tests/cross: s390x cores, in-process, mcount
+  binutils-s390x-linux-gnu  # its gprof and nm: tests/cross/mcount.sh s390x
   gcc-riscv64-linux-gnu g++-riscv64-linux-gnu libc6-dev-riscv64-cross  # tests/cross: riscv64 snapshots,
   binutils-riscv64-linux-gnu  # and its in-process and mcount tests (riscv64-linux-gnu-gprof, -nm)
   libc6-i386 lib32stdc++6  # the loader and libraries 32-bit x86 programs run with here

@@ -9,6 +9,9 @@
 #include <cstdint>
 
 #include "arch/registers.hpp"
+#if defined(__s390x__)
+#include "arch/s390x/frames.hpp"
+#endif
 
 namespace framewalk::arch {
 
@@ -21,9 +24,19 @@ extern "C" void framewalk_capture(uint64_t out[kCaptureWords]);
 // Its words are indexed by DWARF register number (captured_word).
 RegisterFile from_host_capture(const uint64_t* words);
 
+// How far the CFA lies above the caller's stack pointer
+// (ArchInfo::cfa_above_stack_pointer), for the in-process hot loop, which
+// steps without the descriptor: s390x's callers keep a register save area
+// of 160 bytes for their callees.
+#if defined(__s390x__)
+inline constexpr uint64_t kHostCfaAboveStackPointer = static_cast<uint64_t>(s390x::kRegisterSaveArea);
+#else
+inline constexpr uint64_t kHostCfaAboveStackPointer = 0;
+#endif
+
 // The word of framewalk_capture's that holds DWARF register `reg`: its
 // number, but a register numbered past the words (a PC the psABI leaves
-// unnumbered: riscv64's 64) is in the last word.
+// unnumbered: riscv64's 64; s390x's PSW address, 65) is in the last word.
 constexpr unsigned captured_word(unsigned reg) { return reg < kCaptureWords ? reg : kCaptureWords - 1; }
 
 // What of a return address read from this process's own stack is the

@@ -11,6 +11,7 @@
 #include "arch/ppc64le/machine.hpp"
 #include "arch/riscv64/frames.hpp"
 #include "arch/riscv64/machine.hpp"
+#include "arch/s390x/frames.hpp"
 #include "arch/s390x/machine.hpp"
 #include "arch/sparc/machine.hpp"
 #include "arch/x86_64/frames.hpp"
@@ -61,6 +62,8 @@ const Machine& host_machine() {
   return i386::machine();
 #elif defined(__riscv) && __riscv_xlen == 64
   return riscv64::machine();
+#elif defined(__s390x__)
+  return s390x::machine();
 #else
 #error "framewalk has no machine descriptor for this host (src/arch/<machine>/machine.cpp)"
 #endif
@@ -77,6 +80,8 @@ RegisterFile from_host_capture(const uint64_t* words) {
   return i386::from_capture(words);
 #elif defined(__riscv) && __riscv_xlen == 64
   return riscv64::from_capture(words);
+#elif defined(__s390x__)
+  return s390x::from_capture(words);
 #endif
 }
 

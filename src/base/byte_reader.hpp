@@ -2,6 +2,7 @@
 // what remains first and returns an Error naming the offset on overrun.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -13,6 +14,8 @@
 namespace framewalk {
 
 enum class Endian : uint8_t { kLittle, kBig };
+// The byte order of the machine framewalk runs on (s390x's is big).
+inline constexpr Endian kHostEndian = std::endian::native == std::endian::big ? Endian::kBig : Endian::kLittle;
 
 using Bytes = std::span<const uint8_t>;
 
@@ -202,7 +205,7 @@ class ByteReader {
     T v;
     std::memcpy(&v, data_.data() + pos_, sizeof(T));
     pos_ += sizeof(T);
-    if (endian_ == Endian::kBig) v = byteswap(v);
+    if (endian_ != kHostEndian) v = byteswap(v);
     return v;
   }
   template <typename T>

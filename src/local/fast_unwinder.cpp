@@ -23,6 +23,8 @@ namespace {
 // A stack word of the host (8 bytes on x86-64 and AArch64, 4 on 32-bit ARM),
 // read as it is and widened.
 constexpr uint64_t kWord = sizeof(uintptr_t);
+// The caller's stack pointer lies this far below the CFA (s390x: 160).
+constexpr uint64_t kCfaAbove = arch::kHostCfaAboveStackPointer;
 inline uint64_t load_word(uint64_t address) {
   uintptr_t word;
   std::memcpy(&word, reinterpret_cast<const void*>(static_cast<uintptr_t>(address)), sizeof word);
@@ -229,7 +231,8 @@ __attribute__((noinline)) HotExit hot_walk(char* const cache, HotState& state) {
           if (rule & compact::kFp2Based) base = fp2;
         }
         cfa = base + compact::cfa_offset(rule);
-        if (cfa <= sp) goto slow_before_step;  // not above: the step loop's checks end the walk
+        // The caller's sp not above: the step loop's checks end the walk.
+        if (cfa <= sp + kCfaAbove) goto slow_before_step;
         const uint64_t ra_slot = compact::ra_slot(rule), fp_slot = compact::fp_slot(rule);
         uint64_t deepest = ra_slot > fp_slot ? ra_slot : fp_slot;
         uint64_t fp2_slot = 0;
@@ -248,7 +251,7 @@ __attribute__((noinline)) HotExit hot_walk(char* const cache, HotState& state) {
     }
     {
       const uint64_t stepped_from = sp;
-      sp = cfa;
+      sp = cfa - kCfaAbove;  // above sp: an sp-based rule's offset is larger (compact_rule_from_row)
       pc = next_pc & arch::kHostCodeAddressMask;
       if (pc == 0) {  // a zero return address: the stack's end
         state.confirmed_sp = stepped_from;

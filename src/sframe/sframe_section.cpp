@@ -232,12 +232,12 @@ uint32_t load_unchecked(const uint8_t* p, unsigned size, Endian endian) {
     case 2: {
       uint16_t v;
       std::memcpy(&v, p, 2);
-      return endian == Endian::kBig ? __builtin_bswap16(v) : v;
+      return endian != kHostEndian ? __builtin_bswap16(v) : v;
     }
     default: {
       uint32_t v;
       std::memcpy(&v, p, 4);
-      return endian == Endian::kBig ? __builtin_bswap32(v) : v;
+      return endian != kHostEndian ? __builtin_bswap32(v) : v;
     }
   }
 }

@@ -10,7 +10,6 @@ namespace framewalk::symbol {
 
 namespace {
 
-constexpr Endian kHostEndian = std::endian::native == std::endian::big ? Endian::kBig : Endian::kLittle;
 // Payload offsets within a record (perf's jitdump.h).
 constexpr uint64_t kCodeLoadSizeOffset = 40;
 constexpr uint64_t kCodeMoveSizeOffset = 48;

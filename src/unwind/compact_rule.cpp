@@ -33,7 +33,7 @@ bool slot_of(const RegisterRule& rule, unsigned word, uint32_t* slot, uint64_t m
 }  // namespace
 
 bool compact_rule_from_row(const arch::Machine& machine, const UnwindRow& row, CompactRule* out) {
-  if (row.signal_frame) return false;
+  if (row.signal_frame || row.window_saved) return false;  // restores more than a compact rule holds
   const uint16_t ra_column = row.return_address_register;
   const RegisterRule* ra = row.find(ra_column);
   if (ra && ra->kind == RuleKind::kUndefined) {
@@ -57,10 +57,12 @@ bool compact_rule_from_row(const arch::Machine& machine, const UnwindRow& row, C
   if (row.cfa.kind != CfaKind::kRegisterOffset ||
       (row.cfa.reg != sp && row.cfa.reg != fp && !(has_fp2 && row.cfa.reg == fp2)))
     return false;
-  // An sp-based CFA lies above the return address the frame holds; a frame
+  // The caller's SP (CFA - cfa_above_stack_pointer) lies above an sp-based
+  // CFA's base by the return address the frame holds at least; a frame
   // pointer may be the CFA itself (riscv64's s0, with ra and the caller's s0
   // just below it).
-  const int64_t least_offset = row.cfa.reg == sp ? word : 0;
+  const int64_t above = machine.info().cfa_above_stack_pointer;
+  const int64_t least_offset = above + (row.cfa.reg == sp ? static_cast<int64_t>(word) : 0);
   if (row.cfa.offset < least_offset || row.cfa.offset % word != 0 ||
       row.cfa.offset > static_cast<int64_t>(kMaxCompactCfaOffset))
     return false;
@@ -72,7 +74,13 @@ bool compact_rule_from_row(const arch::Machine& machine, const UnwindRow& row, C
   // The caller's PC is kept apart from the return-address column where a
   // link register holds it: a rule for the PC itself is not compact.
   if (machine.program_counter() != ra_column && row.find(machine.program_counter())) return false;
-  if (row.find(sp)) return false;  // the caller's SP is the CFA
+  // The caller's SP is the CFA (less cfa_above_stack_pointer). Where the
+  // caller keeps a register save area for its callee, s390x's prologues
+  // store the SP on entry, the caller's, into it (`stmg %r6,%r15,48(%r15)`,
+  // "r15 at CFA - 40"): the same value, which the step need not load.
+  if (const RegisterRule* saved_sp = row.find(sp)) {
+    if (saved_sp->kind != RuleKind::kOffset || saved_sp->value >= 0 || saved_sp->value < -above) return false;
+  }
   if (const RegisterRule* saved_fp = row.find(fp)) {
     if (saved_fp->kind != RuleKind::kSameValue && !slot_of(*saved_fp, word, &r.fp_slot)) return false;
   }

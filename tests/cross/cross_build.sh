@@ -13,7 +13,8 @@ cross_configure() {
     arm) triplet=arm-linux-gnueabihf qemu=qemu-arm ;;
     i386) triplet=i686-linux-gnu qemu= ;;
     riscv64) triplet=riscv64-linux-gnu qemu=qemu-riscv64 ;;
-    *) echo "usage: $(basename "$0") [aarch64|arm|i386|riscv64] [BUILD_DIR]" >&2; exit 2 ;;
+    s390x) triplet=s390x-linux-gnu qemu=qemu-s390x ;;
+    *) echo "usage: $(basename "$0") [aarch64|arm|i386|riscv64|s390x] [BUILD_DIR]" >&2; exit 2 ;;
   esac
   run=${qemu:+$qemu -L /usr/$triplet}
   local tool

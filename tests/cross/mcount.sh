@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The mcount runtime (libframewalk_mcount) on AArch64, 32-bit ARM, i386 and riscv64:
+# The mcount runtime (libframewalk_mcount) on AArch64, 32-bit ARM, i386, riscv64 and s390x:
 # cross-builds the runtime and the programs of tests/mcount/ (in the build
 # directory tests/cross/inprocess.sh uses, with its options) and runs them
 # under qemu-user (i386 natively): exact call counts in gmon.out, in gprof's call graph (the
@@ -14,22 +14,25 @@
 # Not here: framewalk profile --mcount (the cross build has no framewalk
 # command, and it runs programs of its own machine only).
 #
-#   tests/cross/mcount.sh [aarch64|arm|i386|riscv64] [BUILD_DIR]   (default aarch64, build-MACHINE)
+#   tests/cross/mcount.sh [aarch64|arm|i386|riscv64|s390x] [BUILD_DIR]   (default aarch64, build-MACHINE)
 #
 # i386 runs the exact counts, fork, many arcs and the registers only: the
 # histograms' CPU time and the hooks' times are the C side's, as on x86-64,
-# and would add seconds to CI. riscv64 runs the same, and the histogram at
-# 100 Hz alone (the interrupted PC read from riscv64's ucontext; about 2 s).
-# Exit 77 (skipped) without the cross compiler or qemu.
+# and would add seconds to CI. riscv64 runs the same and the histograms at
+# 100 Hz (the interrupted PC read from riscv64's ucontext; about 2 s), s390x
+# one histogram (busy at 1000 Hz: the interrupted PC from the ucontext's PSW
+# is the machine's part). Exit 77 (skipped) without the cross compiler or qemu.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
 machine=${1:-aarch64}
 build=$(realpath -m "${2:-$src/build-$machine}")  # absolute: the register test runs from its own directory
+hist_rates="100 1000" hist_modes="busy thread" static_modes="thread threads" times=yes
 case $machine in
   aarch64) variants="pg cyg linked static" registers="native" ;;
   arm) variants="pg arm cyg linked static" registers="thumb arm" ;;
-  i386) variants="pg fentry nopie cyg linked static" registers="native" ;;
-  riscv64) variants="pg cyg linked static" registers="native" ;;
+  i386) variants="pg fentry nopie cyg linked static" registers="native" hist_rates= times= ;;
+  riscv64) variants="pg cyg linked static" registers="native" hist_rates=100 times= ;;
+  s390x) variants="pg cyg linked static" registers="native" hist_rates=1000 hist_modes=busy static_modes= times= ;;
 esac
 . "$src/tests/cross/cross_build.sh"
 cross_configure "$machine" gprof nm
@@ -54,24 +57,19 @@ python3 "$check" fork --exe "$bin/mcount_fork_calls" --preload "$lib" --work "$b
 echo "== $machine: mcount_many_arcs"
 mkdir -p "$bin/work/many_arcs"
 (cd "$bin/work/many_arcs" && $run "$bin/mcount_many_arcs")
-case $machine in
-  i386) hist_rates= ;;
-  riscv64) hist_rates=100 ;;
-  *) hist_rates="100 1000" ;;
-esac
 for hz in $hist_rates; do
-  for mode in busy thread; do
+  for mode in $hist_modes; do
     echo "== $machine: mcount_cpu_time $mode at $hz Hz"
     python3 "$check" histogram --exe "$bin/mcount_cpu_time" --preload "$lib" --run $mode --hz $hz \
       --work "$bin/work/histogram_${mode}_$hz" "${tools[@]}"
   done
-  for mode in thread threads; do
+  for mode in $static_modes; do
     echo "== $machine: mcount_cpu_time_static $mode at $hz Hz"
     python3 "$check" histogram --exe "$bin/mcount_cpu_time_static" --run $mode --hz $hz \
       --work "$bin/work/histogram_static_${mode}_$hz" "${tools[@]}"
   done
 done
-if [ "$machine" != i386 ] && [ "$machine" != riscv64 ]; then
+if [ -n "$times" ]; then
   echo "== $machine: mcount_timed_calls"
   python3 "$check" times --exe "$bin/mcount_timed_calls" --preload "$lib" --work "$bin/work/times" "${tools[@]}"
   echo "== $machine: mcount_timed_calls_static"

@@ -9,6 +9,7 @@
 #   AArch64 -pg: stp x29, x30, ...; ... xpaclri; ... mov x0, x30; bl _mcount
 #   ARM -pg, Thumb-2: push {lr} (0xb500); bl __gnu_mcount_nc
 #   ARM -pg, ARM state: push {lr} encoded as str lr, [sp, #-4]! (0xe52de004); bl __gnu_mcount_nc
+#   s390x -pg: stg %r14,8(%r15); brasl %r14,_mcount@PLT; lg %r14,8(%r15), before the prologue
 # The cross compilers' cases are skipped when they are missing; exit 77 when
 # there is no gcc at all.
 set -euo pipefail
@@ -59,5 +60,6 @@ expect "AArch64 -pg pac-ret" "^d503233f paciasp;.*d50320ff xpaclri;.*aa1e03e0 mo
 expect "ARM -pg Thumb-2" "b500 push \{lr\};f7ff fffe bl 0 <__gnu_mcount_nc>;R_ARM_THM_CALL __gnu_mcount_nc;" arm-linux-gnueabihf- -O2 -pg -mthumb
 expect "ARM -pg ARM state" "e52de004 push \{lr\}.*;ebfffffe bl 0 <__gnu_mcount_nc>;R_ARM_CALL __gnu_mcount_nc;" arm-linux-gnueabihf- -O2 -pg -marm
 expect "ARM -pg ARM state -O0" "e52de004 push \{lr\}.*;ebfffffe bl 0 <__gnu_mcount_nc>;R_ARM_CALL __gnu_mcount_nc;" arm-linux-gnueabihf- -O0 -pg -marm
+expect "s390x -pg -O2" "^e3 e0 f0 08 00 24 stg %r14,8\(%r15\);c0 e5 00 00 00 00 brasl %r14,$x <f\+0x$x>;R_390_PLT32DBL _mcount\+0x2;e3 e0 f0 08 00 04 lg %r14,8\(%r15\);" s390x-linux-gnu- -O2 -pg
 echo "$checked sequences checked, $failures wrong"
 [ "$failures" = 0 ]

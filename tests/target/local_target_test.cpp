@@ -13,6 +13,7 @@
 #include <string>
 
 #include "support/allocation_counter.hpp"
+#include "support/own_context.hpp"
 #include "support/recursion.hpp"
 #include "support/run_command.hpp"
 #include "target/local_target.hpp"
@@ -43,6 +44,7 @@ int counted_backtrace_from_context(void* context) {
 int context_here(void*) {
   ucontext_t uc;
   getcontext(&uc);
+  framewalk::test::complete_getcontext(&uc);
   return counted_backtrace_from_context(&uc);
 }
 
@@ -92,6 +94,8 @@ TEST(LocalBacktrace, NeverAllocatesFromTheFirstCallAfterRefresh) {
   uc.uc_mcontext.arm_pc = static_cast<unsigned long>(lib.start);
 #elif defined(__riscv)
   uc.uc_mcontext.__gregs[REG_PC] = lib.start;
+#elif defined(__s390x__)
+  uc.uc_mcontext.psw.addr = lib.start;
 #endif
   EXPECT_GE(counted_backtrace_from_context(&uc), 1);
   EXPECT_EQ(g_allocations_while_unwinding.load(), 0) << "first call, from a context";

@@ -43,6 +43,13 @@ uint16_t fpr_dwarf(unsigned n) { return kFprDwarf[n & 15]; }
 
 RegisterFile from_user_regs_bytes(Bytes bytes) { return from_psw_and_gprs(bytes, 0); }
 
+RegisterFile from_capture(const uint64_t* captured) {
+  RegisterFile r;
+  for (uint16_t reg = 6; reg <= kR15; ++reg) r.set(reg, captured[reg]);
+  r.set(kPswAddress, captured[kCapturedPcWord]);
+  return r;
+}
+
 void add_fpregs_bytes(Bytes bytes, RegisterFile* registers) {
   for (unsigned i = 0; i < 16; ++i) set_from(bytes, kFpregsFprsOffset + 8 * i, 8, kFprDwarf[i], registers);
 }

@@ -28,6 +28,13 @@ inline constexpr unsigned kUserRegsSize = 8 + 8 + 16 * 8 + 16 * 4 + 8;
 // Registers past the end of `bytes` are unknown.
 RegisterFile from_user_regs_bytes(Bytes bytes);
 
+// framewalk_capture (capture_context.S, on an s390x host) stores r0..r15
+// in words 0-15 and the PC in the last word, kCapturedPcWord (its DWARF
+// number, 65, lies past the words: arch/capture.hpp's captured_word); only
+// r6-r15 and the PC are real (r0-r5 are zero placeholders).
+inline constexpr unsigned kCapturedPcWord = 33;
+RegisterFile from_capture(const uint64_t* captured);
+
 // elf_fpregset_t (s390_fp_regs): fpc, a pad word, fprs[16] in f0..f15 order.
 inline constexpr unsigned kFpregsFprsOffset = 8;
 void add_fpregs_bytes(Bytes bytes, RegisterFile* registers);
