@@ -16,7 +16,8 @@ namespace {
 const ArchInfo* const kKnown[] = {&x86_64::kArchInfo, &aarch64::kArchInfo, &arm::kArchInfo,
                                   &i386::kArchInfo,   &s390x::kArchInfo,   &riscv64::kArchInfo,
                                   &ppc64le::kArchInfo, &ppc::kArchInfo, &x86_64::kX32ArchInfo,
-                                  &sparc::kSparc64ArchInfo, &sparc::kSparcArchInfo, &sparc::kSparc32plusArchInfo};
+                                  &sparc::kSparc64ArchInfo, &sparc::kSparcArchInfo, &sparc::kSparc32plusArchInfo,
+                                  &s390x::kS390ArchInfo};
 }  // namespace
 
 const ArchInfo* arch_for(const MachineKey& key) {

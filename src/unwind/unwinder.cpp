@@ -572,10 +572,12 @@ bool Unwinder::fallback_row(const Frame& frame, const arch::RegisterFile& regs, 
 }
 
 bool Unwinder::plausible_return_address(uint64_t ra, const UnwindOptions& options) const {
+  // Where a signal handler returns, also outside any module: without
+  // SA_RESTORER s390's kernel writes the trampoline's svc on the signal frame.
+  if (machine_->is_signal_trampoline(code(), ra)) return true;
   const uint64_t lookup = machine_->lookup_pc(ra, false);
   const Module* m = nullptr;
   if (options.row_finder ? !options.row_finder->in_code(lookup) : !(m = modules_.find(lookup))) return false;
-  if (machine_->is_signal_trampoline(code(), ra)) return true;  // where a signal handler returns
   // Jit code: in executable memory is all that is checked. Runtimes return
   // into it by other means than a call (HotSpot's interpreter stores its
   // bytecodes' return entries, each after a dispatch jump), and a perf

@@ -47,7 +47,9 @@ TEST(MachineKey, OnlyTheWholeKeySelectsAnUnwinder) {
   EXPECT_NE(arch::machine_for(kX32), arch::machine_for(kX86_64));
   EXPECT_EQ(arch::machine_for(kX32)->address_size(), 4);
   EXPECT_EQ(arch::machine_for(kAarch64Be), nullptr);  // not little-endian AArch64's descriptor
-  EXPECT_EQ(arch::machine_for(kS390), nullptr);
+  ASSERT_NE(arch::machine_for(kS390), nullptr);  // s390x's registers, 4-byte words: another machine
+  EXPECT_NE(arch::machine_for(kS390), arch::machine_for(kS390x));
+  EXPECT_EQ(arch::machine_for(kS390)->address_size(), 4);
   ASSERT_NE(arch::machine_for(kPpc64le), nullptr);
   EXPECT_EQ(arch::machine_for(kPpc64), nullptr);  // big-endian ELFv1: not ppc64le's descriptor
   ASSERT_NE(arch::machine_for(kArmEabi5Hard), nullptr);  // e_flags do not matter to ARM
@@ -59,7 +61,7 @@ TEST(MachineKey, OnlyTheWholeKeySelectsAnUnwinder) {
 TEST(MachineKey, DescriptorsFoldEveryFactOfAMachine) {
   // One descriptor per machine: the Machine reads it, SFrame's ABIs read it.
   for (const MachineKey& key : {kX86_64, kX32, usual_machine_key(kEmAarch64), usual_machine_key(kEmArm),
-                                usual_machine_key(kEm386)}) {
+                                usual_machine_key(kEm386), kS390x, kS390}) {
     const arch::Machine* m = arch::machine_for(key);
     ASSERT_NE(m, nullptr) << machine_name(key);
     EXPECT_EQ(&m->info(), arch::arch_for(key));
@@ -74,9 +76,8 @@ TEST(MachineKey, DescriptorsFoldEveryFactOfAMachine) {
 
 TEST(MachineKey, CfiOfAVariantIsReadWithItsNumbersRegisters) {
   // As readelf names registers by e_machine alone.
-  EXPECT_EQ(arch::arch_for(kS390), nullptr);
-  ASSERT_NE(arch::dwarf_arch_for(kS390), nullptr);
-  EXPECT_EQ(arch::dwarf_arch_for(kS390), arch::arch_for(kS390x));
+  ASSERT_NE(arch::dwarf_arch_for(kS390), nullptr);  // 31-bit s390's own descriptor, s390x's names
+  EXPECT_STREQ(arch::dwarf_register_name(arch::dwarf_arch_for(kS390), 65), "pswa");
   ASSERT_NE(arch::dwarf_arch_for(kX32), nullptr);  // x32's own descriptor, x86-64's names
   EXPECT_STREQ(arch::dwarf_register_name(arch::dwarf_arch_for(kX32), 16), "rip");
   ASSERT_NE(arch::dwarf_arch_for(kAarch64Be), nullptr);

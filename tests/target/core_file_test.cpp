@@ -27,7 +27,6 @@ struct ForeignCore {
 };
 
 constexpr ForeignCore kForeignCores[] = {
-    {"s390", elf::kEmS390, false, true},
     {"ppc64", elf::kEmPpc64, true, true},      {"mipsel", elf::kEmMips, false, false},
     {"riscv32", elf::kEmRiscv, false, false},
     // Machines framewalk unwinds, in the byte order it does not.
@@ -136,6 +135,29 @@ struct CoreBytes {
     b.insert(b.end(), notes.begin(), notes.end());
     return b;
   }
+  // The same as an ELF32 ET_CORE: its PT_NOTE at offset 84.
+  std::vector<uint8_t> core32(uint16_t machine, const std::vector<uint8_t>& notes) const {
+    std::vector<uint8_t> b;
+    b.insert(b.end(), {0x7f, 'E', 'L', 'F', 1, static_cast<uint8_t>(big_endian ? 2 : 1), 1});
+    b.resize(16);
+    put(b, 4, 2);         // ET_CORE
+    put(b, machine, 2);
+    put(b, 1, 4);         // e_version
+    put(b, 0, 4);         // e_entry
+    put(b, 52, 4);        // e_phoff
+    put(b, 0, 8);         // e_shoff, e_flags
+    put(b, 52, 2);        // e_ehsize
+    put(b, 32, 2);        // e_phentsize
+    put(b, 1, 2);         // e_phnum
+    b.resize(52);
+    put(b, 4, 4);         // PT_NOTE
+    put(b, 84, 4);        // p_offset
+    put(b, 0, 8);
+    put(b, notes.size(), 4);  // p_filesz
+    b.resize(84);
+    b.insert(b.end(), notes.begin(), notes.end());
+    return b;
+  }
 };
 
 // A minimal AArch64 core: one NT_PRSTATUS (x29, x30 signed with a PAC, sp,
@@ -226,6 +248,49 @@ TEST(CoreFile, S390xRegistersAndFloatingPointNote) {
   EXPECT_EQ(t.registers.get(15), 0x7fff0000u);
   EXPECT_EQ(t.registers.get(24), 0x3008u);  // f8, from NT_PRFPREG
   EXPECT_EQ(t.registers.get(20), 0x3001u);  // f1
+}
+
+// A minimal 31-bit s390 core: one NT_PRSTATUS of the compat layout
+// (compat_elf_prstatus, 224 bytes: s390_compat_regs at 72; the PSW address
+// with the addressing-mode bit), the NT_PRFPREG after it, no NT_FILE.
+// `prstatus_size` cuts the prstatus short.
+std::vector<uint8_t> s390_core(size_t prstatus_size = 224) {
+  const CoreBytes c{true};
+  std::vector<uint8_t> notes;
+  std::vector<uint8_t> prstatus(72, 0);
+  prstatus[13] = 4;                          // pr_cursig: SIGILL
+  prstatus[26] = 0x10, prstatus[27] = 0x92;  // pr_pid 4242
+  c.put(prstatus, 0x070d0000, 4);            // psw mask
+  c.put(prstatus, 0x804000ba, 4);            // psw address, 31-bit mode
+  for (unsigned i = 0; i < 16; ++i) c.put(prstatus, i == 14 ? 0x804000ee : i == 15 ? 0x7efffe28 : 0, 4);
+  prstatus.resize(224);
+  prstatus.resize(prstatus_size);
+  c.note(notes, 1, prstatus);
+  std::vector<uint8_t> fpregs(8);
+  for (unsigned i = 0; i < 16; ++i) c.put(fpregs, 0x3000 + i, 8);
+  c.note(notes, 2, fpregs);
+  return c.core32(elf::kEmS390, notes);
+}
+
+TEST(CoreFile, S390RegistersOfTheCompatLayout) {
+  auto core = CoreFile::parse(FileImage::from_buffer(s390_core()), "s390.core", CoreOptions{});
+  ASSERT_TRUE(core.ok()) << to_string(core.error().code);
+  EXPECT_EQ((*core)->machine(), (MachineKey{elf::kEmS390, false, Endian::kBig, 0}));
+  ASSERT_EQ((*core)->threads().size(), 1u);
+  const CoreThread& t = (*core)->threads()[0];
+  EXPECT_EQ(t.tid, 4242);
+  EXPECT_EQ(t.signal, 4);
+  EXPECT_EQ(t.registers.get(65), 0x4000bau);     // the PC, without the addressing-mode bit
+  EXPECT_EQ(t.registers.get(14), 0x804000eeu);   // a return address as stored
+  EXPECT_EQ(t.registers.get(15), 0x7efffe28u);
+  EXPECT_EQ(t.registers.get(24), 0x3008u);  // f8, from NT_PRFPREG: 8 bytes also here
+  // A prstatus cut inside its registers is an error, not a guess.
+  for (size_t size : {size_t{72 + 100}, size_t{40}, size_t{0}}) {
+    SCOPED_TRACE(size);
+    auto cut = CoreFile::parse(FileImage::from_buffer(s390_core(size)), "cut.core", CoreOptions{});
+    ASSERT_FALSE(cut.ok());
+    EXPECT_EQ(cut.error().code, ErrorCode::kTruncated);
+  }
 }
 
 }  // namespace

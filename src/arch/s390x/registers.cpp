@@ -19,17 +19,25 @@ const char* const kNames[] = {
     "v16", "v18", "v20", "v22", "v17", "v19", "v21", "v23",
     "v24", "v26", "v28", "v30", "v25", "v27", "v29", "v31",
 };
+
+// s390x and 31-bit s390 differ in their word (the ELF class) and so in the
+// register save area every caller keeps: 16 words of 8 bytes or 4, and 32
+// bytes more.
+constexpr ArchInfo info_of(const char* name, bool is_64, uint16_t register_save_area) {
+  return {.name = name,
+          .key = {kEmS390, is_64, Endian::kBig, 0},
+          .dwarf_register_names = kNames,
+          .dwarf_register_count = sizeof(kNames) / sizeof(kNames[0]),
+          .stack_pointer = kR15,
+          .frame_pointer = kR11,
+          .return_address = kR14,
+          .program_counter = kPswAddress,
+          .link_register = true,
+          .cfa_above_stack_pointer = register_save_area};
+}
 }  // namespace
 
-const ArchInfo kArchInfo = {.name = "s390x",
-                            .key = {kEmS390, true, Endian::kBig, 0},
-                            .dwarf_register_names = kNames,
-                            .dwarf_register_count = sizeof(kNames) / sizeof(kNames[0]),
-                            .stack_pointer = kR15,
-                            .frame_pointer = kR11,
-                            .return_address = kR14,
-                            .program_counter = kPswAddress,
-                            .link_register = true,
-                            .cfa_above_stack_pointer = 160};
+const ArchInfo kArchInfo = info_of("s390x", true, 160);
+const ArchInfo kS390ArchInfo = info_of("s390", false, 96);
 
 }  // namespace framewalk::arch::s390x

@@ -23,5 +23,8 @@ enum DwarfRegister : uint16_t {
 
 // brasl leaves the return address in r14; the CFA is the caller's r15 + 160.
 extern const ArchInfo kArchInfo;
+// 31-bit s390 (ELFCLASS32, EM_S390): the same registers of 4 bytes in
+// memory, the CFA the caller's r15 + 96.
+extern const ArchInfo kS390ArchInfo;
 
 }  // namespace framewalk::arch::s390x

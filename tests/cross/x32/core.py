@@ -2,7 +2,7 @@
 """x32 cores, made here from registers and stack contents, read by framewalk.
 
 This kernel runs no x32 program and qemu has no x32 target, so
-make_core.c runs an x32 program's code (chain.c, start.S: no libc) inside an
+make_core.c runs an x32 program's code (../chain32.c, start.S: no libc) inside an
 x86-64 process, below 4 GiB, and writes the core an x32 kernel would write
 when it traps: ELFCLASS32, EM_X86_64, NT_PRSTATUS in x32's layout, NT_FILE.
 Optionally it first delivers a signal at the trap as an x32 kernel does (an
@@ -28,32 +28,21 @@ eu-stack reads no x32 core ("not a valid ELF file"): it is not compared.
 Exit 77 (skipped) without x86_64-linux-gnux32-gcc.
 """
 import argparse
-import json
 import os
 import shutil
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+from made_cores import check, framewalk_frames, gdb_frames  # noqa: E402
 CC = "x86_64-linux-gnux32-gcc"
 PLAIN = ["trap", "f3", "f2", "f1", "_start"]
-SIGNAL = ["trap2", "h2", "h1", "x32_handler", "__restore_rt"] + PLAIN
+SIGNAL = ["trap2", "h2", "h1", "chain_handler", "__restore_rt"] + PLAIN
 VARIANTS = {
     "cfi": ["-O2", "-g", "-fno-omit-frame-pointer"],
     "fp": ["-O2", "-g0", "-fno-omit-frame-pointer", "-fno-asynchronous-unwind-tables", "-fno-unwind-tables"],
     "short": ["-O2", "-g", "-DSHORT_TRAMPOLINE"],
 }
-
-
-def run(cmd, **kw):
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, **kw)
-
-
-def check(cmd, **kw):
-    r = run(cmd, **kw)
-    if r.returncode != 0:
-        raise RuntimeError("%s: exit %d\n%s%s" % (" ".join(cmd), r.returncode, r.stdout, r.stderr))
-    return r.stdout
 
 
 def symbol(program, name):
@@ -62,30 +51,6 @@ def symbol(program, name):
         if len(parts) == 3 and parts[2] == name:
             return "0x" + parts[0]
     raise RuntimeError("%s: no symbol %s" % (program, name))
-
-
-def framewalk_frames(fw, core):
-    out = json.loads(check([fw, "stack", "--core", core, "--format", "json"]))
-    (thread,) = out["threads"]
-    return thread
-
-
-def gdb_frames(program, core):
-    """gdb's frames of the core's thread: (pc, function) up to its first
-    signal frame or the end; (None, '<signal>') for the signal frame."""
-    if not shutil.which("gdb-multiarch"):
-        return None
-    script = ("python\nimport gdb\nf = gdb.newest_frame()\nwhile f is not None:\n"
-              "    print('FRAME', hex(f.pc()), f.type() == gdb.SIGTRAMP_FRAME, f.name())\n"
-              "    f = f.older()\nend\n")
-    r = run(["gdb-multiarch", "-nx", "-batch", "-ex", "file " + program, "-ex", "core-file " + core,
-             "-ex", script])
-    frames = []
-    for line in r.stdout.splitlines():
-        if line.startswith("FRAME "):
-            _, pc, sigtramp, name = line.split(" ", 3)
-            frames.append((int(pc, 16), sigtramp == "True", name))
-    return frames
 
 
 def main():
@@ -106,10 +71,10 @@ def main():
     for variant, flags in VARIANTS.items():
         program = os.path.join(args.work, "chain_" + variant)
         check([CC] + flags + ["-nostdlib", "-static", "-Wl,-Ttext-segment=0x10000000", "-o", program,
-                              os.path.join(HERE, "chain.c"), os.path.join(HERE, "start.S")])
+                              os.path.join(HERE, "..", "chain32.c"), os.path.join(HERE, "start.S")])
         for kind, expected in (("plain", PLAIN), ("signal", SIGNAL)):
             core = os.path.join(args.work, "%s_%s.core" % (variant, kind))
-            extra = [symbol(program, "x32_handler"), symbol(program, "__restore_rt")] if kind == "signal" else []
+            extra = [symbol(program, "chain_handler"), symbol(program, "__restore_rt")] if kind == "signal" else []
             check([make_core, program, core] + extra)
             thread = framewalk_frames(fw, core)
             names = [f.get("function") for f in thread["frames"]]

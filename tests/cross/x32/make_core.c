@@ -1,5 +1,5 @@
 // Runs an x32 program's code in this x86-64 process and writes the core an
-// x32 kernel would write when it dies, for tests/cross/x32/core.sh.
+// x32 kernel would write when it dies, for tests/cross/x32/core.py.
 //
 // This kernel runs no x32 program (no CONFIG_X86_X32_ABI), and qemu has no
 // x32 target; but x32 code is x86-64 code with 4-byte pointers, which runs
@@ -24,29 +24,15 @@
 //
 //   make_core X32_PROGRAM CORE [HANDLER RESTORER]
 #define _GNU_SOURCE
-#include <elf.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <signal.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <ucontext.h>
-#include <unistd.h>
 
-#ifndef NT_FILE
-#define NT_FILE 0x46494c45
-#endif
+#include "../elf32_core.h"
 
-enum { kStackSize = 64 * 1024, kMaxLoads = 8, kPage = 4096 };
+enum { kStackSize = 64 * 1024 };
 
 static const char* g_core_path;
-static char g_program[PATH_MAX];
-static Elf32_Phdr g_loads[kMaxLoads];
-static int g_load_count;
+static struct program32 g_program;
 static unsigned char* g_stack;
 static uint32_t g_handler, g_restorer;  // 0: no signal delivered
 
@@ -81,20 +67,6 @@ static void deliver(int sig, ucontext_t* uc) {
   g[REG_RAX] = 0;
 }
 
-static void die(const char* what) {
-  perror(what);
-  _exit(2);
-}
-
-// The 4-byte-aligned note: header, "CORE\0" padded, then the descriptor.
-static size_t put_note(unsigned char* out, uint32_t type, const void* desc, uint32_t size) {
-  Elf32_Nhdr h = {5, size, type};
-  memcpy(out, &h, sizeof h);
-  memcpy(out + sizeof h, "CORE\0\0\0", 8);
-  memcpy(out + sizeof h + 8, desc, size);
-  return sizeof h + 8 + ((size + 3u) & ~3u);
-}
-
 // x86-64's user_regs_struct, from a signal's ucontext (gregs order r8..r15,
 // rdi, rsi, rbp, rbx, rdx, rax, rcx, rsp, rip, eflags).
 static void user_regs(const ucontext_t* uc, uint64_t out[27]) {
@@ -127,81 +99,8 @@ static void on_trap(int sig, siginfo_t* info, void* context) {
   user_regs(uc, regs);
   memcpy(prstatus + 72, regs, sizeof regs);
   notes_size += put_note(notes + notes_size, NT_PRSTATUS, prstatus, sizeof prstatus);
-  // NT_FILE: count, page size, (start, end, page offset) each, the names.
-  static uint32_t file_note[512];
-  size_t words = 0;
-  file_note[words++] = (uint32_t)g_load_count;
-  file_note[words++] = kPage;
-  for (int i = 0; i < g_load_count; ++i) {
-    const uint32_t start = g_loads[i].p_vaddr & ~(kPage - 1u);
-    file_note[words++] = start;
-    file_note[words++] = (g_loads[i].p_vaddr + g_loads[i].p_memsz + kPage - 1u) & ~(kPage - 1u);
-    file_note[words++] = (g_loads[i].p_offset & ~(kPage - 1u)) / kPage;
-  }
-  size_t file_size = words * 4;
-  for (int i = 0; i < g_load_count; ++i) {
-    const size_t n = strlen(g_program) + 1;
-    memcpy((char*)file_note + file_size, g_program, n);
-    file_size += n;
-  }
-  notes_size += put_note(notes + notes_size, NT_FILE, file_note, (uint32_t)file_size);
-
-  const int phnum = 1 + g_load_count + 1;
-  const uint32_t notes_offset = sizeof(Elf32_Ehdr) + phnum * sizeof(Elf32_Phdr);
-  const uint32_t stack_offset = (notes_offset + notes_size + kPage - 1u) & ~(kPage - 1u);
-  Elf32_Ehdr eh = {0};
-  memcpy(eh.e_ident, ELFMAG, SELFMAG);
-  eh.e_ident[EI_CLASS] = ELFCLASS32;
-  eh.e_ident[EI_DATA] = ELFDATA2LSB;
-  eh.e_ident[EI_VERSION] = EV_CURRENT;
-  eh.e_type = ET_CORE;
-  eh.e_machine = EM_X86_64;
-  eh.e_version = EV_CURRENT;
-  eh.e_phoff = sizeof eh;
-  eh.e_ehsize = sizeof eh;
-  eh.e_phentsize = sizeof(Elf32_Phdr);
-  eh.e_phnum = (Elf32_Half)phnum;
-  Elf32_Phdr ph[kMaxLoads + 2] = {{0}};
-  uint32_t data_offset = stack_offset + kStackSize;  // the first page of the file, after the stack
-  ph[0].p_type = PT_NOTE;
-  ph[0].p_offset = notes_offset;
-  ph[0].p_filesz = (uint32_t)notes_size;
-  ph[0].p_align = 4;
-  for (int i = 0; i < g_load_count; ++i) {
-    Elf32_Phdr* p = &ph[1 + i];
-    p->p_type = PT_LOAD;
-    p->p_vaddr = g_loads[i].p_vaddr & ~(kPage - 1u);
-    p->p_memsz = ((g_loads[i].p_vaddr + g_loads[i].p_memsz + kPage - 1u) & ~(kPage - 1u)) - p->p_vaddr;
-    p->p_offset = data_offset;
-    p->p_filesz = 0;
-    if (g_loads[i].p_offset == 0) {
-      p->p_filesz = kPage;
-      data_offset += kPage;
-    }
-    p->p_flags = g_loads[i].p_flags;
-    p->p_align = kPage;
-  }
-  Elf32_Phdr* st = &ph[phnum - 1];
-  st->p_type = PT_LOAD;
-  st->p_vaddr = (uint32_t)(uintptr_t)g_stack;
-  st->p_memsz = st->p_filesz = kStackSize;
-  st->p_offset = stack_offset;
-  st->p_flags = PF_R | PF_W;
-  st->p_align = kPage;
-
-  const int fd = open(g_core_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) die(g_core_path);
-  static unsigned char head[2 * kPage];
-  if (stack_offset > sizeof head) die("notes too large");
-  memcpy(head, &eh, sizeof eh);
-  memcpy(head + sizeof eh, ph, phnum * sizeof(Elf32_Phdr));
-  memcpy(head + notes_offset, notes, notes_size);
-  if (write(fd, head, stack_offset) != (ssize_t)stack_offset || write(fd, g_stack, kStackSize) != kStackSize)
-    die("write");
-  for (int i = 0; i < g_load_count; ++i)
-    if (g_loads[i].p_offset == 0 && write(fd, (void*)(uintptr_t)(g_loads[i].p_vaddr & ~(kPage - 1u)), kPage) != kPage)
-      die("write");
-  close(fd);
+  notes_size += put_file_note(notes + notes_size, &g_program);
+  write_core32(g_core_path, EM_X86_64, &g_program, notes, notes_size, g_stack, kStackSize);
   _exit(0);
 }
 
@@ -214,35 +113,8 @@ int main(int argc, char** argv) {
     g_handler = (uint32_t)strtoul(argv[3], NULL, 0);
     g_restorer = (uint32_t)strtoul(argv[4], NULL, 0);
   }
-  if (!realpath(argv[1], g_program)) die(argv[1]);
   g_core_path = argv[2];
-  const int fd = open(g_program, O_RDONLY);
-  struct stat sb;
-  if (fd < 0 || fstat(fd, &sb) != 0) die(g_program);
-  unsigned char* file = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-  if (file == MAP_FAILED) die("mmap");
-  const Elf32_Ehdr* eh = (const void*)file;
-  if ((size_t)sb.st_size < sizeof *eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
-      eh->e_ident[EI_CLASS] != ELFCLASS32 || eh->e_machine != EM_X86_64 || eh->e_type != ET_EXEC ||
-      eh->e_phoff + (size_t)eh->e_phnum * sizeof(Elf32_Phdr) > (size_t)sb.st_size) {
-    fprintf(stderr, "%s: not a static x32 executable\n", g_program);
-    return 2;
-  }
-  const Elf32_Phdr* ph = (const void*)(file + eh->e_phoff);
-  for (int i = 0; i < eh->e_phnum; ++i) {
-    if (ph[i].p_type != PT_LOAD) continue;
-    if (g_load_count == kMaxLoads || ph[i].p_offset + (size_t)ph[i].p_filesz > (size_t)sb.st_size) {
-      fprintf(stderr, "%s: unexpected segments\n", g_program);
-      return 2;
-    }
-    g_loads[g_load_count++] = ph[i];
-    const uintptr_t start = ph[i].p_vaddr & ~(uintptr_t)(kPage - 1);
-    const size_t size = ph[i].p_vaddr + ph[i].p_memsz - start;
-    void* at = mmap((void*)start, size, PROT_READ | PROT_WRITE | PROT_EXEC,
-                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-    if (at != (void*)start) die("mapping a segment");
-    memcpy((void*)(uintptr_t)ph[i].p_vaddr, file + ph[i].p_offset, ph[i].p_filesz);
-  }
+  load_program32(argv[1], EM_X86_64, &g_program);
   g_stack = mmap(NULL, kStackSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
   if (g_stack == MAP_FAILED) die("mapping the stack");
   static unsigned char altstack[64 * 1024];
@@ -252,6 +124,6 @@ int main(int argc, char** argv) {
   // The program's stack as the kernel would start it: 16-byte aligned at the
   // top; its entry point is jumped to (nothing to return to).
   const uintptr_t top = ((uintptr_t)g_stack + kStackSize - 64) & ~(uintptr_t)15;
-  __asm__ volatile("mov %0, %%rsp\n\tjmp *%1" : : "r"(top), "r"((uintptr_t)eh->e_entry) : "memory");
+  __asm__ volatile("mov %0, %%rsp\n\tjmp *%1" : : "r"(top), "r"((uintptr_t)g_program.entry) : "memory");
   __builtin_unreachable();
 }

@@ -1,4 +1,4 @@
-// The outermost frame of tests/cross/x32/chain.c: the return address is
+// The outermost frame of tests/cross/chain32.c: the return address is
 // undefined (CFI) and rbp is 0 (the frame-pointer chain's end).
         .text
         .globl _start
@@ -7,7 +7,7 @@ _start:
         .cfi_startproc
         .cfi_undefined rip
         xorl %ebp, %ebp
-        call x32_entry
+        call chain_entry
         ud2
         .cfi_endproc
         .size _start, .-_start
