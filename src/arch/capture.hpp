@@ -40,6 +40,14 @@ inline constexpr uint64_t kHostCodeAddressMask = ~uint64_t{1};
 inline constexpr uint64_t kHostCodeAddressMask = ~uint64_t{0};
 #endif
 
+// The host descriptor's saved_above_cfa (arch/arch.hpp), for the hot loop:
+// ppc64 saves LR in the caller's frame, at CFA + 16.
+#if defined(__powerpc64__)
+inline constexpr uint64_t kHostSavedAboveCfa = 24;
+#else
+inline constexpr uint64_t kHostSavedAboveCfa = 0;
+#endif
+
 // Whether the host descriptor has a second frame pointer
 // (Machine::second_frame_pointer: 32-bit ARM's r7), which the hot loop then
 // tracks too; a compile-time fact, so that other hosts' loops carry nothing

@@ -28,6 +28,8 @@
 #include <vector>
 
 #include "framewalk/backtrace.h"
+#include "arch/capture.hpp"
+#include "arch/machine.hpp"
 #include "base/own_memory.hpp"
 #include "elf/elf_file.hpp"
 #include "local/fast_unwinder.hpp"
@@ -508,6 +510,12 @@ TEST(FastBacktrace, StatusTellsWhyTheWalkEnded) {
   EXPECT_EQ(framewalk_backtrace_status(frames, 512, nullptr), n);
   EXPECT_STREQ(framewalk_backtrace_end_name(FRAMEWALK_BT_BAD_MEMORY), "bad-memory");
   EXPECT_STREQ(framewalk_backtrace_end_name(99), "unknown");
+}
+
+// The hot loop reads compact rules' slots from a compile-time copy of the
+// host descriptor's slot origin (ppc64's CFA + 24).
+TEST(FastBacktrace, HotLoopSlotsStartWhereTheHostsRulesSay) {
+  EXPECT_EQ(framewalk::arch::kHostSavedAboveCfa, framewalk::arch::host_machine().saved_above_cfa());
 }
 
 TEST(FastBacktrace, PrepareCachesTheCallingStack) {
