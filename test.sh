@@ -19,8 +19,8 @@ cmake --build build
 # tree, not the user's ~/.cache.
 stage ctest
 XDG_CACHE_HOME="$PWD/build/test-cache" ctest --test-dir build --output-on-failure -j "$(nproc)"
-# The in-process unwinders cross-built for AArch64, 32-bit ARM and riscv64,
-# run under qemu-user, and i386, natively (status 77: skipped, the cross tools are missing).
+# The in-process unwinders cross-built for AArch64, 32-bit ARM, riscv64 and
+# ppc64le, run under qemu-user, and i386, natively (status 77: skipped, the cross tools are missing).
 stage cross in-process
 tests/cross/inprocess.sh aarch64 build-aarch64 || [ $? = 77 ]
 tests/cross/inprocess.sh arm build-arm || [ $? = 77 ]
@@ -28,6 +28,8 @@ tests/cross/inprocess.sh arm build-arm || [ $? = 77 ]
 tests/cross/inprocess.sh i386 build-i386 || [ $? = 77 ]
 # riscv64 under qemu-user, its in-process tests alone.
 tests/cross/inprocess.sh riscv64 build-riscv64 || [ $? = 77 ]
+# ppc64le under qemu-user, its in-process tests alone.
+tests/cross/inprocess.sh ppc64le build-ppc64le || [ $? = 77 ]
 # The mcount runtime cross-built in the same directories: exact call counts,
 # fork, registers around the hook, under qemu-user (77: skipped).
 stage cross mcount

@@ -21,10 +21,22 @@ extern "C" void framewalk_capture(uint64_t out[kCaptureWords]);
 // Its words are indexed by DWARF register number (captured_word).
 RegisterFile from_host_capture(const uint64_t* words);
 
+// The host's link register where its DWARF number lies past the words
+// (ppc64's 65), which framewalk_capture stores in the word before the last.
+#if defined(__powerpc64__)
+inline constexpr unsigned kHostCapturedLinkRegister = 65;
+#else
+inline constexpr unsigned kHostCapturedLinkRegister = kCaptureWords;  // none
+#endif
+
 // The word of framewalk_capture's that holds DWARF register `reg`: its
-// number, but a register numbered past the words (a PC the psABI leaves
-// unnumbered: riscv64's 64) is in the last word.
-constexpr unsigned captured_word(unsigned reg) { return reg < kCaptureWords ? reg : kCaptureWords - 1; }
+// number, but a register numbered past the words is in the last word (a PC
+// the psABI leaves unnumbered: riscv64's 64, ppc64's 114) or, the link
+// register, in the one before it.
+constexpr unsigned captured_word(unsigned reg) {
+  if (reg < kCaptureWords) return reg;
+  return reg == kHostCapturedLinkRegister ? kCaptureWords - 2 : kCaptureWords - 1;
+}
 
 // What of a return address read from this process's own stack is the
 // address, for the in-process hot loop (which cannot afford a virtual

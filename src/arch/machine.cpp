@@ -8,6 +8,7 @@
 #include "arch/i386/frames.hpp"
 #include "arch/i386/machine.hpp"
 #include "arch/ppc/machine.hpp"
+#include "arch/ppc64le/frames.hpp"
 #include "arch/ppc64le/machine.hpp"
 #include "arch/riscv64/frames.hpp"
 #include "arch/riscv64/machine.hpp"
@@ -59,6 +60,8 @@ const Machine& host_machine() {
   return i386::machine();
 #elif defined(__riscv) && __riscv_xlen == 64
   return riscv64::machine();
+#elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  return ppc64le::machine();
 #else
 #error "framewalk has no machine descriptor for this host (src/arch/<machine>/machine.cpp)"
 #endif
@@ -75,6 +78,8 @@ RegisterFile from_host_capture(const uint64_t* words) {
   return i386::from_capture(words);
 #elif defined(__riscv) && __riscv_xlen == 64
   return riscv64::from_capture(words);
+#elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  return ppc64le::from_capture(words);
 #endif
 }
 

@@ -13,7 +13,8 @@ cross_configure() {
     arm) triplet=arm-linux-gnueabihf qemu=qemu-arm ;;
     i386) triplet=i686-linux-gnu qemu= ;;
     riscv64) triplet=riscv64-linux-gnu qemu=qemu-riscv64 ;;
-    *) echo "usage: $(basename "$0") [aarch64|arm|i386|riscv64] [BUILD_DIR]" >&2; exit 2 ;;
+    ppc64le) triplet=powerpc64le-linux-gnu qemu=qemu-ppc64le ;;
+    *) echo "usage: $(basename "$0") [aarch64|arm|i386|riscv64|ppc64le] [BUILD_DIR]" >&2; exit 2 ;;
   esac
   run=${qemu:+$qemu -L /usr/$triplet}
   local tool

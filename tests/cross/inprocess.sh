@@ -1,23 +1,24 @@
 #!/usr/bin/env bash
-# The in-process unwinders on AArch64, 32-bit ARM, i386 and riscv64,
-# cross-built with Debian's cross compiler (g++-aarch64-linux-gnu,
-# g++-arm-linux-gnueabihf, g++-i686-linux-gnu or g++-riscv64-linux-gnu;
+# The in-process unwinders on AArch64, 32-bit ARM, i386, riscv64 and
+# ppc64le, cross-built with Debian's cross compiler (g++-aarch64-linux-gnu,
+# g++-arm-linux-gnueabihf, g++-i686-linux-gnu, g++-riscv64-linux-gnu or
+# g++-powerpc64le-linux-gnu;
 # GoogleTest from Debian's sources in /usr/src/googletest;
 # without zlib/zstd/xz, which have no build for those machines here):
 #  - on ARM the whole unit-test suite, under qemu-user: every parser in
 #    32-bit words (size_t, pointer casts);
-#  - on AArch64, riscv64 (under qemu-user) and i386 (natively) the in-process tests
+#  - on AArch64, riscv64, ppc64le (under qemu-user) and i386 (natively) the in-process tests
 #    alone (framewalk_inprocess_tests), which is what differs there from the
 #    host's run: CI's budget has no room for a third whole suite.
 # There the in-process path is the rule-cache fast path of x86-64
 # (src/local/fast_unwinder.cpp: on ARM with Thumb's r7 and ARM state's r11
 # both tracked), with every other frame through the step loop and rows
-# through _dl_find_object: .eh_frame_hdr on AArch64, i386 and riscv64, PT_ARM_EXIDX on
-# ARM; framewalk_backtrace must give the frames the full local unwinder
+# through _dl_find_object: .eh_frame_hdr on AArch64, i386, riscv64 and ppc64le,
+# PT_ARM_EXIDX on ARM; framewalk_backtrace must give the frames the full local unwinder
 # gives, allocate nothing, and work in signal handlers on small stacks and in
 # a SIGPROF storm with dlopen/dlclose.
 #
-#   tests/cross/inprocess.sh [aarch64|arm|i386|riscv64] [BUILD_DIR]   (default aarch64, build-MACHINE)
+#   tests/cross/inprocess.sh [aarch64|arm|i386|riscv64|ppc64le] [BUILD_DIR]   (default aarch64, build-MACHINE)
 #
 # Left out, each for its reason:
 #  - tests that run the framewalk command (the cross build has none: it
@@ -31,7 +32,8 @@
 #    filter to its system calls);
 #  - on ARM, GenerateElf (SFrame has no ABI for 32-bit ARM).
 # Then bench/backtrace_per_frame prints framewalk_backtrace's cost per frame
-# beside glibc's backtrace() and, on AArch64, i386 and riscv64, a frame-pointer walk
+# beside glibc's backtrace() and, on AArch64, i386, riscv64 and ppc64le (its
+# back chain), a frame-pointer walk
 # (it fails if one of them did not walk the whole recursion; on ARM gcc's
 # Thumb frames are no frame-pointer chain, so there framewalk is set against
 # glibc alone).
