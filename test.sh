@@ -3,7 +3,7 @@
 # library of the machine and on fixtures, CLI bad-input tests, cores of
 # other machines made by qemu-user, the in-process unwinder's tests (every
 # unit test on 32-bit ARM) and the mcount runtime's tests cross-built for
-# AArch64, 32-bit ARM and riscv64 and run under qemu-user, and for i386
+# AArch64, 32-bit ARM, riscv64 and ppc64le and run under qemu-user, and for i386
 # natively, and a deterministic libFuzzer run of every parser under
 # ASan+UBSan (fixed seed and run counts, fuzz/run.sh; FUZZ=0 skips it).
 set -euo pipefail
@@ -37,6 +37,7 @@ tests/cross/mcount.sh aarch64 build-aarch64 || [ $? = 77 ]
 tests/cross/mcount.sh arm build-arm || [ $? = 77 ]
 tests/cross/mcount.sh i386 build-i386 || [ $? = 77 ]
 tests/cross/mcount.sh riscv64 build-riscv64 || [ $? = 77 ]
+tests/cross/mcount.sh ppc64le build-ppc64le || [ $? = 77 ]
 # Two C API contexts in two threads at once, under ThreadSanitizer (77: no clang).
 stage tsan
 tests/capi/tsan.sh build-tsan || [ $? = 77 ]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The mcount runtime (libframewalk_mcount) on AArch64, 32-bit ARM, i386 and riscv64:
+# The mcount runtime (libframewalk_mcount) on AArch64, 32-bit ARM, i386, riscv64 and ppc64le:
 # cross-builds the runtime and the programs of tests/mcount/ (in the build
 # directory tests/cross/inprocess.sh uses, with its options) and runs them
 # under qemu-user (i386 natively): exact call counts in gmon.out, in gprof's call graph (the
@@ -14,12 +14,13 @@
 # Not here: framewalk profile --mcount (the cross build has no framewalk
 # command, and it runs programs of its own machine only).
 #
-#   tests/cross/mcount.sh [aarch64|arm|i386|riscv64] [BUILD_DIR]   (default aarch64, build-MACHINE)
+#   tests/cross/mcount.sh [aarch64|arm|i386|riscv64|ppc64le] [BUILD_DIR]   (default aarch64, build-MACHINE)
 #
 # i386 runs the exact counts, fork, many arcs and the registers only: the
 # histograms' CPU time and the hooks' times are the C side's, as on x86-64,
-# and would add seconds to CI. riscv64 runs the same, and the histogram at
-# 100 Hz alone (the interrupted PC read from riscv64's ucontext; about 2 s).
+# and would add seconds to CI. riscv64 and ppc64le run the same, and the
+# histogram at 100 Hz alone (the interrupted PC read from the machine's
+# ucontext; about 2 s).
 # Exit 77 (skipped) without the cross compiler or qemu.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -29,7 +30,7 @@ case $machine in
   aarch64) variants="pg cyg linked static" registers="native" ;;
   arm) variants="pg arm cyg linked static" registers="thumb arm" ;;
   i386) variants="pg fentry nopie cyg linked static" registers="native" ;;
-  riscv64) variants="pg cyg linked static" registers="native" ;;
+  riscv64|ppc64le) variants="pg cyg linked static" registers="native" ;;
 esac
 . "$src/tests/cross/cross_build.sh"
 cross_configure "$machine" gprof nm
@@ -56,7 +57,7 @@ mkdir -p "$bin/work/many_arcs"
 (cd "$bin/work/many_arcs" && $run "$bin/mcount_many_arcs")
 case $machine in
   i386) hist_rates= ;;
-  riscv64) hist_rates=100 ;;
+  riscv64|ppc64le) hist_rates=100 ;;
   *) hist_rates="100 1000" ;;
 esac
 for hz in $hist_rates; do
@@ -71,7 +72,7 @@ for hz in $hist_rates; do
       --work "$bin/work/histogram_static_${mode}_$hz" "${tools[@]}"
   done
 done
-if [ "$machine" != i386 ] && [ "$machine" != riscv64 ]; then
+if [ "$machine" != i386 ] && [ "$machine" != riscv64 ] && [ "$machine" != ppc64le ]; then
   echo "== $machine: mcount_timed_calls"
   python3 "$check" times --exe "$bin/mcount_timed_calls" --preload "$lib" --work "$bin/work/times" "${tools[@]}"
   echo "== $machine: mcount_timed_calls_static"
