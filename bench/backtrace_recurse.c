@@ -26,8 +26,26 @@ enum { kRecordFp = -2, kRecordRa = -1 };
 enum { kRecordFp = 0, kRecordRa = 1 };
 #endif
 
-// The frame-pointer walk: rbp chain, bounded and checked for an upward-moving stack.
-#if defined(__s390x__)
+#if defined(__powerpc64__)
+// ppc64's walk is its back chain: a frame's first word is its caller's
+// stack pointer, and a function saves its return address in its caller's
+// frame (the LR save word, 2 words up), not in its own; a leaf as this one
+// keeps it in LR. Bounded and checked for an upward-moving stack.
+__attribute__((noinline)) int fp_walk(void** buffer, int size) {
+  int n = 0;
+  if (n < size) buffer[n++] = __builtin_return_address(0);
+  uintptr_t* frame = (uintptr_t*)*(uintptr_t*)__builtin_frame_address(0);  // our caller's
+  while (frame && n < size) {
+    uintptr_t* up = (uintptr_t*)frame[0];
+    if (up <= frame) break;
+    uintptr_t ra = up[2];  // frame's return address, in the frame above
+    if (!ra) break;
+    buffer[n++] = (void*)ra;
+    frame = up;
+  }
+  return n;
+}
+#elif defined(__s390x__)
 // s390x has no frame-pointer chain; its counterpart is the back chain
 // (built with -mbackchain): a frame's first word is its caller's stack
 // pointer, and a function saves its return address (r14) in its caller's
@@ -48,6 +66,7 @@ __attribute__((noinline)) int fp_walk(void** buffer, int size) {
   return n;
 }
 #else
+// The frame-pointer walk: rbp chain, bounded and checked for an upward-moving stack.
 __attribute__((noinline)) int fp_walk(void** buffer, int size) {
   uintptr_t* fp = (uintptr_t*)__builtin_frame_address(0);
   int n = 0;

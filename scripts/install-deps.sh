@@ -20,6 +20,7 @@ packages=(
   g++-sparc64-linux-gnu libc6-dev-sparc64-cross  # sparc64: its libc's CFI against readelf; snapshots (tests/cross)
   libc6-dev-i386-cross libc6-dev-arm64-cross libc6-dev-armhf-cross
   gcc-powerpc64le-linux-gnu g++-powerpc64le-linux-gnu libc6-dev-ppc64el-cross
+  binutils-powerpc64le-linux-gnu  # ppc64le's in-process and mcount tests (powerpc64le-linux-gnu-gprof, -nm)
   gcc-powerpc-linux-gnu g++-powerpc-linux-gnu libc6-dev-powerpc-cross
   gcc-s390x-linux-gnu g++-s390x-linux-gnu libc6-dev-s390x-cross  # tests/cross: s390x cores, in-process, mcount
   binutils-s390x-linux-gnu  # its gprof and nm: tests/cross/mcount.sh s390x

@@ -49,6 +49,11 @@ struct ArchInfo {
   // is the CFA less this (s390x: 160, the register save area every caller
   // keeps for its callee; 0 elsewhere, where the caller's SP is the CFA).
   uint16_t cfa_above_stack_pointer = 0;
+  // How far above the CFA the words a frame saves reach, in bytes: ppc64's
+  // prologues save LR in their caller's frame (ELFv2's LR save doubleword,
+  // at CFA + 16), so 24 there; 0 elsewhere, where they lie below the CFA.
+  // Compact rules (unwind/compact_rule) count their slots down from there.
+  uint8_t saved_above_cfa = 0;
   // Where the machine's code keeps its frame pointer in one of two
   // registers, by instruction set, the other one (32-bit ARM: Thumb's r7
   // beside ARM state's r11, frame_pointer).

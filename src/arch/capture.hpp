@@ -34,10 +34,22 @@ inline constexpr uint64_t kHostCfaAboveStackPointer = static_cast<uint64_t>(s390
 inline constexpr uint64_t kHostCfaAboveStackPointer = 0;
 #endif
 
+// The host's link register where its DWARF number lies past the words
+// (ppc64's 65), which framewalk_capture stores in the word before the last.
+#if defined(__powerpc64__)
+inline constexpr unsigned kHostCapturedLinkRegister = 65;
+#else
+inline constexpr unsigned kHostCapturedLinkRegister = kCaptureWords;  // none
+#endif
+
 // The word of framewalk_capture's that holds DWARF register `reg`: its
-// number, but a register numbered past the words (a PC the psABI leaves
-// unnumbered: riscv64's 64; s390x's PSW address, 65) is in the last word.
-constexpr unsigned captured_word(unsigned reg) { return reg < kCaptureWords ? reg : kCaptureWords - 1; }
+// number, but a register numbered past the words is in the last word (a PC
+// the psABI leaves unnumbered: riscv64's 64, ppc64's 114; s390x's PSW
+// address, 65) or, the link register, in the one before it.
+constexpr unsigned captured_word(unsigned reg) {
+  if (reg < kCaptureWords) return reg;
+  return reg == kHostCapturedLinkRegister ? kCaptureWords - 2 : kCaptureWords - 1;
+}
 
 // What of a return address read from this process's own stack is the
 // address, for the in-process hot loop (which cannot afford a virtual
@@ -51,6 +63,14 @@ inline constexpr uint64_t kHostCodeAddressMask = (uint64_t{1} << 48) - 1;
 inline constexpr uint64_t kHostCodeAddressMask = ~uint64_t{1};
 #else
 inline constexpr uint64_t kHostCodeAddressMask = ~uint64_t{0};
+#endif
+
+// The host descriptor's saved_above_cfa (arch/arch.hpp), for the hot loop:
+// ppc64 saves LR in the caller's frame, at CFA + 16.
+#if defined(__powerpc64__)
+inline constexpr uint64_t kHostSavedAboveCfa = 24;
+#else
+inline constexpr uint64_t kHostSavedAboveCfa = 0;
 #endif
 
 // Whether the host descriptor has a second frame pointer

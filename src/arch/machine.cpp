@@ -8,6 +8,7 @@
 #include "arch/i386/frames.hpp"
 #include "arch/i386/machine.hpp"
 #include "arch/ppc/machine.hpp"
+#include "arch/ppc64le/frames.hpp"
 #include "arch/ppc64le/machine.hpp"
 #include "arch/riscv64/frames.hpp"
 #include "arch/riscv64/machine.hpp"
@@ -64,6 +65,8 @@ const Machine& host_machine() {
   return riscv64::machine();
 #elif defined(__s390x__)
   return s390x::machine();
+#elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  return ppc64le::machine();
 #else
 #error "framewalk has no machine descriptor for this host (src/arch/<machine>/machine.cpp)"
 #endif
@@ -82,6 +85,8 @@ RegisterFile from_host_capture(const uint64_t* words) {
   return riscv64::from_capture(words);
 #elif defined(__s390x__)
   return s390x::from_capture(words);
+#elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  return ppc64le::from_capture(words);
 #endif
 }
 

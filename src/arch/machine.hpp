@@ -88,6 +88,8 @@ class Machine {
   uint8_t address_size() const { return info_.address_size(); }
   // The caller's stack pointer for a CFA (ArchInfo::cfa_above_stack_pointer).
   uint64_t caller_stack_pointer(uint64_t cfa) const { return address(cfa - info_.cfa_above_stack_pointer); }
+  // Where the words a frame saves end above its CFA (ArchInfo::saved_above_cfa).
+  uint8_t saved_above_cfa() const { return info_.saved_above_cfa; }
   Endian endian() const { return info_.endian(); }
 
   // A return address as stored, without what the machine keeps in its

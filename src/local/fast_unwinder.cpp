@@ -25,6 +25,13 @@ namespace {
 constexpr uint64_t kWord = sizeof(uintptr_t);
 // The caller's stack pointer lies this far below the CFA (s390x: 160).
 constexpr uint64_t kCfaAbove = arch::kHostCfaAboveStackPointer;
+// How far above the CFA a compact rule's slots start (unwind/compact_rule:
+// ppc64's LR lies in the caller's frame, at CFA + 16): the words a step
+// reads lie below cfa + kAbove.
+constexpr uint64_t kAbove = arch::kHostSavedAboveCfa;
+// Whether cfa + kAbove is at most `hi`, the end of the range known readable
+// (a CFA from a corrupt frame pointer may lie just below 2^64).
+inline bool slots_below(uint64_t cfa, uint64_t hi) { return cfa <= hi && hi - cfa >= kAbove; }
 inline uint64_t load_word(uint64_t address) {
   uintptr_t word;
   std::memcpy(&word, reinterpret_cast<const void*>(static_cast<uintptr_t>(address)), sizeof word);
@@ -194,20 +201,21 @@ __attribute__((noinline)) HotExit hot_walk(char* const cache, HotState& state) {
     // then sends it to the checked path (below), as it always did.
     if (hint - 1 < RuleCache::kFrameRecordHint - 1) [[likely]] {
       // A kSimple rule (its place in the table says so; it is not read):
-      // CFA = sp + hint, the return address just below, fp unchanged;
-      // inside the frame (compact_rule_from_row checked).
+      // CFA = sp + hint, the return address just below the slots' origin,
+      // fp unchanged; inside the frame (compact_rule_from_row checked).
       cfa = sp + hint;
-      if (cfa > hi) goto slow_before_step;  // let the checked path read
-      next_pc = load_word(cfa - kWord);
+      if (!slots_below(cfa, hi)) goto slow_before_step;  // let the checked path read
+      next_pc = load_word(cfa + kAbove - kWord);
     } else if (RuleCache::rule_at(cache, taken) == compact::frame_record_rule(kWord)) {
       // A frame record: the caller's fp and the return address are the record fp points at.
       // The stack grows down: the caller's frame is above. Otherwise (fp
-      // unknown is 0) the step loop tells why the walk ends.
-      if (fp < sp) goto slow_before_step;
+      // unknown is 0) the step loop tells why the walk ends, as it does
+      // for an fp past the readable range (fp + 16 could wrap).
+      if (fp < sp || fp > hi) goto slow_before_step;
       cfa = fp + 2 * kWord;
-      if (cfa > hi) goto slow_before_step;
-      next_pc = load_word(fp + kWord);
-      fp = load_word(fp);
+      if (!slots_below(cfa, hi)) goto slow_before_step;
+      next_pc = load_word(fp + kAbove + kWord);
+      fp = load_word(fp + kAbove);
     } else {
       const uint64_t rule = RuleCache::rule_at(cache, taken);
       if ((rule & (compact::kFpBased | compact::kFp2Based | compact::kOutermost)) == 0) {
@@ -216,13 +224,14 @@ __attribute__((noinline)) HotExit hot_walk(char* const cache, HotState& state) {
         // no return-address slot.
         const uint64_t ra_slot = compact::ra_slot(rule), fp_slot = compact::fp_slot(rule);
         cfa = sp + compact::cfa_offset(rule);
-        if (cfa > hi || ra_slot == 0) goto slow_before_step;  // let the checked path read
+        if (!slots_below(cfa, hi) || ra_slot == 0) goto slow_before_step;  // let the checked path read
+        const uint64_t top = cfa + kAbove;
         if constexpr (arch::kHostHasSecondFramePointer) {
           // Checked with the other slots too (compact_rule_from_row).
-          if (const uint64_t fp2_slot = compact::fp2_slot(rule)) fp2 = load_word(cfa - kWord * fp2_slot);
+          if (const uint64_t fp2_slot = compact::fp2_slot(rule)) fp2 = load_word(top - kWord * fp2_slot);
         }
-        if (fp_slot) fp = load_word(cfa - kWord * fp_slot);
-        next_pc = load_word(cfa - kWord * ra_slot);
+        if (fp_slot) fp = load_word(top - kWord * fp_slot);
+        next_pc = load_word(top - kWord * ra_slot);
       } else {
         if (rule & compact::kOutermost) goto outermost_before_step;
         // CFA = fp + n (or the second frame pointer + n).
@@ -240,13 +249,14 @@ __attribute__((noinline)) HotExit hot_walk(char* const cache, HotState& state) {
           fp2_slot = compact::fp2_slot(rule);
           if (fp2_slot > deepest) deepest = fp2_slot;
         }
-        // The words read must lie between sp and cfa.
-        if (cfa > hi || cfa - sp < kWord * deepest) goto slow_before_step;  // let the checked path read
+        // The words read must lie between sp and the slots' origin.
+        const uint64_t top = cfa + kAbove;
+        if (!slots_below(cfa, hi) || top - sp < kWord * deepest) goto slow_before_step;  // let the checked path read
         if constexpr (arch::kHostHasSecondFramePointer) {
-          if (fp2_slot) fp2 = load_word(cfa - kWord * fp2_slot);
+          if (fp2_slot) fp2 = load_word(top - kWord * fp2_slot);
         }
-        if (fp_slot) fp = load_word(cfa - kWord * fp_slot);
-        next_pc = load_word(cfa - kWord * ra_slot);
+        if (fp_slot) fp = load_word(top - kWord * fp_slot);
+        next_pc = load_word(top - kWord * ra_slot);
       }
     }
     {

@@ -22,12 +22,14 @@ CompactRule decode(uint64_t word) {
 }
 
 namespace {
-// A rule "saved at CFA - k words" for k in 1..max, as k.
-bool slot_of(const RegisterRule& rule, unsigned word, uint32_t* slot, uint64_t max = compact::kSlotMask) {
-  if (rule.kind != RuleKind::kOffset || rule.value >= 0 || (-rule.value) % word != 0) return false;
-  const int64_t k = -rule.value / word;
-  if (k > static_cast<int64_t>(max)) return false;
-  *slot = static_cast<uint32_t>(k);
+// A rule "saved at CFA + origin - k words" for k in 1..max, as k (the
+// offset is checked against the range first: it comes from the input).
+bool slot_of(const RegisterRule& rule, unsigned word, int64_t origin, uint32_t* slot,
+             uint64_t max = compact::kSlotMask) {
+  if (rule.kind != RuleKind::kOffset || rule.value >= origin ||
+      rule.value < origin - static_cast<int64_t>(max * word) || (origin - rule.value) % word != 0)
+    return false;
+  *slot = static_cast<uint32_t>((origin - rule.value) / word);
   return true;
 }
 }  // namespace
@@ -58,11 +60,12 @@ bool compact_rule_from_row(const arch::Machine& machine, const UnwindRow& row, C
       (row.cfa.reg != sp && row.cfa.reg != fp && !(has_fp2 && row.cfa.reg == fp2)))
     return false;
   // The caller's SP (CFA - cfa_above_stack_pointer) lies above an sp-based
-  // CFA's base by the return address the frame holds at least; a frame
+  // CFA's base (x86-64's above the return address the frame holds); a frame
   // pointer may be the CFA itself (riscv64's s0, with ra and the caller's s0
   // just below it).
   const int64_t above = machine.info().cfa_above_stack_pointer;
   const int64_t least_offset = above + (row.cfa.reg == sp ? static_cast<int64_t>(word) : 0);
+  const int64_t origin = machine.saved_above_cfa();
   if (row.cfa.offset < least_offset || row.cfa.offset % word != 0 ||
       row.cfa.offset > static_cast<int64_t>(kMaxCompactCfaOffset))
     return false;
@@ -70,7 +73,7 @@ bool compact_rule_from_row(const arch::Machine& machine, const UnwindRow& row, C
   r.cfa_offset = static_cast<uint32_t>(row.cfa.offset);
   r.fp_based = row.cfa.reg == fp;
   r.fp2_based = has_fp2 && row.cfa.reg == fp2;
-  if (!slot_of(*ra, word, &r.ra_slot)) return false;
+  if (!slot_of(*ra, word, origin, &r.ra_slot)) return false;
   // The caller's PC is kept apart from the return-address column where a
   // link register holds it: a rule for the PC itself is not compact.
   if (machine.program_counter() != ra_column && row.find(machine.program_counter())) return false;
@@ -82,17 +85,18 @@ bool compact_rule_from_row(const arch::Machine& machine, const UnwindRow& row, C
     if (saved_sp->kind != RuleKind::kOffset || saved_sp->value >= 0 || saved_sp->value < -above) return false;
   }
   if (const RegisterRule* saved_fp = row.find(fp)) {
-    if (saved_fp->kind != RuleKind::kSameValue && !slot_of(*saved_fp, word, &r.fp_slot)) return false;
+    if (saved_fp->kind != RuleKind::kSameValue && !slot_of(*saved_fp, word, origin, &r.fp_slot)) return false;
   }
   if (const RegisterRule* saved_fp2 = has_fp2 ? row.find(fp2) : nullptr) {
-    if (saved_fp2->kind != RuleKind::kSameValue && !slot_of(*saved_fp2, word, &r.fp2_slot, compact::kFp2SlotMask))
+    if (saved_fp2->kind != RuleKind::kSameValue &&
+        !slot_of(*saved_fp2, word, origin, &r.fp2_slot, compact::kFp2SlotMask))
       return false;
   }
   // A stack-pointer-based frame holds the words the step reads: the hot
   // loops rely on it instead of checking every step.
   uint64_t deepest = r.ra_slot > r.fp_slot ? r.ra_slot : r.fp_slot;
   if (r.fp2_slot > deepest) deepest = r.fp2_slot;
-  if (!r.fp_based && !r.fp2_based && deepest * word > r.cfa_offset) return false;
+  if (!r.fp_based && !r.fp2_based && deepest * word > r.cfa_offset + origin) return false;
   *out = r;
   return true;
 }
@@ -100,7 +104,7 @@ bool compact_rule_from_row(const arch::Machine& machine, const UnwindRow& row, C
 void row_from_compact_rule(const arch::Machine& machine, const CompactRule& rule, UnwindRow* row) {
   *row = UnwindRow{};
   row->return_address_register = machine.return_address_column();
-  const int64_t word = machine.address_size();
+  const int64_t word = machine.address_size(), origin = machine.saved_above_cfa();
   if (rule.outermost) {
     (void)row->set(RegisterRule{machine.return_address_column(), RuleKind::kUndefined, 0, {}, 0});
     return;
@@ -110,11 +114,12 @@ void row_from_compact_rule(const arch::Machine& machine, const CompactRule& rule
                  : rule.fp2_based ? machine.second_frame_pointer()
                                   : machine.stack_pointer();
   row->cfa.offset = rule.cfa_offset;
-  (void)row->set(RegisterRule{machine.return_address_column(), RuleKind::kOffset, -word * rule.ra_slot, {}, 0});
-  if (rule.fp_slot)
-    (void)row->set(RegisterRule{machine.frame_pointer(), RuleKind::kOffset, -word * rule.fp_slot, {}, 0});
-  if (rule.fp2_slot)
-    (void)row->set(RegisterRule{machine.second_frame_pointer(), RuleKind::kOffset, -word * rule.fp2_slot, {}, 0});
+  auto saved_at = [&](uint16_t reg, uint32_t slot) {
+    (void)row->set(RegisterRule{reg, RuleKind::kOffset, origin - word * slot, {}, 0});
+  };
+  saved_at(machine.return_address_column(), rule.ra_slot);
+  if (rule.fp_slot) saved_at(machine.frame_pointer(), rule.fp_slot);
+  if (rule.fp2_slot) saved_at(machine.second_frame_pointer(), rule.fp2_slot);
 }
 
 }  // namespace framewalk

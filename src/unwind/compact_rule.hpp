@@ -8,7 +8,11 @@
 // pointer (arch::Machine::second_frame_pointer: 32-bit ARM's Thumb r7
 // beside ARM state's r11) has both tracked: either may be the CFA's base,
 // either may be saved (EHABI's "CFA = r7 + 8, r7 at CFA - 8, lr at
-// CFA - 4"). The rule caches (unwind/rule_cache)
+// CFA - 4"). Slots are counted in words down from the slot origin: the CFA,
+// but where a machine's frames save words above it
+// (arch::Machine::saved_above_cfa: ppc64's LR, at CFA + 16, in the caller's
+// frame) the end of those, so that ppc64's "CFA = r1 + n, LR at CFA + 16"
+// is x86-64's "RA just below the CFA". The rule caches (unwind/rule_cache)
 // hold these words; the hot loops that apply them read the fields directly.
 #pragma once
 
@@ -21,12 +25,12 @@ namespace framewalk {
 
 struct CompactRule {
   uint32_t cfa_offset = 0;  // bytes above the base register
-  uint32_t ra_slot = 0;     // the return address is at CFA - ra_slot words (1 or more)
-  uint32_t fp_slot = 0;     // the frame pointer is at CFA - fp_slot words, 0: unchanged
+  uint32_t ra_slot = 0;     // the return address is at the slot origin - ra_slot words (1 or more)
+  uint32_t fp_slot = 0;     // the frame pointer is at the slot origin - fp_slot words, 0: unchanged
   bool fp_based = false;    // the CFA is the frame pointer plus the offset (else the stack pointer)
   bool outermost = false;   // the stack ends here
-  // The second frame pointer (machines that have one): saved at CFA -
-  // fp2_slot words (0: unchanged), or the CFA's base.
+  // The second frame pointer (machines that have one): saved at the slot
+  // origin - fp2_slot words (0: unchanged), or the CFA's base.
   uint32_t fp2_slot = 0;
   bool fp2_based = false;
   bool operator==(const CompactRule&) const = default;
@@ -44,7 +48,8 @@ struct CompactRule {
 //               return address: a few words below the CFA)
 //   bit  63     fp2_based
 // `word >> 21 == 1` is the common case the hot loops test first: CFA =
-// sp + n, the return address just below it, the frame pointer unchanged.
+// sp + n, the return address just below the slot origin, the frame pointer
+// unchanged.
 namespace compact {
 inline constexpr unsigned kOffsetBits = 21, kSlotBits = 17;
 inline constexpr uint64_t kSlotMask = (uint64_t{1} << kSlotBits) - 1;

@@ -104,8 +104,8 @@ class RuleCache {
 
   // Where the rules most frames have are in the table, so that a hot loop
   // tells them from a slot's word, or a prediction, without reading the
-  // table: a kSimple rule (CFA = sp + n, the return address just below, the
-  // frame pointers unchanged) whose offset n is under 8 KiB at index n / 4,
+  // table: a kSimple rule (CFA = sp + n, the return address just below the
+  // slot origin, the frame pointers unchanged) whose offset n is under 8 KiB at index n / 4,
   // the host's frame record rule (compact::frame_record_rule) at
   // kFrameRecordIndex; every other after it. hint() of such a word is then n
   // for a kSimple rule, kFrameRecordHint for the frame record, and more for

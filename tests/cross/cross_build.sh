@@ -14,7 +14,8 @@ cross_configure() {
     i386) triplet=i686-linux-gnu qemu= ;;
     riscv64) triplet=riscv64-linux-gnu qemu=qemu-riscv64 ;;
     s390x) triplet=s390x-linux-gnu qemu=qemu-s390x ;;
-    *) echo "usage: $(basename "$0") [aarch64|arm|i386|riscv64|s390x] [BUILD_DIR]" >&2; exit 2 ;;
+    ppc64le) triplet=powerpc64le-linux-gnu qemu=qemu-ppc64le ;;
+    *) echo "usage: $(basename "$0") [aarch64|arm|i386|riscv64|s390x|ppc64le] [BUILD_DIR]" >&2; exit 2 ;;
   esac
   run=${qemu:+$qemu -L /usr/$triplet}
   local tool

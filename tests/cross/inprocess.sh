@@ -1,25 +1,25 @@
 #!/usr/bin/env bash
-# The in-process unwinders on AArch64, 32-bit ARM, i386, riscv64 and s390x,
-# cross-built with Debian's cross compiler (g++-aarch64-linux-gnu,
-# g++-arm-linux-gnueabihf, g++-i686-linux-gnu, g++-riscv64-linux-gnu or
-# g++-s390x-linux-gnu; GoogleTest from Debian's sources in
-# /usr/src/googletest; without zlib/zstd/xz, which have no build for those
-# machines here):
+# The in-process unwinders on AArch64, 32-bit ARM, i386, riscv64, s390x and
+# ppc64le, cross-built with Debian's cross compiler (g++-aarch64-linux-gnu,
+# g++-arm-linux-gnueabihf, g++-i686-linux-gnu, g++-riscv64-linux-gnu,
+# g++-s390x-linux-gnu or g++-powerpc64le-linux-gnu; GoogleTest from Debian's
+# sources in /usr/src/googletest; without zlib/zstd/xz, which have no build
+# for those machines here):
 #  - on ARM the whole unit-test suite, under qemu-user: every parser in
 #    32-bit words (size_t, pointer casts);
-#  - on AArch64, riscv64, s390x (under qemu-user) and i386 (natively) the
-#    in-process tests alone (framewalk_inprocess_tests), which is what
-#    differs there from the host's run: CI's budget has no room for another
-#    whole suite.
+#  - on AArch64, riscv64, s390x, ppc64le (under qemu-user) and i386
+#    (natively) the in-process tests alone (framewalk_inprocess_tests), which
+#    is what differs there from the host's run: CI's budget has no room for
+#    another whole suite.
 # There the in-process path is the rule-cache fast path of x86-64
 # (src/local/fast_unwinder.cpp: on ARM with Thumb's r7 and ARM state's r11
 # both tracked), with every other frame through the step loop and rows
-# through _dl_find_object: .eh_frame_hdr on AArch64, i386, riscv64 and
-# s390x, PT_ARM_EXIDX on ARM; framewalk_backtrace must give the frames the
-# full local unwinder gives, allocate nothing, and work in signal handlers on
-# small stacks and in a SIGPROF storm with dlopen/dlclose.
+# through _dl_find_object: .eh_frame_hdr on AArch64, i386, riscv64, s390x
+# and ppc64le, PT_ARM_EXIDX on ARM; framewalk_backtrace must give the frames
+# the full local unwinder gives, allocate nothing, and work in signal
+# handlers on small stacks and in a SIGPROF storm with dlopen/dlclose.
 #
-#   tests/cross/inprocess.sh [aarch64|arm|i386|riscv64|s390x] [BUILD_DIR]   (default aarch64, build-MACHINE)
+#   tests/cross/inprocess.sh [aarch64|arm|i386|riscv64|s390x|ppc64le] [BUILD_DIR]   (default aarch64, build-MACHINE)
 #
 # Left out, each for its reason:
 #  - tests that run the framewalk command (the cross build has none: it
@@ -36,11 +36,11 @@
 #    itself: r11 makes no frame chain there (as on ARM, the function's
 #    start would be needed).
 # Then bench/backtrace_per_frame prints framewalk_backtrace's cost per frame
-# beside glibc's backtrace() and, on AArch64, i386, riscv64 and s390x, a
-# frame-pointer walk (on s390x the back chain of a recursion built with
-# -mbackchain; it fails if one of them did not walk the whole recursion; on
-# ARM gcc's Thumb frames are no frame-pointer chain, so there framewalk is
-# set against glibc alone).
+# beside glibc's backtrace() and, on AArch64, i386, riscv64, s390x and
+# ppc64le, a frame-pointer walk (on s390x the back chain of a recursion built
+# with -mbackchain, on ppc64le its back chain; it fails if one of them did
+# not walk the whole recursion; on ARM gcc's Thumb frames are no
+# frame-pointer chain, so there framewalk is set against glibc alone).
 # Exit 77 (skipped) without the cross compiler, qemu or the sources.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)

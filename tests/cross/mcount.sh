@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The mcount runtime (libframewalk_mcount) on AArch64, 32-bit ARM, i386, riscv64 and s390x:
+# The mcount runtime (libframewalk_mcount) on AArch64, 32-bit ARM, i386, riscv64, s390x and ppc64le:
 # cross-builds the runtime and the programs of tests/mcount/ (in the build
 # directory tests/cross/inprocess.sh uses, with its options) and runs them
 # under qemu-user (i386 natively): exact call counts in gmon.out, in gprof's call graph (the
@@ -14,14 +14,15 @@
 # Not here: framewalk profile --mcount (the cross build has no framewalk
 # command, and it runs programs of its own machine only).
 #
-#   tests/cross/mcount.sh [aarch64|arm|i386|riscv64|s390x] [BUILD_DIR]   (default aarch64, build-MACHINE)
+#   tests/cross/mcount.sh [aarch64|arm|i386|riscv64|s390x|ppc64le] [BUILD_DIR]   (default aarch64, build-MACHINE)
 #
 # i386 runs the exact counts, fork, many arcs and the registers only: the
 # histograms' CPU time and the hooks' times are the C side's, as on x86-64,
-# and would add seconds to CI. riscv64 runs the same and the histograms at
-# 100 Hz (the interrupted PC read from riscv64's ucontext; about 2 s), s390x
-# one histogram (busy at 1000 Hz: the interrupted PC from the ucontext's PSW
-# is the machine's part). Exit 77 (skipped) without the cross compiler or qemu.
+# and would add seconds to CI. riscv64 and ppc64le run the same and the
+# histograms at 100 Hz (the interrupted PC read from the machine's ucontext;
+# about 2 s), s390x one histogram (busy at 1000 Hz: the interrupted PC from
+# the ucontext's PSW is the machine's part). Exit 77 (skipped) without the
+# cross compiler or qemu.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
 machine=${1:-aarch64}
@@ -31,7 +32,7 @@ case $machine in
   aarch64) variants="pg cyg linked static" registers="native" ;;
   arm) variants="pg arm cyg linked static" registers="thumb arm" ;;
   i386) variants="pg fentry nopie cyg linked static" registers="native" hist_rates= times= ;;
-  riscv64) variants="pg cyg linked static" registers="native" hist_rates=100 times= ;;
+  riscv64|ppc64le) variants="pg cyg linked static" registers="native" hist_rates=100 times= ;;
   s390x) variants="pg cyg linked static" registers="native" hist_rates=1000 hist_modes=busy static_modes= times= ;;
 esac
 . "$src/tests/cross/cross_build.sh"

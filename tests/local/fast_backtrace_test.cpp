@@ -28,6 +28,8 @@
 #include <vector>
 
 #include "framewalk/backtrace.h"
+#include "arch/capture.hpp"
+#include "arch/machine.hpp"
 #include "base/own_memory.hpp"
 #include "elf/elf_file.hpp"
 #include "local/fast_unwinder.hpp"
@@ -175,7 +177,11 @@ struct Lookups {
 __attribute__((noinline)) Lookups lookups_of_two_walks() {
   void* frames[256];
   uint64_t counts[2];
-  for (uint64_t& count : counts) {  // one call site: the second walk is warm
+  // One call site, so that the second walk is warm: a loop gcc cannot
+  // unroll (on ppc64le it unrolls one of two rounds, despite an unroll pragma).
+  volatile int rounds = 2;
+  for (int round = 0; round < rounds; ++round) {
+    uint64_t& count = counts[round];
     const uint64_t before = framewalk::local::slow_lookup_count();
     EXPECT_GT(framewalk_backtrace(frames, 256), 2);
     asm volatile("" ::: "memory");
@@ -510,6 +516,12 @@ TEST(FastBacktrace, StatusTellsWhyTheWalkEnded) {
   EXPECT_EQ(framewalk_backtrace_status(frames, 512, nullptr), n);
   EXPECT_STREQ(framewalk_backtrace_end_name(FRAMEWALK_BT_BAD_MEMORY), "bad-memory");
   EXPECT_STREQ(framewalk_backtrace_end_name(99), "unknown");
+}
+
+// The hot loop reads compact rules' slots from a compile-time copy of the
+// host descriptor's slot origin (ppc64's CFA + 24).
+TEST(FastBacktrace, HotLoopSlotsStartWhereTheHostsRulesSay) {
+  EXPECT_EQ(framewalk::arch::kHostSavedAboveCfa, framewalk::arch::host_machine().saved_above_cfa());
 }
 
 TEST(FastBacktrace, PrepareCachesTheCallingStack) {

@@ -96,6 +96,8 @@ TEST(LocalBacktrace, NeverAllocatesFromTheFirstCallAfterRefresh) {
   uc.uc_mcontext.__gregs[REG_PC] = lib.start;
 #elif defined(__s390x__)
   uc.uc_mcontext.psw.addr = lib.start;
+#elif defined(__powerpc64__)
+  uc.uc_mcontext.gp_regs[32] = lib.start;  // PT_NIP
 #endif
   EXPECT_GE(counted_backtrace_from_context(&uc), 1);
   EXPECT_EQ(g_allocations_while_unwinding.load(), 0) << "first call, from a context";

@@ -139,6 +139,37 @@ TEST(CompactRule, Riscv64FramePointerIsTheCfa) {
   EXPECT_FALSE(compact_rule_from_row(m, row_saving(1, 2, 0, {{1, -8}}), &r));
 }
 
+// ppc64le: r1 1, r31 31, LR 65. Prologues save LR in the caller's frame,
+// at CFA + 16: the slots count down from CFA + 24, so that gcc's commonest
+// row is the hot loops' first case; registers saved below the CFA, r31
+// among them, are slots further down.
+TEST(CompactRule, Ppc64leLinkRegisterInTheCallersFrame) {
+  const arch::Machine& m = machine(elf::kEmPpc64);
+  ASSERT_EQ(m.saved_above_cfa(), 24);
+  CompactRule r;
+  ASSERT_TRUE(compact_rule_from_row(m, row_saving(65, 1, 32, {{65, 16}}), &r));
+  EXPECT_EQ(r, (CompactRule{32, 1, 0, false, false}));
+  EXPECT_EQ(encode(r) >> compact::kOffsetBits, compact::kSimple);
+  const UnwindRow framed = row_saving(65, 31, 48, {{65, 16}, {31, -8}, {30, -16}});
+  ASSERT_TRUE(compact_rule_from_row(m, framed, &r));
+  EXPECT_EQ(r, (CompactRule{48, 1, 4, true, false}));
+  EXPECT_EQ(decode(encode(r)), r);
+  UnwindRow back;
+  row_from_compact_rule(m, r, &back);
+  EXPECT_EQ(back.cfa, framed.cfa);
+  ASSERT_NE(back.find(65), nullptr);
+  EXPECT_EQ(*back.find(65), offset_rule(65, 16));
+  ASSERT_NE(back.find(31), nullptr);
+  EXPECT_EQ(*back.find(31), offset_rule(31, -8));
+  // Words at or past CFA + 24, or not word-aligned, are not slots; an
+  // sp-based CFA must lie above r1.
+  EXPECT_FALSE(compact_rule_from_row(m, row_saving(65, 1, 32, {{65, 24}}), &r));
+  EXPECT_FALSE(compact_rule_from_row(m, row_saving(65, 1, 32, {{65, 12}}), &r));
+  EXPECT_FALSE(compact_rule_from_row(m, row_saving(65, 1, 0, {{65, 16}}), &r));
+  // Elsewhere a word above the CFA is no slot.
+  EXPECT_FALSE(compact_rule_from_row(machine(elf::kEmAarch64), row_saving(30, 31, 32, {{30, 16}}), &r));
+}
+
 TEST(CompactRule, RowsTheFormCannotHold) {
   const arch::Machine& a64 = machine(elf::kEmAarch64);
   const arch::Machine& x64 = machine(elf::kEmX86_64);

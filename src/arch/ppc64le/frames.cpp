@@ -1,6 +1,14 @@
 #include "arch/ppc64le/frames.hpp"
 
+#include "arch/capture.hpp"
+
 namespace framewalk::arch::ppc64le {
+
+RegisterFile from_capture(const uint64_t* captured) {
+  RegisterFile r;
+  for (uint16_t reg : kCapturedKnown) r.set(reg, captured[captured_word(reg)]);
+  return r;
+}
 
 RegisterFile from_ucontext_bytes(Bytes bytes) {
   if (bytes.size() <= kUcontextGregsOffset) return {};

@@ -15,6 +15,14 @@ inline constexpr power::Abi kAbi = {8, Endian::kLittle, 16};
 using power::kGregsCount;
 inline constexpr unsigned kGregsSize = kGregsCount * 8;
 
+// framewalk_capture (capture_context.S) stores r0..r31, LR and the PC
+// (arch/capture.hpp's captured_word); only these are real (the others are
+// zero placeholders). r2 and r13 are the caller's: the TOC pointer is the
+// same for a local call, and no function changes the thread pointer.
+inline constexpr uint16_t kCapturedKnown[] = {kR1, kR2, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+                                              23, 24, 25, 26, 27, 28, 29, 30, kR31, kLr, kNip};
+RegisterFile from_capture(const uint64_t* captured);
+
 // ucontext_t (sys/ucontext.h, the kernel's struct ucontext): uc_flags,
 // uc_link, uc_stack (24 bytes), uc_sigmask with room to grow (128 bytes),
 // then uc_mcontext, the kernel's struct sigcontext: 4 unused words, signal,

@@ -11,6 +11,7 @@ const ArchInfo kArchInfo = {.name = "ppc64le",
                             .frame_pointer = kR31,
                             .return_address = kLr,
                             .program_counter = kNip,
-                            .link_register = true};
+                            .link_register = true,
+                            .saved_above_cfa = 24};
 
 }  // namespace framewalk::arch::ppc64le
