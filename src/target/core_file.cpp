@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <map>
 
 #include "arch/machine.hpp"
@@ -244,6 +245,16 @@ Result<std::unique_ptr<CoreFile>> CoreFile::parse(std::shared_ptr<const FileImag
   if (!core->machine_)
     return Error{ErrorCode::kUnsupportedMachine, core->core_->machine()};
   FW_CHECK(core->parse_notes());
+  // A file NT_FILE names that the sysroot lacks is taken from its own path,
+  // as qemu-user falls back to the host's files (a program run from a
+  // directory outside the sysroot).
+  if (!options.sysroot.empty()) {
+    std::error_code ec;
+    for (CoreMapping& m : core->mappings_)
+      if (m.host_path.empty() && !m.path.empty() && m.path[0] == '/' &&
+          !std::filesystem::exists(options.sysroot + m.path, ec) && std::filesystem::exists(m.path, ec))
+        m.host_path = m.path;
+  }
   const uint64_t size = core->core_->image().size();
   for (const elf::Segment& p : core->core_->segments())
     if (p.filesz && p.offset + p.filesz > size) core->missing_bytes_ += p.offset + p.filesz - std::max(p.offset, size);

@@ -30,7 +30,7 @@ struct CoreThread {
 struct CoreMapping {
   uint64_t start = 0, end = 0, file_offset = 0;
   std::string path;       // as the process named it
-  std::string host_path;  // the file it was found as here; empty: the sysroot + path
+  std::string host_path;  // the file it was found as here; empty: the sysroot + path (or the path, without a sysroot)
 };
 
 struct CoreOptions {

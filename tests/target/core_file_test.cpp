@@ -293,5 +293,55 @@ TEST(CoreFile, S390RegistersOfTheCompatLayout) {
   }
 }
 
+
+// A sparc64 core (big-endian): the kernel's 36-word gregset (tpc the PC),
+// and NT_FILE's files found under the sysroot, else, where the sysroot
+// lacks one, at their own path (a program run from outside the sysroot, as
+// qemu-user finds it), else nowhere.
+TEST(CoreFile, Sparc64RegistersAndFilesOutsideTheSysroot) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("fw_sparc64_core_" + std::to_string(getpid()));
+  fs::create_directories(dir / "sysroot/lib");
+  std::ofstream(dir / "sysroot/lib/libc.so.6") << "in the sysroot";
+  std::ofstream(dir / "prog") << "outside it";
+  const std::string lib = "/lib/libc.so.6", prog = (dir / "prog").string(), gone = (dir / "gone").string();
+  CoreBytes c;
+  c.big_endian = true;
+  std::vector<uint8_t> notes;
+  std::vector<uint8_t> prstatus(112, 0);
+  prstatus[13] = 4;                          // pr_cursig: SIGILL
+  prstatus[34] = 0x10, prstatus[35] = 0x92;  // pr_pid 4242
+  for (unsigned i = 0; i < 36; ++i) c.put(prstatus, i == 33 ? 0x100638 : 0x1000 + i, 8);
+  c.put(prstatus, 0, 8);
+  c.note(notes, 1, prstatus);
+  std::vector<uint8_t> files;
+  c.put(files, 3, 8);
+  c.put(files, 4096, 8);
+  for (uint64_t start : {uint64_t{0x100000}, uint64_t{0x4000000000}, uint64_t{0x5000000000}}) {
+    c.put(files, start, 8);
+    c.put(files, start + 0x2000, 8);
+    c.put(files, 0, 8);
+  }
+  for (const std::string& name : {prog, lib, gone}) files.insert(files.end(), name.begin(), name.end() + 1);
+  c.note(notes, 0x46494c45, files);
+  CoreOptions options;
+  options.sysroot = (dir / "sysroot").string();
+  auto core = CoreFile::parse(FileImage::from_buffer(c.core(43, notes)), "sparc64.core", options);
+  ASSERT_TRUE(core.ok()) << to_string(core.error().code);
+  ASSERT_EQ((*core)->threads().size(), 1u);
+  const CoreThread& t = (*core)->threads()[0];
+  EXPECT_EQ(t.tid, 4242);
+  EXPECT_EQ(t.signal, 4);
+  EXPECT_EQ(t.registers.get(14), 0x100eu);   // %sp
+  EXPECT_EQ(t.registers.get(31), 0x101fu);   // %i7
+  EXPECT_EQ(t.registers.get(103), 0x100638u);  // the PC, from tpc
+  const std::vector<CoreMapping>& m = (*core)->mappings();
+  ASSERT_EQ(m.size(), 3u);
+  EXPECT_EQ(m[0].path, prog);
+  EXPECT_EQ(m[0].host_path, prog);     // the sysroot lacks it: its own path
+  EXPECT_EQ(m[1].host_path, "");       // the sysroot's
+  EXPECT_EQ(m[2].host_path, "");       // nowhere: the sysroot's path, which will say so
+  fs::remove_all(dir);
+}
 }  // namespace
 }  // namespace framewalk
