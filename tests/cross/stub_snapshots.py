@@ -34,6 +34,7 @@ import compare_cores as cc  # noqa: E402
 import compare_replay  # noqa: E402  (tests/capi, on compare_cores' path)
 
 GDB_SNAPSHOT = os.path.join(HERE, "gdb_snapshot.py")
+SNAPSHOT_CORE = os.path.join(HERE, "snapshot_core.py")
 
 
 def machine(triplet, qemu, pc_dwarf, registers, flush_windows=False):
@@ -107,11 +108,12 @@ FIXTURES = {"riscv64": fixtures("gdb", "prefix", stack_overflow=True),
 FLUSHED = {"threads", "threads_pie", "fp_over_cfi"}
 FLUSH_WINDOWS_C = os.path.join(HERE, "sparc64", "flush_windows.c")
 
-# qemu 7.2 puts its signal trampoline on the page after ld.so's, which no
-# maps line names executable: the replay back-end (executable mappings only)
-# does not take a caller there found by prologue analysis (without CFI),
-# where framewalk's snapshot target (every mapping) does.
-NO_REPLAY = {"signals_no_unwind_tables"}
+# qemu 7.2 puts its riscv64 signal trampoline on the page after ld.so's,
+# which no maps line names executable (a kernel's is in the vDSO): the
+# replay back-end (executable mappings only) and a core (code from its
+# files and the vDSO) do not take a caller there found by prologue analysis
+# (without CFI), where framewalk's snapshot target (every mapping) does.
+NO_REPLAY = {"riscv64": {"signals_no_unwind_tables"}, "sparc64": set()}
 
 
 def free_port():
@@ -201,6 +203,29 @@ def replay_problems(replay, snapshot, fw_threads):
     return problems
 
 
+def core_problems(fw, snapshot, fw_threads):
+    """The core a kernel would write of the snapshot (snapshot_core.py),
+    walked by `framewalk stack --core`: the snapshot's frames and stops again
+    (the kernel's register note and NT_FILE, read as a core's)."""
+    core = snapshot + ".core"
+    r = cc.run([sys.executable, SNAPSHOT_CORE, snapshot, core])
+    if r.returncode != 0:
+        return ["snapshot_core.py: " + r.stderr.strip()]
+    r = cc.run([fw, "stack", "--core", core, "--sysroot", MACHINE["sysroot"], "--format=json", "-n", "4096"],
+               timeout=60)
+    if r.returncode not in (0, 1):
+        return ["framewalk --core exited %d: %s" % (r.returncode, r.stderr.strip()[-300:])]
+    got = {t["tid"]: ([f["pc"] for f in t["frames"]], t["stop"]) for t in json.loads(r.stdout)["threads"]}
+    problems = []
+    for t in fw_threads:
+        want = ([f["pc"] for f in t["frames"]], t["stop"])
+        if got.get(t["tid"]) != want:
+            g = got.get(t["tid"], ([], None))
+            problems.append("core: thread %d: %d frames, stop %s (snapshot: %d, %s)" % (
+                t["tid"], len(g[0]), g[1], len(want[0]), want[1]))
+    return problems
+
+
 def gives_up_with_gdb(gdb, fw_threads):
     """Threads framewalk ends `no-unwind-info` at the frame after which gdb
     also finds no caller (a return address in libc code without CFI or a
@@ -221,8 +246,10 @@ def check(fw, fx, work, timeout, replay):
                     if not any(p.startswith("thread %d: stopped no-unwind-info" % tid) for tid in same_end)]
         if fx.truth in ("gdb", "prefix"):
             problems += cc.compare_with_gdb(gdb, fw_threads, prefix=fx.truth == "prefix")
-        if replay and fx.name not in NO_REPLAY:
-            problems += replay_problems(replay, snapshot, fw_threads)
+        if fx.name not in NO_REPLAY[MACHINE["name"]]:
+            if replay:
+                problems += replay_problems(replay, snapshot, fw_threads)
+            problems += core_problems(fw, snapshot, fw_threads)
         return problems, fw_threads, sum(len(cc.gdb_pcs(t)) for t in gdb)
     except (RuntimeError, subprocess.TimeoutExpired, ValueError, KeyError, OSError) as e:
         return ["error: %s" % e], [], "-"
