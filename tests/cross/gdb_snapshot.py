@@ -39,9 +39,11 @@ PC_DWARF = int(os.environ["FW_PC_DWARF"])
 REGISTERS = [(name, int(number)) for name, number in
              (item.split("=") for item in os.environ["FW_REGISTERS"].split(","))]
 FLUSH_WINDOWS = bool(os.environ.get("FW_FLUSH_WINDOWS"))
+SIGNAL_SP_SLOT = int(os.environ.get("FW_SIGNAL_SP_SLOT") or 0)
 PAGE = 4096
 MAX_STACK = 1 << 20
 MAIN_STACK = 256 << 10
+GUARD = 64 << 10  # the most a guard page below a thread's stack takes
 
 
 def elf_layout(path):
@@ -118,16 +120,23 @@ def read(address, size):
 
 
 def stack_blocks(seeds):
-    """Pages up from each seed (an SP less 128), to the first unreadable one or 1 MiB."""
+    """Pages up from each seed (an SP less 128), to the first unreadable one
+    after a readable one, or 1 MiB. A seed in a guard page (the SP of a
+    thread that overflowed its stack) starts at the stack above it."""
     pages = {}
     for seed in sorted(seeds):
         page = seed & ~(PAGE - 1)
+        started = False
         while page < (seed & ~(PAGE - 1)) + MAX_STACK:
             if page not in pages:
                 got = read(page, PAGE)
                 if got is None:
-                    break
+                    if started or page - (seed & ~(PAGE - 1)) >= GUARD:
+                        break
+                    page += PAGE
+                    continue
                 pages[page] = got
+            started = True
             page += PAGE
     blocks = []
     for page in sorted(pages):
@@ -163,6 +172,20 @@ def main_stack_seed():
     return [max(top - MAIN_STACK, 0)] if top else []
 
 
+def interrupted_sp_seed(frame):
+    """With $FW_SIGNAL_SP_SLOT (sparc64, where gdb stops after a signal
+    frame qemu wrote): the interrupted SP, saved that many bytes above the
+    trampoline frame's SP, so that the stack gdb does not reach is saved."""
+    if not SIGNAL_SP_SLOT:
+        return []
+    try:
+        slot = int(frame.read_register("sp")) + SIGNAL_SP_SLOT
+        sp = int(gdb.parse_and_eval("*(unsigned long *)%d" % slot))
+    except gdb.error:
+        return []
+    return [max(sp - 128, 0)]
+
+
 def save_thread(thread, trampolines, flush):
     thread.switch()
     if flush:
@@ -177,6 +200,7 @@ def save_thread(thread, trampolines, flush):
             seeds.append(max(int(frame.read_register("sp")) - 128, 0))
             if frame.type() == gdb.SIGTRAMP_FRAME:
                 trampolines.add(frame.pc() & ~(PAGE - 1))
+                seeds += interrupted_sp_seed(frame)
             frame = frame.older()
         except gdb.error:
             break

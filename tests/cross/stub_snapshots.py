@@ -37,10 +37,10 @@ GDB_SNAPSHOT = os.path.join(HERE, "gdb_snapshot.py")
 SNAPSHOT_CORE = os.path.join(HERE, "snapshot_core.py")
 
 
-def machine(triplet, qemu, pc_dwarf, registers, flush_windows=False):
+def machine(triplet, qemu, pc_dwarf, registers, flush_windows=False, signal_sp_slot=0):
     return {"cc": triplet + "-gcc", "cxx": triplet + "-g++", "qemu": qemu, "sysroot": "/usr/" + triplet,
             "pc_dwarf": pc_dwarf, "registers": ",".join("%s=%d" % r for r in registers),
-            "flush_windows": flush_windows}
+            "flush_windows": flush_windows, "signal_sp_slot": signal_sp_slot}
 
 
 MACHINES = {
@@ -51,7 +51,8 @@ MACHINES = {
     "sparc64": machine("sparc64-linux-gnu", "qemu-sparc64", 103,
                        [({"o6": "sp", "i6": "fp"}.get(n, n), r) for r, n in
                         enumerate("%s%d" % (bank, i) for bank in "goli" for i in range(8)) if r],
-                       flush_windows=True),
+                       # pt_regs' %o6 in the rt_signal_frame at the trampoline's %sp + 2047.
+                       flush_windows=True, signal_sp_slot=2047 + 192 + 128 + 8 * 14),
 }
 MACHINE = None  # MACHINES[--machine]
 
@@ -96,16 +97,15 @@ def fixtures(signals, no_tables, stack_overflow):
 # sparc64: qemu-user delivers a signal without flushing the interrupted
 # window to its save area (it copies it into the frame, as the kernel also
 # does): gdb reads the save area and stops after the interrupted frame,
-# framewalk reads the frame's copy. No stack_overflow: its main thread waits
-# in libc's pthread_join, whose windows nothing flushes (FLUSHED).
+# framewalk reads the frame's copy.
 FIXTURES = {"riscv64": fixtures("gdb", "prefix", stack_overflow=True),
-            "sparc64": fixtures("prefix", "gdb", stack_overflow=False)}
+            "sparc64": fixtures("prefix", "gdb", stack_overflow=True)}
 
 # gdb cannot call a function in one thread of several of qemu-user's:
 # multi-threaded sparc64 fixtures run with sparc64/flush_windows.c
-# preloaded, whose pause() and abort() flush the thread's windows, and
-# abort() stops the program on an illtrap.
-FLUSHED = {"threads", "threads_pie", "fp_over_cfi"}
+# preloaded, whose pause(), pthread_join() and abort() flush the thread's
+# windows, and abort() stops the program on an illtrap.
+FLUSHED = {"threads", "threads_pie", "fp_over_cfi", "stack_overflow"}
 FLUSH_WINDOWS_C = os.path.join(HERE, "sparc64", "flush_windows.c")
 
 # qemu 7.2 puts its riscv64 signal trampoline on the page after ld.so's,
@@ -147,7 +147,8 @@ def capture(fx, exe, work, timeout):
     try:
         env = dict(os.environ, FW_SNAPSHOT_DIR=snapshot, FW_SYSROOT=MACHINE["sysroot"], FW_MACHINE=MACHINE["name"],
                    FW_PC_DWARF=str(MACHINE["pc_dwarf"]), FW_REGISTERS=MACHINE["registers"],
-                   FW_FLUSH_WINDOWS="1" if MACHINE["flush_windows"] else "")
+                   FW_FLUSH_WINDOWS="1" if MACHINE["flush_windows"] else "",
+                   FW_SIGNAL_SP_SLOT=str(MACHINE["signal_sp_slot"]))
         r = subprocess.run(["gdb-multiarch", "-nx", "-batch", "-ex", "set sysroot " + MACHINE["sysroot"],
                             "-ex", "set solib-search-path " + d, "-ex", "set tcp connect-timeout 15",
                             "-ex", "set backtrace past-main on", "-ex", "set backtrace past-entry on",

@@ -9,22 +9,53 @@
 //
 // So each thread flushes its own where it stops: pause() is interposed by
 // `flushw` and the system call itself, inline (no call below it that would
-// leave a window unflushed), and abort() by `flushw` and an illtrap
-// (SIGILL), which stops the program in a frame whose callers' windows are
-// all in memory.
+// leave a window unflushed); pthread_join() by a loop that tries the join
+// and sleeps the same way, a second at a time; and abort() by `flushw` and
+// an illtrap (SIGILL), which stops the program in a frame whose callers'
+// windows are all in memory, once a thread in pthread_join sleeps.
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <time.h>
 #include <unistd.h>
+
+// Whether a thread has entered pthread_join, and whether it sleeps there now.
+static volatile int g_joining, g_join_asleep;
 
 static inline void flush_windows(void) { __asm__ volatile("flushw" ::: "memory"); }
 
+// A system call with one or two arguments, inline (arch/sparc/kernel/syscalls/syscall.tbl).
+static inline long system_call(long number, long a0, long a1) {
+  register long g1 __asm__("g1") = number;
+  register long o0 __asm__("o0") = a0;
+  register long o1 __asm__("o1") = a1;
+  __asm__ volatile("ta 0x6d" : "+r"(o0) : "r"(g1), "r"(o1) : "memory", "cc");
+  return o0;
+}
+enum { kNrPause = 29, kNrNanosleep = 162 };
+
 int pause(void) {
   flush_windows();
-  register long number __asm__("g1") = 29;  // __NR_pause (arch/sparc/kernel/syscalls/syscall.tbl)
-  register long result __asm__("o0");
-  __asm__ volatile("ta 0x6d" : "=r"(result) : "r"(number) : "memory", "cc");
+  system_call(kNrPause, 0, 0);
   return -1;
 }
 
+int pthread_join(pthread_t thread, void** result) {
+  g_joining = 1;
+  for (;;) {
+    const int r = pthread_tryjoin_np(thread, result);
+    if (r != EBUSY) return r;
+    const struct timespec second = {1, 0};
+    flush_windows();
+    g_join_asleep = 1;
+    system_call(kNrNanosleep, (long)&second, 0);
+    g_join_asleep = 0;
+  }
+}
+
 void abort(void) {
+  const struct timespec ms = {0, 1000000};
+  for (int waited = 0; g_joining && !g_join_asleep && waited < 5000; ++waited) system_call(kNrNanosleep, (long)&ms, 0);
   flush_windows();
   __asm__ volatile("illtrap 0");
   for (;;) pause();
