@@ -6,10 +6,13 @@
 # writes the guest core), all with 256 KiB thread stacks. Times `framewalk
 # stack --core` and eu-stack on each core (medians over RUNS) and reports the
 # ratios; checks that framewalk walked every thread to its natural end.
+# qemu-user writes no riscv64 or sparc64 core: theirs are made from a
+# snapshot saved through qemu's gdb stub (tests/cross/stub_snapshots.py
+# --program, tests/cross/snapshot_core.py), as a kernel would write them.
 #
 #   bench/cross_cores.sh FRAMEWALK [THREADS] [RUNS] [MACHINE...]
-# MACHINE: aarch64, arm, ppc, ppc64le, s390x (default: those whose cross compiler
-# and qemu are installed).
+# MACHINE: aarch64, arm, ppc, ppc64le, s390x, riscv64, sparc64 (default: those
+# whose cross compiler and qemu are installed; gdb-multiarch for the last two).
 set -eu
 . "$(dirname "${BASH_SOURCE[0]}")/timing.sh"
 fw=$(realpath "${1:?usage: cross_cores.sh FRAMEWALK [THREADS] [RUNS] [MACHINE...]}")
@@ -17,6 +20,7 @@ threads=${2:-128}
 runs=${3:-5}
 shift $(($# < 3 ? $# : 3))
 src=$(cd "$(dirname "$0")" && pwd)/deep_threads.c
+tests=$(cd "$(dirname "$0")/../tests/cross" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp"
@@ -30,12 +34,14 @@ triplet_of() {
     ppc) echo powerpc-linux-gnu ;;
     ppc64le) echo powerpc64le-linux-gnu ;;
     s390x) echo s390x-linux-gnu ;;
+    riscv64) echo riscv64-linux-gnu ;;
+    sparc64) echo sparc64-linux-gnu ;;
     *) echo "unknown machine $1" >&2; exit 2 ;;
   esac
 }
 machines=("$@")
 if [ ${#machines[@]} -eq 0 ]; then
-  for m in aarch64 arm ppc ppc64le s390x; do
+  for m in aarch64 arm ppc ppc64le s390x riscv64 sparc64; do
     command -v "$(triplet_of $m)-gcc" "qemu-$m" > /dev/null && machines+=("$m")
   done
 fi
@@ -59,9 +65,14 @@ for m in "${machines[@]}"; do
   t=$(triplet_of "$m")
   mkdir "$m"
   "$t-gcc" -O2 -fomit-frame-pointer -no-pie -pthread "$src" -o "$m/deep_threads"
-  (cd "$m" && echo 0 > /proc/self/coredump_filter &&
-    "qemu-$m" -L "/usr/$t" ./deep_threads "$threads" 33 abort 256 > /dev/null 2>&1 || true) 2> /dev/null
-  core[$m]=$(ls "$m"/qemu_*.core | head -n 1)
+  if [ "$m" = riscv64 ] || [ "$m" = sparc64 ]; then
+    core[$m]=$(python3 "$tests/stub_snapshots.py" --machine "$m" --framewalk "$fw" --work "$m/snapshot" \
+      --timeout 600 --program "$PWD/$m/deep_threads" "$threads" 33 abort 256)
+  else
+    (cd "$m" && echo 0 > /proc/self/coredump_filter &&
+      "qemu-$m" -L "/usr/$t" ./deep_threads "$threads" 33 abort 256 > /dev/null 2>&1 || true) 2> /dev/null
+    core[$m]=$(ls "$m"/qemu_*.core | head -n 1)
+  fi
   sysroot[$m]=/usr/$t
   rm -f "$m"/core*  # the host qemu process's own
 done

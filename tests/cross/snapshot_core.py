@@ -9,10 +9,10 @@ through qemu's gdb stub) has each thread's registers, its stack blocks,
 code pages no file backs, and the maps. The core: ELFCLASS64 of the
 machine's byte order, one NT_PRSTATUS per thread (elf_prstatus with the
 kernel's elf_gregset_t at offset 112: riscv64's pc, x1..x31; sparc64's
-%g0-%i7, tstate, tpc, tnpc, y), NT_FILE naming every mapped file, a
+%g0-%i7, tstate, tpc, tnpc, y), NT_PRPSINFO, NT_FILE naming every mapped file, a
 PT_LOAD with contents for each stack and code block and one without
 (p_filesz 0, as the kernel leaves file pages out) for each mapping.
-What it does not hold that a kernel's would: NT_PRPSINFO, NT_AUXV,
+What it does not hold that a kernel's would: NT_AUXV,
 NT_SIGINFO, the floating-point notes, and anonymous memory beyond the
 stacks.
 """
@@ -24,7 +24,7 @@ EM = {"riscv64": 243, "sparc64": 43}
 BIG = {"riscv64": False, "sparc64": True}
 SIGNAL = 6  # pr_cursig: SIGABRT
 PT_LOAD, PT_NOTE = 1, 4
-NT_PRSTATUS, NT_FILE = 1, 0x46494C45
+NT_PRSTATUS, NT_PRPSINFO, NT_FILE = 1, 3, 0x46494C45
 PAGE = 4096
 
 
@@ -85,7 +85,7 @@ def main():
         prstatus += struct.pack(e + "%dQ" % len(words), *words) + struct.pack(e + "ii", 0, 0)
         notes += note(e, NT_PRSTATUS, bytes(prstatus))
         loads += [(a, len(b), 6, b) for a, b in blocks(os.path.join(snapshot, "%d.stack" % tid))]
-    loads += [(a, len(b), 5, b) for a, b in blocks(os.path.join(snapshot, "code"))]
+    code = blocks(os.path.join(snapshot, "code"))
     files = []
     with open(os.path.join(snapshot, "maps")) as f:
         for line in f:
@@ -97,6 +97,19 @@ def main():
             flags = (4 if "r" in perms else 0) | (2 if "w" in perms else 0) | (1 if "x" in perms else 0)
             files.append((start, end, offset, path))
             loads.append((start, end - start, flags, b""))
+    # Code pages no file backs (qemu's riscv64 signal trampoline): the
+    # files' own come from the files.
+    loads += [(a, len(b), 5, b) for a, b in code if not any(s <= a < t for s, t, _, _ in files)]
+    loads.sort(key=lambda load: load[0])  # PT_LOADs in address order, as the ELF spec wants them
+    # elf_prpsinfo: state, sname, zomb, nice, flag, uid, gid, pr_pid (24),
+    # ppid, pgrp, sid, pr_fname[16] (40), pr_psargs[80]. eu-stack takes the
+    # process from it.
+    name = os.path.basename(files[0][3]).encode()[:15] if files else b""
+    prpsinfo = bytearray(136)
+    struct.pack_into(e + "i", prpsinfo, 24, tids[0])
+    prpsinfo[40:40 + len(name)] = name
+    prpsinfo[56:56 + len(name)] = name
+    notes += note(e, NT_PRPSINFO, bytes(prpsinfo))
     desc = struct.pack(e + "QQ", len(files), PAGE)
     desc += b"".join(struct.pack(e + "QQQ", s, t, o // PAGE) for s, t, o, _ in files)
     desc += b"".join(p.encode() + b"\0" for _, _, _, p in files)

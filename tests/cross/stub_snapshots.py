@@ -13,6 +13,7 @@ the chain, and gdb's frames are framewalk's first ones where gdb stops
 early: tests/cross/README.md says why).
 
   stub_snapshots.py --machine riscv64|sparc64 --framewalk build/framewalk --work DIR
+  stub_snapshots.py --machine M --framewalk F --work DIR --program EXE ARGS...   (one program's snapshot and core)
 
 Exit 77 (skipped) when the cross compiler, the qemu or gdb-multiarch is
 missing. Every step is time-boxed; qemu is killed after each fixture.
@@ -122,8 +123,9 @@ def free_port():
         return s.getsockname()[1]
 
 
-def capture(fx, exe, work, timeout):
-    """Runs the fixture under qemu's gdb stub; returns (snapshot directory, gdb's threads)."""
+def capture(fx, exe, work, timeout, threaded=False):
+    """Runs the fixture under qemu's gdb stub; returns (snapshot directory,
+    gdb's threads). `threaded`: as the FLUSHED fixtures."""
     d = os.path.join(work, fx.name + ".run")
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
@@ -134,7 +136,7 @@ def capture(fx, exe, work, timeout):
     shutil.rmtree(snapshot, ignore_errors=True)
     port = free_port()
     preload = []
-    if MACHINE["flush_windows"] and fx.name in FLUSHED:
+    if MACHINE["flush_windows"] and (fx.name in FLUSHED or threaded):
         lib = os.path.join(d, "flush_windows.so")
         r = cc.run([MACHINE["cc"], "-O2", "-shared", "-fPIC", FLUSH_WINDOWS_C, "-o", lib])
         if r.returncode != 0:
@@ -267,8 +269,22 @@ def main():
     ap.add_argument("--timeout", type=int, default=60, help="seconds for one fixture's gdb session")
     ap.add_argument("--show-frames", action="store_true")
     ap.add_argument("--replay", help="examples/replay_backend: it must walk each snapshot to framewalk's frames")
+    ap.add_argument("--program", nargs=argparse.REMAINDER,
+                    help="EXE ARGS...: instead of the fixtures, save a program of the machine that ends in abort() "
+                         "(multi-threaded: as the FLUSHED fixtures) as WORK/EXE.snapshot and WORK/EXE.snapshot.core")
     args = ap.parse_args()
     MACHINE = dict(MACHINES[args.machine], name=args.machine)
+    if args.program:
+        exe = os.path.abspath(args.program[0])
+        fx = F(os.path.basename(exe), [], "", "chain", args=args.program[1:])
+        os.makedirs(args.work, exist_ok=True)
+        snapshot, _ = capture(fx, exe, args.work, args.timeout, threaded=True)
+        r = cc.run([sys.executable, SNAPSHOT_CORE, snapshot, snapshot + ".core"])
+        if r.returncode != 0:
+            cc.log("snapshot_core.py: " + r.stderr.strip())
+            return 1
+        print(snapshot + ".core")
+        return 0
     for tool in (MACHINE["cc"], MACHINE["cxx"], MACHINE["qemu"], "gdb-multiarch"):
         if not shutil.which(tool):
             cc.log("skip: %s not found" % tool)
