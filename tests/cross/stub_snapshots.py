@@ -277,8 +277,9 @@ def main():
     if args.program:
         exe = os.path.abspath(args.program[0])
         fx = F(os.path.basename(exe), [], "", "chain", args=args.program[1:])
-        os.makedirs(args.work, exist_ok=True)
-        snapshot, _ = capture(fx, exe, args.work, args.timeout, threaded=True)
+        work = os.path.abspath(args.work)  # gdb runs in the program's directory
+        os.makedirs(work, exist_ok=True)
+        snapshot, _ = capture(fx, exe, work, args.timeout, threaded=True)
         r = cc.run([sys.executable, SNAPSHOT_CORE, snapshot, snapshot + ".core"])
         if r.returncode != 0:
             cc.log("snapshot_core.py: " + r.stderr.strip())
