@@ -1,6 +1,6 @@
 // The program of the 32-bit cores made here (x32/core.py, s390/core.py),
 // without libc: _start (x32/start.S, s390/start.S) calls chain_entry,
-// which tail-calls f1; f1, f2 and f3 call down to trap, whose invalid
+// which with 0 tail-calls f1; f1, f2 and f3 call down to trap, whose invalid
 // instruction (x32: ud2; s390: opcode 0) ends the run. Its frames from the
 // trap: trap, f3, f2, f1, _start (chain_entry leaves none: it jumps).
 //
@@ -9,6 +9,17 @@
 // chain_handler calls h1 and h2 down to trap2, whose invalid instruction
 // ends the run inside the handler: trap2, h2, h1, chain_handler, the
 // trampoline, trap, f3, f2, f1, _start.
+//
+// The process's other thread, the main thread waiting in a join (the shape
+// of elfutils' backtrace test: the main thread in pthread_join), is the
+// same program entered first, on a stack of its own, with chain_entry's
+// argument (the first argument register, which _start leaves alone) 1:
+// chain_entry tail-calls join_main, which waits through join_wait and
+// join_block down to join_futex, whose invalid instruction stands for the
+// futex wait the thread blocks in (no libc: no real pthread_join). The
+// harness keeps that thread's registers and stack, then enters the program
+// again with 0 for the crashing chain. Its frames: join_futex, join_block,
+// join_wait, join_main, _start.
 #define NOINLINE __attribute__((noinline))
 
 #if defined(__x86_64__)
@@ -31,7 +42,27 @@ NOINLINE int f2(int n) { return f3(n + 1) + 1; }
 
 NOINLINE int f1(int n) { return f2(n * 2) * 3; }
 
-void chain_entry(void) { f1(5); }
+NOINLINE void join_futex(void) { __asm__ volatile(TRAP); }
+
+NOINLINE int join_block(int n) {
+  volatile int word = n;  // the futex word, on the stack
+  join_futex();
+  return word;
+}
+
+NOINLINE int join_wait(int n) { return join_block(n + 2) - 1; }
+
+NOINLINE void join_main(void) {
+  volatile int r = join_wait(1);  // a call, not a jump: main keeps its frame
+  (void)r;
+}
+
+void chain_entry(int main_thread) {
+  if (main_thread)
+    join_main();
+  else
+    f1(5);
+}
 
 NOINLINE int h2(int n) {
   volatile int b[3];

@@ -5,9 +5,15 @@
 // would write: the notes the harness makes (NT_PRSTATUS in the machine's
 // 32-bit layout, ...) and NT_FILE naming the program, its segments without
 // contents (as the kernel leaves file pages out, but for the first page:
-// its ELF header), and the stack's contents. Header-only: each harness is
-// one translation unit, and the core is written from a signal handler
-// (static buffers, no allocation).
+// its ELF header), and the contents of the threads' stacks. Header-only:
+// each harness is one translation unit, and the core is written from a
+// signal handler (static buffers, no allocation).
+//
+// The cores have two threads (chain32.c): the main thread, run first (the
+// program entered with 1, its thread id the process id), waits in a join
+// until its trap; the harness keeps its registers and enters the program
+// again on the other stack with 0: the crashing thread (thread id the
+// process id + 1), written first as the kernel writes the dumping thread.
 #pragma once
 
 #include <elf.h>
@@ -25,7 +31,19 @@
 #define NT_FILE 0x46494c45
 #endif
 
-enum { kMaxLoads = 8, kPage = 4096 };
+enum { kMaxLoads = 8, kMaxStacks = 2, kPage = 4096, kStackSize = 64 * 1024 };
+
+// The threads' stacks: the crashing thread's, the joining main thread's.
+enum { kCrashing, kJoining };
+struct stack32 {
+  unsigned char* base;
+  uintptr_t top;  // where the program is entered: `align`-aligned, 64 bytes below the end
+};
+
+static void set_stack32(struct stack32* s, void* base, uintptr_t align) {
+  s->base = base;
+  s->top = ((uintptr_t)base + kStackSize - 64) & ~(align - 1);
+}
 
 struct program32 {
   char path[PATH_MAX];
@@ -103,10 +121,18 @@ static size_t put_file_note(unsigned char* out, const struct program32* p) {
 }
 
 // Writes the core: the ELF header of `machine` in this process's byte
-// order, PT_NOTE with `notes`, the program's segments, and the stack.
+// order, PT_NOTE with `notes`, the program's segments, and the `count`
+// stacks (kStackSize each, the program below them), PT_LOADs in address order.
 static void write_core32(const char* core_path, uint16_t machine, const struct program32* p, const unsigned char* notes,
-                         size_t notes_size, const void* stack, size_t stack_size) {
-  const int phnum = 1 + p->load_count + 1;
+                         size_t notes_size, const struct stack32* stacks, int count) {
+  const unsigned char* sorted[kMaxStacks];
+  for (int i = 0; i < count; ++i) {
+    int at = i;
+    for (; at > 0 && sorted[at - 1] > stacks[i].base; --at) sorted[at] = sorted[at - 1];
+    sorted[at] = stacks[i].base;
+  }
+  const size_t stack_size = (size_t)count * kStackSize;
+  const int phnum = 1 + p->load_count + count;
   const uint32_t notes_offset = sizeof(Elf32_Ehdr) + phnum * sizeof(Elf32_Phdr);
   const uint32_t stack_offset = (notes_offset + notes_size + kPage - 1u) & ~(kPage - 1u);
   Elf32_Ehdr eh = {0};
@@ -121,8 +147,8 @@ static void write_core32(const char* core_path, uint16_t machine, const struct p
   eh.e_ehsize = sizeof eh;
   eh.e_phentsize = sizeof(Elf32_Phdr);
   eh.e_phnum = (Elf32_Half)phnum;
-  Elf32_Phdr ph[kMaxLoads + 2] = {{0}};
-  uint32_t data_offset = stack_offset + stack_size;  // the first page of the file, after the stack
+  Elf32_Phdr ph[1 + kMaxLoads + kMaxStacks] = {{0}};
+  uint32_t data_offset = stack_offset + stack_size;  // the first page of the file, after the stacks
   ph[0].p_type = PT_NOTE;
   ph[0].p_offset = notes_offset;
   ph[0].p_filesz = (uint32_t)notes_size;
@@ -141,13 +167,15 @@ static void write_core32(const char* core_path, uint16_t machine, const struct p
     load->p_flags = p->loads[i].p_flags;
     load->p_align = kPage;
   }
-  Elf32_Phdr* st = &ph[phnum - 1];
-  st->p_type = PT_LOAD;
-  st->p_vaddr = (uint32_t)(uintptr_t)stack;
-  st->p_memsz = st->p_filesz = (uint32_t)stack_size;
-  st->p_offset = stack_offset;
-  st->p_flags = PF_R | PF_W;
-  st->p_align = kPage;
+  for (int i = 0; i < count; ++i) {
+    Elf32_Phdr* st = &ph[1 + p->load_count + i];
+    st->p_type = PT_LOAD;
+    st->p_vaddr = (uint32_t)(uintptr_t)sorted[i];
+    st->p_memsz = st->p_filesz = kStackSize;
+    st->p_offset = stack_offset + i * kStackSize;
+    st->p_flags = PF_R | PF_W;
+    st->p_align = kPage;
+  }
 
   const int fd = open(core_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) die(core_path);
@@ -156,8 +184,9 @@ static void write_core32(const char* core_path, uint16_t machine, const struct p
   memcpy(head, &eh, sizeof eh);
   memcpy(head + sizeof eh, ph, phnum * sizeof(Elf32_Phdr));
   memcpy(head + notes_offset, notes, notes_size);
-  if (write(fd, head, stack_offset) != (ssize_t)stack_offset || write(fd, stack, stack_size) != (ssize_t)stack_size)
-    die("write");
+  if (write(fd, head, stack_offset) != (ssize_t)stack_offset) die("write");
+  for (int i = 0; i < count; ++i)
+    if (write(fd, sorted[i], kStackSize) != kStackSize) die("write");
   for (int i = 0; i < p->load_count; ++i)
     if (p->loads[i].p_offset == 0 &&
         write(fd, (void*)(uintptr_t)(p->loads[i].p_vaddr & ~(kPage - 1u)), kPage) != kPage)

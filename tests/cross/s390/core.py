@@ -19,15 +19,20 @@ prologue analysis. Cores: `plain` (trapped in trap()), `sigframe` (a
 sigframe32 returning to the program's __restore, `svc 119`), `rt` (an
 rt_sigframe32 returning to its __restore_rt, `svc 173`) and `rt_stack` (an
 rt_sigframe32 without SA_RESTORER: the kernel's `svc 173` on the frame).
+Each core has a second thread, the main thread waiting in a join
+(join_main .. join_futex: the shape of elfutils' pthread_join thread,
+without libc), run first on a stack of its own and written after the
+crashing thread.
 
 The truth:
-- chain: framewalk's functions equal the chain the program's construction
-  gives, and the walk ends `outermost`; always.
-- gdb-multiarch, PC for PC, every core whole, but where gdb 13 is wrong:
-  it takes an rt_sigframe32 whose trampoline is not on the frame itself
-  (SA_RESTORER, the `rt` cores) for an old-style sigframe, reads the
-  sigcontext's sregs pointer where there is none and stops after the
-  handler; there, the frames up to the handler.
+- chain: framewalk's functions of both threads equal the chain the
+  program's construction gives, and each walk ends `outermost`; always.
+- gdb-multiarch, PC for PC, every thread of every core whole, but where
+  gdb 13 is wrong: it takes an rt_sigframe32 whose trampoline is not on
+  the frame itself (SA_RESTORER, the `rt` cores) for an old-style
+  sigframe, reads the sigcontext's sregs pointer where there is none and
+  stops after the handler; there, the crashing thread's frames up to the
+  handler.
 
   core.py --framewalk build/framewalk --work DIR
 Exit 77 (skipped) without s390x-linux-gnu-gcc or qemu-s390x.
@@ -40,7 +45,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from made_cores import check, framewalk_frames, gdb_frames  # noqa: E402
+from made_cores import check, chain_problems, framewalk_threads, gdb_frames, names, pc_problem, pcs  # noqa: E402
 CC = "s390x-linux-gnu-gcc"
 QEMU = ["qemu-s390x", "-L", "/usr/s390x-linux-gnu"]
 PLAIN = ["trap", "f3", "f2", "f1", "_start"]
@@ -71,8 +76,9 @@ def symbols(program):
 
 
 def core_r14(core):
-    """r14 as the core's NT_PRSTATUS holds it (s390_compat_regs at 72: psw,
-    then the gprs), big-endian ELF32 with one PT_NOTE first."""
+    """r14 as the core's first NT_PRSTATUS (the crashing thread's) holds it
+    (s390_compat_regs at 72: psw, then the gprs), big-endian ELF32 with one
+    PT_NOTE first."""
     data = open(core, "rb").read()
     phoff, = struct.unpack_from(">I", data, 28)
     _, offset, _, _, size = struct.unpack_from(">IIIII", data, phoff)
@@ -113,31 +119,23 @@ def main():
                 extra = [frame_kind, syms["chain_handler"], syms[restorer] if restorer else "0"]
                 expected = HANDLER + [trampoline] + PLAIN
             check(QEMU + [make_core, program, core] + extra)
-            thread = framewalk_frames(fw, core)
-            names = [f.get("function") for f in thread["frames"]]
-            problems = []
-            if names != expected:
-                problems.append("functions %s, expected %s" % (names, expected))
+            threads = framewalk_threads(fw, core)
+            problems = chain_problems(threads, expected)
             # trap() is a leaf: r14 is f3's return address, from brasl in 31-bit mode.
             if kind == "plain" and not core_r14(core) & 0x80000000:
                 problems.append("r14 %#x without the addressing-mode bit: not run in 31-bit mode" % core_r14(core))
-            if thread.get("stop") != "outermost":
-                problems.append("stop %s, expected outermost" % thread.get("stop"))
             gdb = gdb_frames(program, core)
-            if gdb is not None:
-                ours = [int(f["pc"], 16) for f in thread["frames"]]
+            for crashing, thread in zip((True, False), threads if gdb is not None else ()):
+                theirs = gdb.get(thread["tid"], [])
                 # gdb stops after the handler of an rt_sigframe32 whose
-                # trampoline is the program's (see above).
-                whole = len(gdb) == len(ours) if kind != "rt" else len(gdb) >= len(HANDLER)
-                theirs = [pc for pc, _, _ in gdb]
-                if not whole or ours[:len(theirs)] != theirs:
-                    problems.append("PCs %s, gdb's %s" % ([hex(p) for p in ours], [hex(p) for p in theirs]))
-                if signal and len(gdb) > len(HANDLER) and not gdb[len(HANDLER)][1]:
+                # trampoline is the program's (see above): compared up to there.
+                upto = len(theirs) if crashing and kind == "rt" and len(theirs) >= len(HANDLER) else None
+                problems += pc_problem(thread, pcs(thread)[:upto], [pc for pc, _, _ in theirs])
+                if crashing and signal and len(theirs) > len(HANDLER) and not theirs[len(HANDLER)][1]:
                     problems.append("gdb's frame %d is no signal frame" % len(HANDLER))
                 gdb_compared += len(theirs)
-            compared += len(names)
-            print("%-9s %-8s %-4s %s" % (variant, kind, "ok" if not problems else "FAIL",
-                                         " ".join(n or "?" for n in names)))
+            compared += sum(len(t["frames"]) for t in threads)
+            print("%-9s %-8s %-4s %s" % (variant, kind, "ok" if not problems else "FAIL", names(threads)))
             for p in problems:
                 print("    " + p)
             failures += bool(problems)

@@ -5,21 +5,26 @@
 //
 // 31-bit code runs in a 64-bit process while every address it touches is
 // below 2 GiB: the program's PT_LOAD segments are mapped at their
-// addresses, a stack below 2 GiB, and the program entered at its entry
+// addresses, two stacks below 2 GiB, and the program entered at its entry
 // point through `sam31` (a two-instruction trampoline below 2 GiB: the
-// instruction after sam31 must lie there). In 31-bit mode bras, brasl and
+// instruction after sam31 must lie there). It runs twice (elf32_core.h):
+// first as the main thread waiting in a join (r2 1), whose registers the
+// SIGILL handler keeps, then, entered again in 31-bit mode on the other
+// stack, as the crashing thread (r2 0). In 31-bit mode bras, brasl and
 // basr leave the addressing-mode bit 0x80000000 in r14, as on a 31-bit
 // kernel; qemu-user honours sam31 and enters the signal handler below in
 // 64-bit mode. The program must touch nothing but its own memory and end
 // in an invalid instruction (opcode 0). The SIGILL handler takes the
-// registers and writes an ELFCLASS32 EM_S390 core (elf32_core.h):
-// NT_PRSTATUS of the compat layout (compat_elf_prstatus: s390_compat_regs
-// at offset 72, the PSW address with the addressing-mode bit), NT_PRFPREG,
-// NT_FILE, the segments and the stack.
+// registers and writes an ELFCLASS32 EM_S390 core (elf32_core.h): each
+// thread's NT_PRSTATUS of the compat layout (compat_elf_prstatus:
+// s390_compat_regs at offset 72, the PSW address with the addressing-mode
+// bit) and NT_PRFPREG, the crashing thread's first, NT_FILE, the segments
+// and both stacks.
 //
 // With KIND (sigframe or rt), HANDLER and RESTORER (addresses in the
-// program), the first trap is instead turned into a signal delivered as the
-// compat layer delivers one (arch/s390/kernel/compat_signal.c,
+// program), the crashing thread's first trap is instead turned into a
+// signal delivered as the compat layer delivers one
+// (arch/s390/kernel/compat_signal.c,
 // setup_frame32 / setup_rt_frame32, with SA_RESTORER and without vector
 // registers): the frame 8-aligned below r15, its back chain, a sigframe32
 // (sigcontext32 whose sregs points at the _sigregs32 after it, the signal
@@ -37,9 +42,8 @@
 
 #include "../elf32_core.h"
 
-enum { kStackSize = 64 * 1024 };
-// Below 2 GiB: the stack, and the page with the trampoline into 31-bit mode.
-static const uintptr_t kStackAddress = 0x7eff0000, kTrampolineAddress = 0x7efe0000;
+// Below 2 GiB: the stacks, and the page with the trampoline into 31-bit mode.
+static const uintptr_t kStackAddresses[2] = {0x7eff0000, 0x7efc0000}, kTrampolineAddress = 0x7efe0000;
 static const uint32_t kAmode31 = 0x80000000;  // PSW32_ADDR_AMODE; PSW_MASK_BA in the 64-bit PSW mask
 // The compat layer's PSW mask: PSW32_USER_BITS (DAT, I/O, external, base,
 // machine check, problem state) and the condition code and program mask.
@@ -47,7 +51,9 @@ static const uint32_t kPsw32UserBits = 0x070d0000, kPsw32MaskUser = 0x0000ff00;
 
 static const char* g_core_path;
 static struct program32 g_program;
-static unsigned char* g_stack;
+static struct stack32 g_stacks[2];
+static ucontext_t g_joining;  // the main thread's registers at its trap
+static int g_joined;          // 1 once it trapped
 static int g_rt;                        // the kind of frame to deliver
 static uint32_t g_handler;   // 0: no signal delivered
 static uint32_t g_restorer;  // 0: the svc on the frame
@@ -131,35 +137,60 @@ static void deliver(int sig, const siginfo_t* info, ucontext_t* uc) {
   uc->uc_mcontext.psw.addr = g_handler;  // the PSW mask keeps 31-bit mode
 }
 
+// Enters the program's entry point on `stack` with r2 `main_thread`, r14
+// 0, in the addressing mode of the PSW.
+static void enter(ucontext_t* uc, const struct stack32* stack, int main_thread) {
+  uc->uc_mcontext.gregs[2] = (unsigned long)main_thread;
+  uc->uc_mcontext.gregs[14] = 0;
+  uc->uc_mcontext.gregs[15] = stack->top;
+  uc->uc_mcontext.psw.addr = g_program.entry;
+}
+
+// The thread's NT_PRSTATUS (compat_elf_prstatus: 224 bytes, pr_reg at 72,
+// 144 bytes of s390_compat_regs, pr_fpvalid at 216) and NT_PRFPREG, with
+// `between` (NT_FILE of the first thread) in between, as the kernel orders them.
+static size_t put_thread_notes(unsigned char* out, int sig, uint32_t tid, const ucontext_t* uc,
+                               const unsigned char* between, size_t between_size) {
+  unsigned char prstatus[224] = {0};
+  const uint16_t cursig = (uint16_t)sig;
+  put32(prstatus, (uint32_t)sig);
+  memcpy(prstatus + 12, &cursig, 2);
+  put32(prstatus + 24, tid);
+  put_regs32(prstatus + 72, uc);
+  put32(prstatus + 72 + 136, (uint32_t)uc->uc_mcontext.gregs[2]);  // orig_gpr2
+  put32(prstatus + 216, 1);
+  size_t size = put_note(out, NT_PRSTATUS, prstatus, sizeof prstatus);
+  memcpy(out + size, between, between_size);
+  size += between_size;
+  unsigned char fpregs[8 + 16 * 8];
+  put_fpregs(fpregs, uc);
+  return size + put_note(out + size, NT_PRFPREG, fpregs, sizeof fpregs);
+}
+
 static void on_trap(int sig, siginfo_t* info, void* context) {
   ucontext_t* uc = context;
+  if (!(uc->uc_mcontext.psw.mask & kAmode31) || (uc->uc_mcontext.psw.mask & (1ul << 32))) {
+    fprintf(stderr, "trapped outside 31-bit mode (PSW mask %#lx)\n", uc->uc_mcontext.psw.mask);
+    _exit(3);
+  }
+  if (!g_joined) {
+    g_joining = *uc;
+    g_joined = 1;
+    enter(uc, &g_stacks[kCrashing], 0);
+    return;
+  }
   if (g_handler) {
     deliver(sig, info, uc);
     g_handler = 0;
     return;
   }
-  if (!(uc->uc_mcontext.psw.mask & kAmode31) || (uc->uc_mcontext.psw.mask & (1ul << 32))) {
-    fprintf(stderr, "trapped outside 31-bit mode (PSW mask %#lx)\n", uc->uc_mcontext.psw.mask);
-    _exit(3);
-  }
-  // Notes: NT_PRSTATUS (compat_elf_prstatus: 224 bytes, pr_reg at 72, 144
-  // bytes of s390_compat_regs, pr_fpvalid at 216), NT_PRFPREG, NT_FILE.
-  static unsigned char notes[4096];
-  size_t notes_size = 0;
-  unsigned char prstatus[224] = {0};
-  const uint16_t cursig = (uint16_t)sig;
-  put32(prstatus, (uint32_t)sig);
-  memcpy(prstatus + 12, &cursig, 2);
-  put32(prstatus + 24, (uint32_t)getpid());
-  put_regs32(prstatus + 72, uc);
-  put32(prstatus + 72 + 136, (uint32_t)uc->uc_mcontext.gregs[2]);  // orig_gpr2
-  put32(prstatus + 216, 1);
-  notes_size += put_note(notes + notes_size, NT_PRSTATUS, prstatus, sizeof prstatus);
-  unsigned char fpregs[8 + 16 * 8];
-  put_fpregs(fpregs, uc);
-  notes_size += put_note(notes + notes_size, NT_PRFPREG, fpregs, sizeof fpregs);
-  notes_size += put_file_note(notes + notes_size, &g_program);
-  write_core32(g_core_path, EM_S390, &g_program, notes, notes_size, g_stack, kStackSize);
+  // Notes: the crashing thread's (with NT_FILE), the main thread's.
+  static unsigned char file_note[2048], notes[4096];
+  const size_t file_size = put_file_note(file_note, &g_program);
+  const uint32_t pid = (uint32_t)getpid();
+  size_t notes_size = put_thread_notes(notes, sig, pid + 1, uc, file_note, file_size);
+  notes_size += put_thread_notes(notes + notes_size, sig, pid, &g_joining, NULL, 0);
+  write_core32(g_core_path, EM_S390, &g_program, notes, notes_size, g_stacks, 2);
   _exit(0);
 }
 
@@ -175,9 +206,13 @@ int main(int argc, char** argv) {
   }
   g_core_path = argv[2];
   load_program32(argv[1], EM_S390, &g_program);
-  g_stack = mmap((void*)kStackAddress, kStackSize, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-  if (g_stack != (void*)kStackAddress) die("mapping the stack");
+  for (int i = 0; i < 2; ++i) {
+    void* stack = mmap((void*)kStackAddresses[i], kStackSize, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    if (stack != (void*)kStackAddresses[i]) die("mapping a stack");
+    // As the kernel would start it: 8-aligned at the top.
+    set_stack32(&g_stacks[i], stack, 8);
+  }
   // sam31; br %r1.
   static const unsigned char kEnter31[] = {0x01, 0x0d, 0x07, 0xf1};
   unsigned char* trampoline = mmap((void*)kTrampolineAddress, kPage, PROT_READ | PROT_WRITE | PROT_EXEC,
@@ -188,10 +223,12 @@ int main(int argc, char** argv) {
   const stack_t ss = {.ss_sp = altstack, .ss_size = sizeof altstack};
   struct sigaction sa = {.sa_sigaction = on_trap, .sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER};
   if (sigaltstack(&ss, NULL) != 0 || sigaction(SIGILL, &sa, NULL) != 0) die("signals");
-  // The program's stack as the kernel would start it: 8-aligned at the top,
-  // r14 0; its entry point is jumped to in 31-bit mode (nothing to return to).
-  const uintptr_t top = ((uintptr_t)g_stack + kStackSize - 64) & ~(uintptr_t)7;
+  // The main thread first, r14 0: its entry point is jumped to in 31-bit
+  // mode (nothing to return to).
   register uintptr_t entry __asm__("r1") = g_program.entry;
-  __asm__ volatile("lgr %%r15,%1\n\tlghi %%r14,0\n\tbr %2" : : "r"(entry), "a"(top), "a"(trampoline) : "memory");
+  __asm__ volatile("lgr %%r15,%1\n\tlghi %%r14,0\n\tlghi %%r2,1\n\tbr %2"
+                   :
+                   : "r"(entry), "a"(g_stacks[kJoining].top), "a"(trampoline)
+                   : "r2", "memory");
   __builtin_unreachable();
 }

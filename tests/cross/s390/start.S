@@ -1,6 +1,6 @@
 // The outermost frame of tests/cross/chain32.c: the return address is
 // undefined (CFI), and the back chain ends (0) in the frame it builds for
-// its callee.
+// its callee. r2, as make_core.c enters it, is passed on to chain_entry.
         .text
         .globl _start
         .type _start, @function

@@ -12,14 +12,17 @@ is written inside the handler, a few calls deep.
 Variants: `cfi` (gcc's .eh_frame), `fp` (no unwind tables: prologue
 analysis and frame pointers, `mov %esp,%ebp`), `short` (the trampoline's
 `mov $0x40000201,%eax` form). Each program gives two cores, `plain` (trapped
-in trap()) and `signal` (trapped in trap2() under the handler).
+in trap()) and `signal` (trapped in trap2() under the handler); each core
+has a second thread, the main thread waiting in a join (join_main ..
+join_futex: the shape of elfutils' pthread_join thread, without libc), run
+first on a stack of its own and written after the crashing thread.
 
 The truth:
-- chain: framewalk's functions equal the chain the program's construction
-  gives, and the walk ends `outermost`; always.
-- gdb-multiarch, PC for PC, where gdb 13 is right: the `cfi` plain core
-  whole, and the handler's frames of the signal cores up to its "<signal
-  handler called>". gdb 13 reads x32's signal frame at x86-64's ucontext
+- chain: framewalk's functions of both threads equal the chain the
+  program's construction gives, and each walk ends `outermost`; always.
+- gdb-multiarch, PC for PC, every thread, where gdb 13 is right: the main
+  thread and the `plain` cores whole, and the handler's frames of the
+  signal cores up to its "<signal handler called>"; not the `fp` cores. gdb 13 reads x32's signal frame at x86-64's ucontext
   offset (40, not x32's 24: it finds PC 0 beyond it) and stops at the first
   frame-pointer frame built with `mov %esp,%ebp`.
 eu-stack reads no x32 core ("not a valid ELF file"): it is not compared.
@@ -34,7 +37,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from made_cores import check, framewalk_frames, gdb_frames  # noqa: E402
+from made_cores import check, chain_problems, framewalk_threads, gdb_frames, names, pc_problem, pcs  # noqa: E402
 CC = "x86_64-linux-gnux32-gcc"
 PLAIN = ["trap", "f3", "f2", "f1", "_start"]
 SIGNAL = ["trap2", "h2", "h1", "chain_handler", "__restore_rt"] + PLAIN
@@ -76,25 +79,17 @@ def main():
             core = os.path.join(args.work, "%s_%s.core" % (variant, kind))
             extra = [symbol(program, "chain_handler"), symbol(program, "__restore_rt")] if kind == "signal" else []
             check([make_core, program, core] + extra)
-            thread = framewalk_frames(fw, core)
-            names = [f.get("function") for f in thread["frames"]]
-            stop = thread.get("stop")
-            problems = []
-            if names != expected:
-                problems.append("functions %s, expected %s" % (names, expected))
-            if stop != "outermost":
-                problems.append("stop %s, expected outermost" % stop)
+            threads = framewalk_threads(fw, core)
+            problems = chain_problems(threads, expected)
             gdb = gdb_frames(program, core) if variant != "fp" else None
-            if gdb:
+            for thread in threads if gdb is not None else ():
+                theirs = gdb.get(thread["tid"], [])
                 # Up to gdb's signal frame: gdb 13 misreads x32's (see above).
-                upto = next((i for i, f in enumerate(gdb) if f[1]), len(gdb))
-                ours = [int(f["pc"], 16) for f in thread["frames"][:upto]]
-                theirs = [f[0] for f in gdb[:upto]]
-                if ours != theirs:
-                    problems.append("PCs %s, gdb's %s" % ([hex(p) for p in ours], [hex(p) for p in theirs]))
-                gdb_compared += len(theirs)
-            compared += len(names)
-            print("%-6s %-6s %-4s %s" % (variant, kind, "ok" if not problems else "FAIL", " ".join(names)))
+                upto = next((i for i, f in enumerate(theirs) if f[1]), len(theirs))
+                problems += pc_problem(thread, pcs(thread)[:upto], [pc for pc, _, _ in theirs[:upto]])
+                gdb_compared += upto
+            compared += sum(len(t["frames"]) for t in threads)
+            print("%-6s %-6s %-4s %s" % (variant, kind, "ok" if not problems else "FAIL", names(threads)))
             for p in problems:
                 print("    " + p)
             failures += bool(problems)

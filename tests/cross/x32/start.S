@@ -1,5 +1,6 @@
 // The outermost frame of tests/cross/chain32.c: the return address is
-// undefined (CFI) and rbp is 0 (the frame-pointer chain's end).
+// undefined (CFI) and rbp is 0 (the frame-pointer chain's end). rdi, as
+// make_core.c enters it, is passed on to chain_entry.
         .text
         .globl _start
         .type _start, @function
