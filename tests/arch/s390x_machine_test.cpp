@@ -412,6 +412,19 @@ TEST(S390Machine, PrologueRows) {
   // Before the stm, r14 is the return address: `lr %r14,%r15` ends the prologue.
   const uint8_t unsaved[] = {0x18, 0xef, 0x90, 0xef, 0xf0, 0x38, 0xa7, 0xfa, 0xff, 0xa0};
   EXPECT_FALSE(x::prologue_row(Bytes(unsaved, sizeof unsaved), x::kReturnAddressFrame, &row, x::kS390Abi));
+  // gcc -m31 -mbackchain with a local array: stm %r11,%r15,44(%r15); lr
+  // %r11,%r2 (r11 saved, no frame pointer: a scratch register); ahi
+  // %r15,-128; and once r11 is the frame pointer, a write to it ends the
+  // prologue.
+  const uint8_t scratch[] = {0x90, 0xbf, 0xf0, 0x2c, 0x18, 0xb2, 0xa7, 0xfa, 0xff, 0x80, 0xc0, 0xe5, 0, 0, 0, 0};
+  ASSERT_TRUE(x::prologue_row(Bytes(scratch, sizeof scratch), x::kReturnAddressFrame, &row, x::kS390Abi));
+  EXPECT_EQ(row.cfa.reg, x::kR15);
+  EXPECT_EQ(row.cfa.offset, 224);
+  EXPECT_EQ(row.find(x::kR11)->value, -52);
+  const uint8_t fp_then_write[] = {0x90, 0xbf, 0xf0, 0x2c, 0x18, 0xbf, 0x18, 0xb2, 0xa7, 0xfa, 0xff, 0x80};
+  ASSERT_TRUE(x::prologue_row(Bytes(fp_then_write, sizeof fp_then_write), 12, &row, x::kS390Abi));
+  EXPECT_EQ(row.cfa.reg, x::kR11);  // the walk stopped at `lr %r11,%r2`: no ahi seen
+  EXPECT_EQ(row.cfa.offset, 96);
 }
 
 TEST(S390Machine, FallbackRowsStripTheAddressingModeBit) {

@@ -45,9 +45,11 @@ NOINLINE int f1(int n) { return f2(n * 2) * 3; }
 NOINLINE void join_futex(void) { __asm__ volatile(TRAP); }
 
 NOINLINE int join_block(int n) {
-  volatile int word = n;  // the futex word, on the stack
+  // The futex word and its neighbours, indexed by the argument: gcc -m31
+  // -mbackchain copies the argument into the saved r11 before its `ahi`.
+  volatile int word[4] = {n, 0, n, 0};
   join_futex();
-  return word;
+  return word[n & 3];
 }
 
 NOINLINE int join_wait(int n) { return join_block(n + 2) - 1; }

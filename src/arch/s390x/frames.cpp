@@ -128,11 +128,14 @@ struct PrologueState {
 enum class Step : uint8_t { kPrologue, kNeutral, kEnd };
 
 // Registers an instruction of the forms stepped over must not write: the
-// frame's (r10 too: an even-odd pair instruction on it writes r11); r14
-// once saved is a scratch register (-mbackchain's `lr %r14,%r15` keeps the
-// entry r15 in it for the back chain).
+// frame's (r10 too: an even-odd pair instruction on it writes r11). Once
+// saved, r14 is a scratch register (-mbackchain's `lr %r14,%r15` keeps the
+// entry r15 in it for the back chain), and so is r11 until it becomes the
+// frame pointer (gcc may copy an argument into it before its `ahi %r15`).
 bool frame_register(unsigned reg, const PrologueState& s) {
-  return reg == 10 || reg == kR11 || reg == kR15 || (reg == kR14 && !((s.saved >> kR14) & 1));
+  const bool r11_scratch = ((s.saved >> kR11) & 1) && !s.fp_set;
+  if (reg == 10 || reg == kR11) return !r11_scratch;
+  return reg == kR15 || (reg == kR14 && !((s.saved >> kR14) & 1));
 }
 
 Step unless_frame_register(unsigned reg, const PrologueState& s) {
