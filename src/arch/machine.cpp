@@ -26,7 +26,8 @@ std::span<const Machine* const> machines() {
   static const Machine* const kMachines[] = {&x86_64::machine(), &aarch64::machine(), &arm::machine(),
                                              &i386::machine(), &ppc64le::machine(), &s390x::machine(),
                                              &riscv64::machine(), &ppc::machine(), &x86_64::x32_machine(),
-                                             &sparc::sparc64_machine(), &s390x::s390_machine()};
+                                             &sparc::sparc64_machine(), &s390x::s390_machine(),
+                                             &sparc::sparc32_machine(), &sparc::sparc32plus_machine()};
   return kMachines;
 }
 }  // namespace

@@ -9,10 +9,12 @@ MachineKey usual_machine_key(uint16_t elf_machine) {
     case kEm386:
     case kEmArm:
     case kEmPpc:
-    case kEmSparc: key.is_64 = false; break;
+    case kEmSparc:
+    case kEmSparc32plus: key.is_64 = false; break;
     default: break;
   }
-  if (elf_machine == kEmS390 || elf_machine == kEmSparc || elf_machine == kEmSparcv9 || elf_machine == kEmPpc)
+  if (elf_machine == kEmS390 || elf_machine == kEmSparc || elf_machine == kEmSparc32plus ||
+      elf_machine == kEmSparcv9 || elf_machine == kEmPpc)
     key.endian = Endian::kBig;
   if (elf_machine == kEmPpc64) key.flags = 2;  // EF_PPC64_ABI: ELFv2
   return key;
@@ -31,6 +33,7 @@ std::string machine_name(const MachineKey& key) {
     case kEmS390: return is_64 ? "s390x" : "s390";
     case kEmMips: return std::string(is_64 ? "mips64" : "mips") + (big ? "" : "el");
     case kEmSparc: return "sparc";
+    case kEmSparc32plus: return "sparc32plus";
     case kEmSparcv9: return "sparc64";
     case kEmRiscv: return is_64 ? "riscv64" : "riscv32";
     case kEmLoongarch: return is_64 ? "loongarch64" : "loongarch32";

@@ -14,6 +14,7 @@ namespace framewalk {
 
 // ELF e_machine numbers (elf.h's EM_*).
 inline constexpr uint16_t kEmSparc = 2, kEm386 = 3, kEmMips = 8, kEmPpc = 20, kEmPpc64 = 21, kEmS390 = 22,
+                          kEmSparc32plus = 18,
                           kEmArm = 40, kEmSparcv9 = 43, kEmX86_64 = 62, kEmAarch64 = 183, kEmRiscv = 243,
                           kEmLoongarch = 258;
 

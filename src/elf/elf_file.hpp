@@ -29,7 +29,7 @@ inline constexpr uint32_t kPtLoad = 1, kPtDynamic = 2, kPtInterp = 3, kPtNote = 
 // The e_machine numbers: base/machine_key.hpp.
 using framewalk::kEm386, framewalk::kEmMips, framewalk::kEmPpc, framewalk::kEmPpc64, framewalk::kEmS390,
     framewalk::kEmArm, framewalk::kEmSparcv9, framewalk::kEmX86_64, framewalk::kEmAarch64, framewalk::kEmRiscv,
-    framewalk::kEmLoongarch;
+    framewalk::kEmLoongarch, framewalk::kEmSparc, framewalk::kEmSparc32plus;
 
 struct Section {
   uint32_t index = 0;

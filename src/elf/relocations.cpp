@@ -28,7 +28,6 @@ struct RelocationKind {
 };
 
 constexpr uint16_t kEmS390Old = 0xa390;  // EM_S390's number before one was assigned
-constexpr uint16_t kEmSparc32plus = 18;    // 32-bit SPARC code using v9 instructions
 
 struct MachineRelocation {
   uint16_t machine;

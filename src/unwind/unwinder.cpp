@@ -433,6 +433,14 @@ bool Unwinder::find_row_uncached(const Frame& frame, const UnwindOptions& option
     return false;
   }
   const uint64_t link_pc = frame.lookup_pc - m->bias;
+  // A handler returns to a signal trampoline's first instruction. Where a
+  // return address is looked up more than an instruction before it (SPARC:
+  // at the call, 8 bytes back), that is the end of whatever code precedes
+  // the trampoline, whose row is not this frame's.
+  if (!frame.activation && frame.pc - frame.lookup_pc > 4 && machine_->signal_frame_row(code(), frame.pc, &step->row)) {
+    step->source = FrameSource::kSignal;
+    return true;
+  }
   if (options.sources != SourceOrder::kSframe) {
     if (const ElfCfi* cfi = m->data->cfi()) {
       for (const auto& src : cfi->sources()) {

@@ -11,6 +11,8 @@
 #include "arch/machine.hpp"
 #include "arch/sparc/frames.hpp"
 #include "arch/sparc/machine.hpp"
+#include "support/numbered_words.hpp"
+#include "support/sparc_code.hpp"
 #include "support/sparse_memory.hpp"
 #include "unwind/unwinder.hpp"
 
@@ -25,25 +27,13 @@ constexpr uint64_t kBias = 2047;
 const Machine& m() { return sp::sparc64_machine(); }
 const MachineKey kKey{kEmSparcv9, true, Endian::kBig, 0};
 
-// `count` big-endian words of 8 bytes, word i holding base + i.
-std::vector<uint8_t> words(size_t count, uint64_t base) {
-  std::vector<uint8_t> bytes(8 * count);
-  for (size_t i = 0; i < count; ++i)
-    for (unsigned b = 0; b < 8; ++b) bytes[8 * i + b] = static_cast<uint8_t>((base + i) >> (8 * (7 - b)));
-  return bytes;
-}
+using test::sparc::code;
+using test::sparc::kCall;
+using test::sparc::kNop;
+using test::sparc::kRet;
+using test::sparc::kSave;
 
-std::vector<uint8_t> code(std::initializer_list<uint32_t> insns) {
-  std::vector<uint8_t> bytes;
-  for (uint32_t i : insns)
-    for (int b = 3; b >= 0; --b) bytes.push_back(static_cast<uint8_t>(i >> (8 * b)));
-  return bytes;
-}
-
-constexpr uint32_t kNop = 0x01000000;
-constexpr uint32_t kSave = 0x9de3bf50;  // save %sp, -176, %sp
-constexpr uint32_t kCall = 0x40000010;  // call .+0x40
-constexpr uint32_t kRet = 0x81c7e008;   // ret (jmpl %i7+8, %g0)
+std::vector<uint8_t> words(size_t count, uint64_t base) { return test::numbered_big_words(count, base); }
 
 TEST(MachineFor, Sparc64) {
   const Machine* machine = machine_for(usual_machine_key(kEmSparcv9));
@@ -58,7 +48,7 @@ TEST(MachineFor, Sparc64) {
   EXPECT_EQ(machine->endian(), Endian::kBig);
   EXPECT_EQ(machine->caller_stack_pointer(0x7ff0007ff), 0x7ff000000u);  // the stack bias
   EXPECT_NE(supported_machine_names().find("sparc64"), std::string::npos) << supported_machine_names();
-  EXPECT_EQ(machine_for(usual_machine_key(kEmSparc)), nullptr);  // 32-bit SPARC: read, not unwound
+  EXPECT_NE(machine_for(usual_machine_key(kEmSparc)), &m());  // 32-bit SPARC: sparc32_machine_test.cpp
 }
 
 TEST(Sparc64Machine, ReturnAddressesFollowTheDelaySlot) {
@@ -121,32 +111,15 @@ TEST(Sparc64Machine, RegistersFromAUcontext) {
   EXPECT_FALSE(m().registers_from_ucontext(Bytes(uc.data(), 24 + 8 * 19)).known(sp::kI6));
 }
 
-// A frame that ran `save`: %fp is its caller's %sp, the caller's window
-// (%l0-%i7: 0x3010 + i) saved at %fp + 2047.
-struct WindowFrame {
-  static constexpr uint64_t kSp = 0x7ff000000 - kBias, kFp = 0x7ff000200 - kBias;
-  test::SparseMemory mem;
-  RegisterFile regs;
-  WindowFrame() {
-    for (unsigned i = 0; i < 16; ++i) mem.put_big(kFp + kBias + 8 * i, 0x3010 + i, 8);
-    for (unsigned i = 8; i < 32; ++i) regs.set(i, 0x100 + i);  // this frame's own %o, %l, %i
-    regs.set(sp::kO6, kSp);
-    regs.set(sp::kI6, kFp);
-    regs.set(sp::kI7, kCodeBase + 0x40);
-    regs.set(sp::kPc, kCodeBase + 0x10);
-  }
-  Result<RegisterFile> caller(const UnwindRow& row) {
-    static const ModuleMap no_modules;
-    Unwinder unwinder(no_modules, mem, kKey);
-    return unwinder.apply_row(row, regs);
-  }
-};
+// support/sparc_code.hpp's frame: 8-byte words, 2047 below their frames.
+constexpr uint64_t kSp = 0x7ff000000 - kBias, kFp = 0x7ff000200 - kBias;
+test::sparc::WindowFrame window_frame() { return {kKey, kSp, kFp, kBias, 8}; }
 
 TEST(Sparc64Machine, AWindowSavedRowRestoresTheCallersWindow) {
-  WindowFrame f;
-  auto caller = f.caller(sp::window_row());
+  auto f = window_frame();
+  auto caller = f.caller(sp::window_row(kBias));
   ASSERT_TRUE(caller.ok());
-  EXPECT_EQ(caller->get(sp::kO6), WindowFrame::kFp);  // the caller's %sp: CFA - 2047
+  EXPECT_EQ(caller->get(sp::kO6), kFp);  // the caller's %sp: CFA - 2047
   EXPECT_EQ(caller->get(sp::kPc), kCodeBase + 0x48);  // %i7 + 8
   EXPECT_EQ(caller->get(sp::kO7), kCodeBase + 0x40);
   EXPECT_EQ(caller->get(sp::kO0), 0x100u + sp::kI0);  // `save` renamed %o to %i
@@ -154,7 +127,7 @@ TEST(Sparc64Machine, AWindowSavedRowRestoresTheCallersWindow) {
   EXPECT_EQ(caller->get(sp::kI6), 0x301eu);
   EXPECT_EQ(caller->get(sp::kI7), 0x301fu);
   // A rule of the row's own wins over the window's.
-  UnwindRow row = sp::window_row();
+  UnwindRow row = sp::window_row(kBias);
   ASSERT_TRUE(row.set(RegisterRule{sp::kL0 + 2, RuleKind::kSameValue, 0}).ok());
   auto ruled = f.caller(row);
   ASSERT_TRUE(ruled.ok());
@@ -163,13 +136,13 @@ TEST(Sparc64Machine, AWindowSavedRowRestoresTheCallersWindow) {
 }
 
 TEST(Sparc64Machine, AnUnreadableWindowIsAnError) {
-  WindowFrame f;
+  auto f = window_frame();
   f.regs.set(sp::kI6, 0x6ff000200 - kBias);  // nothing there
-  EXPECT_FALSE(f.caller(sp::window_row()).ok());
+  EXPECT_FALSE(f.caller(sp::window_row(kBias)).ok());
 }
 
 TEST(Sparc64Machine, WithoutCfiEveryFrameButALeafIsAWindow) {
-  WindowFrame f;
+  auto f = window_frame();
   const std::vector<uint8_t> body = code({kSave, 0x02c60006, kCall, kNop, kRet, kNop});
   FallbackInput in;
   in.registers = &f.regs;
@@ -200,7 +173,7 @@ TEST(Sparc64Machine, WithoutCfiEveryFrameButALeafIsAWindow) {
   ASSERT_NE(row.find(sp::kO7), nullptr);
   EXPECT_EQ(row.find(sp::kO7)->kind, RuleKind::kUndefined);
   RegisterFile below = f.regs;
-  below.set(sp::kI6, WindowFrame::kSp - 0x100);
+  below.set(sp::kI6, kSp - 0x100);
   in.registers = &below;
   EXPECT_EQ(m().fallback_row(in, &row), std::nullopt);
   // A large frame's size set up before `save` (sethi, or) is stepped over.

@@ -1,11 +1,13 @@
-// The program of the 32-bit cores made here (x32/core.py, s390/core.py),
+// The program of the 32-bit cores made here (x32/core.py, s390/core.py,
+// sparc32/core.py),
 // without libc: _start (x32/start.S, s390/start.S) calls chain_entry,
 // which with 0 tail-calls f1; f1, f2 and f3 call down to trap, whose invalid
 // instruction (x32: ud2; s390: opcode 0) ends the run. Its frames from the
 // trap: trap, f3, f2, f1, _start (chain_entry leaves none: it jumps).
 //
-// make_core can then deliver a signal at that trap as the machine's kernel
-// would (a signal frame whose return address is a trampoline of start.S):
+// make_core (or qemu, for sparc32) can then deliver a signal at that trap
+// as the machine's kernel would (a signal frame whose return address is a
+// trampoline of start.S):
 // chain_handler calls h1 and h2 down to trap2, whose invalid instruction
 // ends the run inside the handler: trap2, h2, h1, chain_handler, the
 // trampoline, trap, f3, f2, f1, _start.
@@ -26,6 +28,10 @@
 #define TRAP "ud2"
 #elif defined(__s390__)
 #define TRAP ".short 0"
+#elif defined(__sparc__)
+// Flush the register windows to their save areas (as a kernel does before
+// it writes a core or a signal frame; qemu keeps them in the CPU), then trap.
+#define TRAP "ta 3\n\tunimp 0"
 #endif
 
 NOINLINE void trap(void) { __asm__ volatile(TRAP); }

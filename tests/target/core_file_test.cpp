@@ -294,6 +294,44 @@ TEST(CoreFile, S390RegistersOfTheCompatLayout) {
 }
 
 
+// A minimal 32-bit SPARC core of `machine` (EM_SPARC or EM_SPARC32PLUS):
+// one NT_PRSTATUS of 228 bytes, the 38-word gregset at 72 (%g0-%i7, psr,
+// pc, npc, y, wim, tbr), cut to `prstatus_size`.
+std::vector<uint8_t> sparc32_core(uint16_t machine, size_t prstatus_size = 228) {
+  const CoreBytes c{true};
+  std::vector<uint8_t> notes;
+  std::vector<uint8_t> prstatus(72, 0);
+  prstatus[13] = 4;                          // pr_cursig: SIGILL
+  prstatus[26] = 0x10, prstatus[27] = 0x92;  // pr_pid 4242
+  for (unsigned i = 0; i < 38; ++i) c.put(prstatus, i == 33 ? 0x100bc : 0x1000 + i, 4);
+  prstatus.resize(228);
+  prstatus.resize(prstatus_size);
+  c.note(notes, 1, prstatus);
+  return c.core32(machine, notes);
+}
+
+TEST(CoreFile, Sparc32RegistersOfBothMachines) {
+  for (uint16_t machine : {elf::kEmSparc, elf::kEmSparc32plus}) {
+    SCOPED_TRACE(machine);
+    auto core = CoreFile::parse(FileImage::from_buffer(sparc32_core(machine)), "sparc.core", CoreOptions{});
+    ASSERT_TRUE(core.ok()) << to_string(core.error().code);
+    EXPECT_EQ((*core)->machine(), (MachineKey{machine, false, Endian::kBig, 0}));
+    ASSERT_EQ((*core)->threads().size(), 1u);
+    const CoreThread& t = (*core)->threads()[0];
+    EXPECT_EQ(t.tid, 4242);
+    EXPECT_EQ(t.registers.get(14), 0x100eu);    // %sp
+    EXPECT_EQ(t.registers.get(30), 0x101eu);    // %fp
+    EXPECT_EQ(t.registers.get(103), 0x100bcu);  // the PC, after psr
+  }
+  // A prstatus cut inside its registers is an error, not a guess.
+  for (size_t size : {size_t{72 + 100}, size_t{40}, size_t{0}}) {
+    SCOPED_TRACE(size);
+    auto cut = CoreFile::parse(FileImage::from_buffer(sparc32_core(elf::kEmSparc, size)), "cut.core", CoreOptions{});
+    ASSERT_FALSE(cut.ok());
+    EXPECT_EQ(cut.error().code, ErrorCode::kTruncated);
+  }
+}
+
 // A sparc64 core (big-endian): the kernel's 36-word gregset (tpc the PC),
 // and NT_FILE's files found under the sysroot, else, where the sysroot
 // lacks one, at their own path (a program run from outside the sysroot, as

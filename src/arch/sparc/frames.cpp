@@ -1,7 +1,5 @@
 #include "arch/sparc/frames.hpp"
 
-#include <array>
-
 namespace framewalk::arch::sparc {
 
 namespace {
@@ -12,25 +10,37 @@ std::optional<uint64_t> word_at(Bytes bytes, size_t offset, unsigned size) {
 
 RegisterRule offset_rule(uint16_t reg, int64_t offset) { return RegisterRule{reg, RuleKind::kOffset, offset, {}, 0}; }
 
-UnwindRow biased_row(uint16_t cfa_register) {
+UnwindRow biased_row(uint16_t cfa_register, int64_t stack_bias) {
   UnwindRow row;
   row.cfa.kind = CfaKind::kRegisterOffset;
   row.cfa.reg = cfa_register;
-  row.cfa.offset = kStackBias64;
+  row.cfa.offset = stack_bias;
   row.return_address_register = kO7;
   return row;
 }
 
-// The signal row's PC: pt_regs.tpc, as the executor pushes the CFA first.
-constexpr int64_t kSavedTpc = kSignalRegsOffset + 16 * 8 + 8;
-constexpr uint8_t kPlusUconst = 0x23, kDeref = 0x06, kLit8 = 0x38, kMinus = 0x1c;
-static_assert(kSavedTpc < (1 << 14), "a two-byte ULEB128 operand");
+// signal_layout's PC offsets, the largest sparc64's: two-byte ULEB128 operands.
+static_assert(kSignalRegsOffset + 16 * 8 + 8 < (1 << 14));
 
-// DW_OP_plus_uconst kSavedTpc; DW_OP_deref; DW_OP_lit8; DW_OP_minus: the
-// interrupted PC less 8, as a return address column holds a call's own
-// address (the Machine adds the 8 back to every return address).
-constexpr std::array<uint8_t, 6> kTpcLessEight = {kPlusUconst, static_cast<uint8_t>(0x80 | (kSavedTpc & 0x7f)),
-                                                   static_cast<uint8_t>(kSavedTpc >> 7), kDeref, kLit8, kMinus};
+// %g0-%i7 as words 0-31 and the PC as word `pc`, each `word` bytes.
+RegisterFile from_gregs(Bytes bytes, unsigned word, unsigned pc) {
+  RegisterFile r;
+  for (uint16_t i = 0; i < 32; ++i)
+    if (auto v = word_at(bytes, word * i, word)) r.set(i, *v);
+  if (auto v = word_at(bytes, word * pc, word)) r.set(kPc, *v);
+  return r;
+}
+
+// mc_gregs at `at`, words of `word` bytes: REG_PSR (sparc64: tstate),
+// REG_PC, REG_nPC, REG_Y, REG_G1..REG_G7, REG_O0..REG_O7.
+RegisterFile from_mc_gregs(Bytes bytes, size_t at, unsigned word) {
+  RegisterFile r;
+  if (auto pc = word_at(bytes, at + word, word)) r.set(kPc, *pc);
+  if (word_at(bytes, at + word * 4, word)) r.set(kG0, 0);
+  for (uint16_t i = 1; i < 16; ++i)
+    if (auto v = word_at(bytes, at + word * (3 + i), word)) r.set(i, *v);
+  return r;
+}
 
 constexpr uint32_t op(uint32_t insn) { return insn >> 30; }
 constexpr uint32_t op3(uint32_t insn) { return (insn >> 19) & 0x3f; }
@@ -38,50 +48,52 @@ constexpr uint32_t rd(uint32_t insn) { return (insn >> 25) & 31; }
 
 }  // namespace
 
-RegisterFile from_gregs_bytes(Bytes bytes) {
-  RegisterFile r;
-  for (uint16_t i = 0; i < 32; ++i)
-    if (auto v = word_at(bytes, 8 * i, 8)) r.set(i, *v);
-  if (auto pc = word_at(bytes, 8 * kGregsTpc, 8)) r.set(kPc, *pc);
-  return r;
-}
+RegisterFile from_gregs_bytes(Bytes bytes) { return from_gregs(bytes, 8, kGregsTpc); }
 
 RegisterFile from_ucontext_bytes(Bytes bytes) {
-  // mc_gregs: REG_PSR, REG_PC, REG_nPC, REG_Y, REG_G1..REG_G7, REG_O0..REG_O7.
   constexpr size_t g = kUcontextGregsOffset;
-  RegisterFile r;
-  if (auto pc = word_at(bytes, g + 8, 8)) r.set(kPc, *pc);
-  if (word_at(bytes, g + 8 * 4, 8)) r.set(kG0, 0);
-  for (uint16_t i = 1; i < 16; ++i)
-    if (auto v = word_at(bytes, g + 8 * (3 + i), 8)) r.set(i, *v);
+  RegisterFile r = from_mc_gregs(bytes, g, 8);
   if (auto fp = word_at(bytes, g + 8 * 19, 8)) r.set(kI6, *fp);
   if (auto i7 = word_at(bytes, g + 8 * 20, 8)) r.set(kI7, *i7);
   return r;
 }
 
+RegisterFile from_gregs32_bytes(Bytes bytes) { return from_gregs(bytes, 4, kGregs32Pc); }
+
+RegisterFile from_ucontext32_bytes(Bytes bytes) { return from_mc_gregs(bytes, kUcontext32GregsOffset, 4); }
+
 bool is_trampoline(Bytes code) { return word_at(code, 0, 4) == kMovRtSigreturnG1 && word_at(code, 4, 4) == kTa6d; }
 
-UnwindRow signal_frame_row() {
-  UnwindRow row = biased_row(kO6);
+const SignalLayout* signal32_layout(Bytes code) {
+  if (word_at(code, 4, 4) != kTa10) return nullptr;
+  const auto mov = word_at(code, 0, 4);
+  if (mov == kMovSigreturn32G1) return &kSignal32;
+  if (mov == kMovRtSigreturnG1) return &kRtSignal32;
+  return nullptr;
+}
+
+UnwindRow signal_frame_row(const SignalLayout& layout) {
+  UnwindRow row = biased_row(kO6, layout.stack_bias);
   row.signal_frame = true;
   row.return_address_register = kPc;
-  (void)row.set(RegisterRule{kPc, RuleKind::kValExpression, 0, Bytes(kTpcLessEight.data(), kTpcLessEight.size())});
-  for (uint16_t i = 1; i < 16; ++i) (void)row.set(offset_rule(i, kSignalRegsOffset + 8 * i));
+  (void)row.set(RegisterRule{kPc, RuleKind::kValExpression, 0,
+                             Bytes(layout.pc_less_eight.data(), layout.pc_less_eight.size())});
+  for (uint16_t i = 1; i < 16; ++i) (void)row.set(offset_rule(i, layout.u_regs + layout.word * i));
   row.window_saved = true;  // %l0-%i7: the copy in ss, at the CFA
   return row;
 }
 
-UnwindRow leaf_row() { return biased_row(kO6); }
+UnwindRow leaf_row(int64_t stack_bias) { return biased_row(kO6, stack_bias); }
 
-UnwindRow window_row() {
-  UnwindRow row = biased_row(kI6);
+UnwindRow window_row(int64_t stack_bias) {
+  UnwindRow row = biased_row(kI6, stack_bias);
   row.window_saved = true;
   (void)row.set(RegisterRule{kO7, RuleKind::kRegister, kI7});
   return row;
 }
 
-UnwindRow chain_end_row() {
-  UnwindRow row = window_row();
+UnwindRow chain_end_row(int64_t stack_bias) {
+  UnwindRow row = window_row(stack_bias);
   (void)row.set(RegisterRule{kO7, RuleKind::kUndefined, 0});
   return row;
 }

@@ -1,4 +1,5 @@
-// The sparc64 descriptor for the step loop (arch/machine.hpp).
+// The SPARC descriptors for the step loop (arch/machine.hpp): sparc64, and
+// 32-bit SPARC under either of its e_machines (EM_SPARC, EM_SPARC32PLUS).
 #pragma once
 
 #include "arch/machine.hpp"
@@ -6,5 +7,7 @@
 namespace framewalk::arch::sparc {
 
 const Machine& sparc64_machine();
+const Machine& sparc32_machine();
+const Machine& sparc32plus_machine();
 
 }  // namespace framewalk::arch::sparc

@@ -3,8 +3,6 @@
 namespace framewalk::arch::sparc {
 
 namespace {
-constexpr uint16_t kEmSparc32plus = 18;
-
 constexpr ArchInfo info_of(const char* name, uint16_t elf_machine, bool is_64) {
   return {.name = name,
           .key = {elf_machine, is_64, Endian::kBig, 0},

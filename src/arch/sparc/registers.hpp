@@ -1,9 +1,8 @@
 // SPARC DWARF register numbering (the SPARC psABIs; gcc's): the 32 integer
 // registers of the current window, %g0-%g7, %o0-%o7, %l0-%l7, %i0-%i7, as
 // 0-31, then the floating-point registers; and the number framewalk gives
-// the PC, which the psABIs do not number. sparc64 is unwound
-// (arch/sparc/machine.hpp); 32-bit SPARC files are read (their CFI dumped
-// and checked), not unwound.
+// the PC, which the psABIs do not number. sparc64 and 32-bit SPARC are
+// unwound (arch/sparc/machine.hpp).
 #pragma once
 
 #include <cstdint>
