@@ -45,7 +45,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from made_cores import check, framewalk_frames  # noqa: E402
+from made_cores import check, framewalk_threads  # noqa: E402
 CC = "sparc64-linux-gnu-gcc"
 MACHINES = {"sparc": ("qemu-sparc", ["-mcpu=v8"], 2), "sparc32plus": ("qemu-sparc32plus", [], 18)}
 PLAIN = ["trap", "f3", "f2", "f1", "_start"]
@@ -143,7 +143,7 @@ def make(work, machine, variant, kind):
 def compare(fw, core, gdb, kind):
     _, trampoline = KINDS[kind]
     expected = HANDLER + [trampoline] + PLAIN if trampoline else PLAIN
-    thread = framewalk_frames(fw, core)
+    (thread,) = framewalk_threads(fw, core)
     names = [f.get("function") for f in thread["frames"]]
     problems = []
     if names != expected:

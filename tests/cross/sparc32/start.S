@@ -35,7 +35,7 @@ _start:
         mov 102, %g1                    ! rt_sigaction(sig, act, oact, restorer, size)
         ta 0x10
 2:      call chain_entry
-         nop
+         mov 0, %o0                     ! the crashing chain (chain32.c)
         mov 1, %g1                      ! exit: not `unimp`, which after a call's delay
         ta 0x10                         ! slot marks one returning a struct (gdb resumes past it)
         .cfi_endproc
