@@ -18,6 +18,9 @@ trap()), `sigframe` (the trap's SIGILL delivered by qemu to chain_handler
 with a struct signal_frame, returning to start.S's __restore, `mov 216,
 %g1; ta 0x10`) and `rt` (SA_SIGINFO: a struct rt_signal_frame, returning
 to __restore_rt, `mov 101, %g1; ta 0x10`), trapped again in the handler.
+Each core also holds the main thread waiting in a join (chain32.c's
+join_main, run again with argc 4 on a stack 1 MiB lower), after the
+crashing thread, as x32's and s390's cores do (made_cores.chain_problems).
 
 The truth:
 - chain: framewalk's functions equal the chain the program's construction
@@ -45,7 +48,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from made_cores import check, framewalk_threads  # noqa: E402
+from made_cores import chain_problems, check, framewalk_threads, names  # noqa: E402
 CC = "sparc64-linux-gnu-gcc"
 MACHINES = {"sparc": ("qemu-sparc", ["-mcpu=v8"], 2), "sparc32plus": ("qemu-sparc32plus", [], 18)}
 PLAIN = ["trap", "f3", "f2", "f1", "_start"]
@@ -56,6 +59,7 @@ VARIANTS = {
 }
 # Core kind: (the program's arguments, the trampoline frame's function).
 KINDS = {"plain": ([], None), "sigframe": (["a"], "__restore"), "rt": (["a", "b"], "__restore_rt")}
+JOIN_ARGS = ["a", "b", "c"]  # start.S: the main thread in a join
 PAGE = 4096
 SIGILL = 4
 NT_PRSTATUS, NT_FILE = 1, 0x46494C45
@@ -101,21 +105,31 @@ def note(kind, name, desc):
     return struct.pack(">III", len(name) + 1, len(desc), kind) + pad(name + b"\0") + pad(desc)
 
 
-def write_core(path, e_machine, program, state):
-    regs = state["registers"]
-    prstatus = bytearray(72)
-    struct.pack_into(">h", prstatus, 12, SIGILL)  # pr_cursig
-    struct.pack_into(">i", prstatus, 24, 1)       # pr_pid
-    prstatus += struct.pack(">38I", *regs) + struct.pack(">i", 0)
+def write_core(path, e_machine, program, states):
+    """The core of `states`' threads (the crashing one first, as the kernel
+    writes the dumping thread first; thread ids counting down to 1), each
+    stack cut short of the next one's."""
+    notes = b""
+    for n, state in enumerate(states):
+        prstatus = bytearray(72)
+        struct.pack_into(">h", prstatus, 12, SIGILL if n == 0 else 0)  # pr_cursig
+        struct.pack_into(">i", prstatus, 24, len(states) - n)           # pr_pid
+        prstatus += struct.pack(">38I", *state["registers"]) + struct.pack(">i", 0)
+        notes += note(NT_PRSTATUS, b"CORE", bytes(prstatus))
     segments = loads(program)
     files = [(v & ~(PAGE - 1), (v + m + PAGE - 1) & ~(PAGE - 1), o & ~(PAGE - 1)) for v, m, o, _, _ in segments]
     name = os.path.abspath(program).encode()
     nt_file = struct.pack(">II", len(files), PAGE) + b"".join(struct.pack(">III", s, e, o // PAGE)
                                                               for s, e, o in files)
     nt_file += (name + b"\0") * len(files)
-    notes = note(NT_PRSTATUS, b"CORE", bytes(prstatus)) + note(NT_FILE, b"CORE", nt_file)
+    notes += note(NT_FILE, b"CORE", nt_file)
     blocks = [(v, m, f, c) for v, m, _, f, c in segments]
-    blocks.append((state["stack_start"], len(state["stack"]) // 2, 6, bytes.fromhex(state["stack"])))
+    stacks = sorted((state["stack_start"], bytes.fromhex(state["stack"])) for state in states)
+    for i, (start, contents) in enumerate(stacks):
+        if i + 1 < len(stacks):
+            contents = contents[:max(stacks[i + 1][0] - start, 0)]
+        blocks.append((start, len(contents), 6, contents))
+    blocks.sort(key=lambda b: b[0])
     phnum = 1 + len(blocks)
     at = 52 + 32 * phnum
     phdrs = struct.pack(">8I", 4, at, 0, 0, len(notes), 0, 0, 4)
@@ -136,21 +150,20 @@ def make(work, machine, variant, kind):
     args, _ = KINDS[kind]
     core = os.path.join(work, "%s_%s_%s.core" % (machine, variant, kind))
     state = dump(qemu, program, args, 2 if args else 1, core + ".json")
-    write_core(core, e_machine, program, state)
-    return core, state["gdb_frames"]
+    join = dump(qemu, program, JOIN_ARGS, 1, core + ".join.json")
+    write_core(core, e_machine, program, [state, join])
+    return core, state["gdb_frames"], join["gdb_frames"]
 
 
-def compare(fw, core, gdb, kind):
+def compare(fw, core, gdb, gdb_join, kind):
     _, trampoline = KINDS[kind]
     expected = HANDLER + [trampoline] + PLAIN if trampoline else PLAIN
-    (thread,) = framewalk_threads(fw, core)
-    names = [f.get("function") for f in thread["frames"]]
-    problems = []
-    if names != expected:
-        problems.append("functions %s, expected %s" % (names, expected))
-    if thread.get("stop") != "outermost":
-        problems.append("stop %s, expected outermost" % thread.get("stop"))
-    ours = [int(f["pc"], 16) for f in thread["frames"]]
+    threads = framewalk_threads(fw, core)
+    problems = chain_problems(threads, expected)
+    if problems:
+        return threads, problems, 0
+    crashing, main_thread = threads
+    ours = [int(f["pc"], 16) for f in crashing["frames"]]
     theirs = [pc for pc, _, _ in gdb]
     # gdb stops after the interrupted frame's caller where qemu delivered a
     # signal (see above): there, up to that frame.
@@ -159,7 +172,11 @@ def compare(fw, core, gdb, kind):
         problems.append("PCs %s, gdb's %s" % ([hex(p) for p in ours], [hex(p) for p in theirs]))
     if trampoline and not (len(gdb) > len(HANDLER) and gdb[len(HANDLER)][1]):
         problems.append("gdb's frame %d is no signal frame" % len(HANDLER))
-    return names, problems, len(theirs)
+    joined = [pc for pc, _, _ in gdb_join]
+    if [int(f["pc"], 16) for f in main_thread["frames"]] != joined:
+        problems.append("main thread: PCs %s, gdb's %s" % ([f["pc"] for f in main_thread["frames"]],
+                                                            [hex(p) for p in joined]))
+    return threads, problems, len(theirs) + len(joined)
 
 
 def main():
@@ -184,11 +201,11 @@ def main():
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         made = list(pool.map(lambda c: make(work, *c), cases))
         results = list(pool.map(lambda c, made_core: compare(fw, *made_core, c[2]), cases, made))
-    for (machine, variant, kind), (names, problems, against_gdb) in zip(cases, results):
-        compared += len(names)
+    for (machine, variant, kind), (threads, problems, against_gdb) in zip(cases, results):
+        compared += sum(len(t["frames"]) for t in threads)
         gdb_compared += against_gdb
         print("%-11s %-7s %-8s %-4s %s" % (machine, variant, kind, "ok" if not problems else "FAIL",
-                                           " ".join(n or "?" for n in names)))
+                                           names(threads)))
         for p in problems:
             print("    " + p)
         failures += bool(problems)

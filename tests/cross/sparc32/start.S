@@ -2,7 +2,10 @@
 // installs the signal handler first when asked (argc 2: a signal_frame,
 // argc 3: an rt_signal_frame, both returning to this file's trampolines):
 // the trap's SIGILL is then delivered to chain_handler, whose own trap
-// ends the run. Its %fp of 0 and its undefined %o7 end the chain.
+// ends the run. With argc 4 it is instead the main thread waiting in a
+// join (chain_entry(1)), on a stack 1 MiB below, clear of the crashing
+// thread's when core.py puts both threads in one core. Its %fp of 0 and
+// its undefined %o7 end the chain.
         .text
         .globl _start
         .type _start, @function
@@ -13,7 +16,9 @@ _start:
         ld [%sp + 64], %o0              ! argc
         sub %sp, 128, %sp               ! the callees' save area, args, and act at 96
         .cfi_def_cfa_offset 128
-        cmp %o0, 1
+        cmp %o0, 4
+        be 3f
+         cmp %o0, 1
         be 2f
          nop
         set chain_handler, %o1
@@ -36,8 +41,14 @@ _start:
         ta 0x10
 2:      call chain_entry
          mov 0, %o0                     ! the crashing chain (chain32.c)
-        mov 1, %g1                      ! exit: not `unimp`, which after a call's delay
+4:      mov 1, %g1                      ! exit: not `unimp`, which after a call's delay
         ta 0x10                         ! slot marks one returning a struct (gdb resumes past it)
+3:      set 0x100000, %g2
+        sub %sp, %g2, %sp
+        call chain_entry
+         mov 1, %o0                     ! the main thread in a join (chain32.c)
+        ba 4b
+         nop
         .cfi_endproc
         .size _start, .-_start
 
