@@ -223,6 +223,8 @@ def main():
     trampolines = set()
     inferior = gdb.selected_inferior()
     threads = sorted(inferior.threads(), key=lambda t: t.num)
+    if not threads:
+        raise gdb.GdbError("the program has no thread: it ended before its abort")
     for thread in threads:
         save_thread(thread, trampolines, FLUSH_WINDOWS and len(threads) == 1)
     code = [[page, bytearray(read(page, PAGE) or b"")] for page in sorted(trampolines)]
